@@ -1,0 +1,20 @@
+"""The ``tooltrail`` command. Only this package prints; each subcommand lives in its own module.
+
+Exit codes shared by every subcommand: 0 success, 1 failures (or some input skipped, for
+``convert``), 2 usage or configuration error, 3 input records were skipped and nothing failed.
+"""
+
+from __future__ import annotations
+
+import click
+
+from tooltrail import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tooltrail")
+def main() -> None:
+    """Check what an AI agent actually did, from its OpenTelemetry traces."""
+
+
+# Subcommands register themselves here, one line each.

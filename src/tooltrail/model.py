@@ -1,0 +1,161 @@
+"""The trajectory an agent took: spans, tool calls, traces. Nothing here knows about OTLP.
+
+These are the hot-path types every check reads, so they are plain slotted dataclasses.
+An ``EvalTrace`` can be built by hand (span list first, as agentic-evals does) or by
+``tooltrail.convert.to_eval_trace`` from OpenTelemetry spans.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+Status = Literal["ok", "error", "unset"]
+
+# orjson turns integers wider than 64 bits into floats; such texts go through the stdlib parser.
+_LONG_DIGITS = re.compile(rb"\d{19}")
+
+#: Attribute of a hand-built ``EvalSpan`` that holds the call's arguments (dict or JSON string).
+TOOL_ARGS = "tool_args"
+#: Optional attributes of a hand-built ``EvalSpan``.
+TOOL_CALL_ID = "tool_call_id"
+TOOL_STATUS = "tool_status"
+TOOL_ERROR = "tool_error"
+
+
+def parse_args(value: Any) -> dict[str, Any] | None:
+    """Arguments as a dict, or ``None`` when they were not captured or are not a JSON object.
+
+    A JSON string is parsed; a dict is returned as is. Anything else (a list, a number, a
+    string that is not a JSON object, ``None``) means "no arguments", never silently ``{}``.
+    """
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, (str, bytes)):
+        if not value:
+            return None
+        raw = value.encode() if isinstance(value, str) else value
+        try:
+            if _LONG_DIGITS.search(raw):
+                raise orjson.JSONDecodeError("wide integer", "", 0)
+            parsed = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            try:  # NaN/Infinity literals and integers beyond 64 bits, which orjson refuses
+                parsed = json.loads(value)
+            except (ValueError, RecursionError):
+                return None
+        return parsed if isinstance(parsed, dict) else None
+    return None
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One tool call the agent made, in trajectory order."""
+
+    name: str
+    #: The call's arguments; ``None`` when the trace did not capture them (distinct from ``{}``).
+    args: dict[str, Any] | None = None
+    call_id: str | None = None
+    span_id: str | None = None
+    parent_span_id: str | None = None
+    start_ns: int = 0
+    end_ns: int = 0
+    status: Status = "unset"
+    error: str | None = None
+    #: 1-based turn of the conversation the call belongs to.
+    turn: int = 1
+    agent: str | None = None
+    #: Which dialect reader (and attribute) the call was read from, e.g. ``"genai:gen_ai.tool.call.arguments"``.
+    source: str = "manual"
+
+
+@dataclass(slots=True)
+class EvalSpan:
+    """A span of the trajectory. It is a tool call when ``tool_name`` is set.
+
+    ``attributes["tool_args"]`` holds the call's arguments (a dict, or a JSON string).
+    """
+
+    tool_name: str | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+    span_id: str | None = None
+    parent_span_id: str | None = None
+    start_ns: int = 0
+    end_ns: int = 0
+    status: Status = "unset"
+
+
+@dataclass(slots=True)
+class EvalTrace:
+    """One trajectory: a trace (or, grouped by conversation, several turns of one conversation).
+
+    ``tool_calls`` is derived from ``spans`` (in list order) unless given explicitly, as the
+    OTLP converter does. ``metadata`` carries ``turn_count``, ``service.name``,
+    ``conversation_id``, ``root_span_id`` and similar facts about the trace.
+    """
+
+    trace_id: str
+    spans: list[EvalSpan] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    #: The agent's final reply, when the trace carries it.
+    output: str | None = None
+    tool_calls: list[ToolCall] = None  # type: ignore[assignment]
+    #: Evaluation results found attached to this trace in the input (earlier verdicts).
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
+    #: Whether the trace was flushed before it was known to be complete.
+    partial: bool = False
+
+    def __post_init__(self) -> None:
+        if self.tool_calls is None:
+            self.tool_calls = tool_calls_from_spans(self.spans)
+
+    @property
+    def total_latency_ms(self) -> float:
+        """Wall time from the first span's start to the last span's end, in milliseconds."""
+        latency = self.metadata.get("total_latency_ms")
+        if isinstance(latency, (int, float)) and not isinstance(latency, bool):
+            return float(latency)
+        starts = [s.start_ns for s in self.spans if s.start_ns]
+        ends = [s.end_ns for s in self.spans if s.end_ns]
+        if not starts or not ends:
+            return 0.0
+        return (max(ends) - min(starts)) / 1e6
+
+    @property
+    def turn_count(self) -> int | None:
+        """``metadata["turn_count"]`` when it is a positive int (a bool is not a count)."""
+        n = self.metadata.get("turn_count")
+        if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+            return n
+        return None
+
+
+def tool_calls_from_spans(spans: list[EvalSpan]) -> list[ToolCall]:
+    """The tool calls of hand-built spans, in list order."""
+    calls: list[ToolCall] = []
+    for span in spans:
+        if not span.tool_name:
+            continue
+        attrs = span.attributes
+        status = attrs.get(TOOL_STATUS, span.status)
+        calls.append(
+            ToolCall(
+                name=span.tool_name,
+                args=parse_args(attrs.get(TOOL_ARGS)),
+                call_id=attrs.get(TOOL_CALL_ID),
+                span_id=span.span_id,
+                parent_span_id=span.parent_span_id,
+                start_ns=span.start_ns,
+                end_ns=span.end_ns,
+                status=status if status in ("ok", "error", "unset") else "unset",
+                error=attrs.get(TOOL_ERROR),
+                turn=attrs.get("turn", 1) if isinstance(attrs.get("turn", 1), int) else 1,
+                source="manual",
+            )
+        )
+    return calls

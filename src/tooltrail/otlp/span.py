@@ -1,0 +1,66 @@
+"""The decoded span every wire format turns into, and the diagnostics of bad input.
+
+This is the interface between ``tooltrail.otlp`` (which knows wire formats) and
+``tooltrail.convert`` / ``tooltrail.dialects`` (which know instrumentations). Attribute
+values are plain Python: AnyValue string/bool/int/double/bytes become str/bool/int/float/bytes,
+``arrayValue`` a list, ``kvlistValue`` a dict, an empty AnyValue ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: OTLP status codes.
+STATUS_UNSET = 0
+STATUS_OK = 1
+STATUS_ERROR = 2
+
+
+@dataclass(slots=True)
+class SpanEvent:
+    name: str
+    time_ns: int = 0
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Span:
+    """One OTLP span. Ids are lower-case hex; ``parent_span_id`` is ``""`` for a root."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str = ""
+    name: str = ""
+    kind: int = 0
+    start_ns: int = 0
+    end_ns: int = 0
+    status_code: int = STATUS_UNSET
+    status_message: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[SpanEvent] = field(default_factory=list)
+    #: Resource attributes, shared by every span of one ResourceSpans.
+    resource: dict[str, Any] = field(default_factory=dict)
+    scope_name: str = ""
+    #: Where the span was read from, for diagnostics: ``"path:line"`` or ``"path@offset"``.
+    origin: str = ""
+
+
+@dataclass(slots=True, frozen=True)
+class Diagnostic:
+    """A record that could not be read, and why. Everything else is still read."""
+
+    path: str
+    #: 1-based line for line-oriented formats, else ``None``.
+    line: int | None
+    #: Byte offset of the bad record for binary formats, else ``None``.
+    offset: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+        elif self.offset is not None:
+            where += f"@{self.offset}"
+        return f"{where}: {self.message}"

@@ -1,0 +1,1 @@
+"""pytest integration for tooltrail (registered through the ``pytest11`` entry point)."""
