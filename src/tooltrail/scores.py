@@ -1,0 +1,306 @@
+"""Scores as OpenTelemetry ``gen_ai.evaluation.result`` events, and evaluation events read back.
+
+Pure: no OpenTelemetry import, no I/O. ``evaluation_events`` decides, for each score of a case,
+which span it judges (the calls that caused the verdict, else the trace's agent or root span)
+and which attributes the event carries. The live emitter (``tooltrail.live.evaluation_events``)
+and the offline writers (``tooltrail.annotate``) only deliver what this module builds, so both
+paths put the same verdict on the same span.
+
+Explanations can quote argument values (customer data), so they are left out unless asked for.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tooltrail.model import EvalTrace
+
+#: Event name of one evaluation result (OpenTelemetry GenAI semantic conventions >= 1.38).
+EVENT_NAME = "gen_ai.evaluation.result"
+#: ``gen_ai.evaluation.name`` of the case verdict, emitted on the trace's root span.
+CASE_SCORE_NAME = "tooltrail.case"
+
+EVALUATION_NAME = "gen_ai.evaluation.name"
+SCORE_VALUE = "gen_ai.evaluation.score.value"
+SCORE_LABEL = "gen_ai.evaluation.score.label"
+EXPLANATION = "gen_ai.evaluation.explanation"
+ERROR_TYPE = "error.type"
+CASE_ID = "tooltrail.case_id"
+SUITE = "tooltrail.suite"
+METRIC = "tooltrail.metric"
+REQUIRED = "tooltrail.required"
+FAILED_SCORES = "tooltrail.failed_scores"
+
+LABEL_PASS = "pass"
+LABEL_FAIL = "fail"
+
+#: OpenTelemetry log severities used for events: INFO for a pass, WARN for a fail.
+SEVERITY_INFO = (9, "INFO")
+SEVERITY_WARN = (13, "WARN")
+
+_TRACE_ID = re.compile(r"[0-9a-f]{32}")
+_SPAN_ID = re.compile(r"[0-9a-f]{16}")
+
+
+class ScoreLike(Protocol):
+    """What an event needs of ``tooltrail.checks.Score``."""
+
+    name: str
+    metric: str
+    value: float
+    passed: bool
+    explanation: str
+    required: bool
+    skipped: bool
+    span_ids: tuple[str, ...]
+    error: str | None
+
+
+class CaseResultLike(Protocol):
+    """What an event needs of ``tooltrail.evaluate.CaseResult``."""
+
+    case_id: str
+    passed: bool
+    scores: Sequence[Any]
+    trace_id: str | None
+
+
+@dataclass(slots=True)
+class EvaluationEvent:
+    """One ``gen_ai.evaluation.result`` log record, before it is sent or written.
+
+    ``trace_id``/``span_id`` are lower-case hex of the judged span, or ``""`` when the trace
+    carries no OpenTelemetry ids (a hand-built EvalTrace): such an event has no span context.
+    """
+
+    trace_id: str
+    span_id: str
+    attributes: dict[str, Any]
+    time_ns: int = 0
+    severity_number: int = SEVERITY_INFO[0]
+    severity_text: str = SEVERITY_INFO[1]
+    name: str = EVENT_NAME
+
+    @property
+    def evaluation_name(self) -> str:
+        return str(self.attributes.get(EVALUATION_NAME, ""))
+
+
+@dataclass(slots=True)
+class EventOptions:
+    """How events are built. ``explanations`` is opt-in: explanations may echo argument values."""
+
+    explanations: bool = False
+    suite: str | None = None
+    #: Emit the ``tooltrail.case`` verdict event of each case.
+    case_verdicts: bool = True
+
+
+@dataclass(slots=True)
+class _Targets:
+    """Where the spans of one trace live: which trace id each span id belongs to, and anchors."""
+
+    default_trace_id: str
+    root: tuple[str, str]
+    agent: tuple[str, str]
+    trace_of_span: dict[str, str] = field(default_factory=dict)
+
+    def locate(self, span_id: str) -> tuple[str, str]:
+        span_id = span_id.lower()
+        if not _SPAN_ID.fullmatch(span_id):
+            return self.agent
+        return self.trace_of_span.get(span_id, self.default_trace_id), span_id
+
+
+def evaluation_events(
+    trace: EvalTrace,
+    results: Iterable[CaseResultLike],
+    *,
+    options: EventOptions | None = None,
+    time_ns: int = 0,
+) -> list[EvaluationEvent]:
+    """The evaluation events of every case evaluated on ``trace``, in score order.
+
+    A score that names the spans that caused its verdict (``Score.span_ids``) yields one event
+    per such span (each duplicate call, each forbidden call, ...); any other score yields one
+    event on the trace's agent span (else its root span). Each case ends with its
+    ``tooltrail.case`` verdict on the root span. Skipped scores have no verdict and no event.
+    """
+    opts = options or EventOptions()
+    targets = _targets(trace)
+    events: list[EvaluationEvent] = []
+    for result in results:
+        case_id = str(result.case_id)
+        for score in result.scores:
+            if getattr(score, "skipped", False):
+                continue
+            attributes = _score_attributes(score, case_id, opts)
+            severity = SEVERITY_INFO if score.passed else SEVERITY_WARN
+            span_ids = tuple(getattr(score, "span_ids", ()) or ())
+            places = [targets.locate(s) for s in span_ids] if span_ids else [targets.agent]
+            for trace_id, span_id in dict.fromkeys(places):
+                events.append(
+                    EvaluationEvent(trace_id, span_id, dict(attributes), time_ns, *severity)
+                )
+        if opts.case_verdicts:
+            trace_id, span_id = targets.root
+            severity = SEVERITY_INFO if result.passed else SEVERITY_WARN
+            events.append(
+                EvaluationEvent(
+                    trace_id, span_id, case_attributes(result, opts), time_ns, *severity
+                )
+            )
+    return events
+
+
+def case_attributes(result: CaseResultLike, options: EventOptions | None = None) -> dict[str, Any]:
+    """Attributes of a case verdict: pass/fail, value 1.0/0.0 and the names of failed scores."""
+    opts = options or EventOptions()
+    failed = failed_score_names(result)
+    attributes: dict[str, Any] = {
+        EVALUATION_NAME: CASE_SCORE_NAME,
+        SCORE_VALUE: 1.0 if result.passed else 0.0,
+        SCORE_LABEL: LABEL_PASS if result.passed else LABEL_FAIL,
+        CASE_ID: str(result.case_id),
+        METRIC: "case",
+        FAILED_SCORES: failed,
+    }
+    if opts.suite:
+        attributes[SUITE] = opts.suite
+    if opts.explanations:
+        attributes[EXPLANATION] = (
+            "All scores passed." if not failed else f"Failed scores: {', '.join(failed)}."
+        )
+    return attributes
+
+
+def failed_score_names(result: CaseResultLike) -> list[str]:
+    """Names of the scores that failed the case (required, not skipped, not passed)."""
+    return [
+        s.name
+        for s in result.scores
+        if not s.passed and getattr(s, "required", True) and not getattr(s, "skipped", False)
+    ]
+
+
+def _score_attributes(score: ScoreLike, case_id: str, opts: EventOptions) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        EVALUATION_NAME: score.name,
+        SCORE_VALUE: _as_double(score.value),
+        SCORE_LABEL: LABEL_PASS if score.passed else LABEL_FAIL,
+        CASE_ID: case_id,
+        METRIC: score.metric,
+    }
+    if opts.suite:
+        attributes[SUITE] = opts.suite
+    if not getattr(score, "required", True):
+        attributes[REQUIRED] = False
+    error = getattr(score, "error", None)
+    if error:
+        attributes[ERROR_TYPE] = str(error)
+    if opts.explanations and score.explanation:
+        attributes[EXPLANATION] = score.explanation
+    return attributes
+
+
+def _as_double(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _hex_id(value: Any, pattern: re.Pattern[str]) -> str:
+    text = value.lower() if isinstance(value, str) else ""
+    return text if pattern.fullmatch(text) and text.strip("0") else ""
+
+
+def _targets(trace: EvalTrace) -> _Targets:
+    """Anchor spans of a trace, from the converter's metadata (``root_span_id``,
+    ``agent_span_ids``, ``trace_ids``) and the tool calls' span ids."""
+    meta = trace.metadata
+    trace_ids = [_hex_id(t, _TRACE_ID) for t in meta.get("trace_ids") or ()]
+    trace_ids = [t for t in trace_ids if t]
+    own = _hex_id(trace.trace_id, _TRACE_ID)
+    default = own or (trace_ids[0] if trace_ids else "")
+
+    trace_of_span: dict[str, str] = {}
+    mapping = meta.get("span_trace_ids")
+    if isinstance(mapping, Mapping):
+        for span_id, trace_id in mapping.items():
+            sid, tid = _hex_id(span_id, _SPAN_ID), _hex_id(trace_id, _TRACE_ID)
+            if sid and tid:
+                trace_of_span[sid] = tid
+    elif not own and len(trace_ids) > 1:
+        # A conversation: one trace per turn, in turn order.
+        for call in trace.tool_calls:
+            sid = _hex_id(call.span_id, _SPAN_ID)
+            if sid and 1 <= call.turn <= len(trace_ids):
+                trace_of_span[sid] = trace_ids[call.turn - 1]
+
+    root_id = _hex_id(meta.get("root_span_id"), _SPAN_ID)
+    root = (trace_of_span.get(root_id, default), root_id) if root_id else (default, "")
+    if not default:
+        root = ("", "")
+    agent = root
+    for span_id in meta.get("agent_span_ids") or ():
+        sid = _hex_id(span_id, _SPAN_ID)
+        if sid and default:
+            agent = (trace_of_span.get(sid, default), sid)
+            break
+    return _Targets(default, root, agent, trace_of_span)
+
+
+# --- reading evaluation events back --------------------------------------------------------
+
+
+def evaluation_from_record(record: Any) -> dict[str, Any] | None:
+    """A log record (anything with ``trace_id``, ``span_id``, ``time_ns``, ``event_name``,
+    ``attributes``) as an evaluation dict, or ``None`` when it is not an evaluation result.
+
+    Producers that predate ``event_name`` put it in an ``event.name`` attribute; both count.
+    """
+    attributes = getattr(record, "attributes", None) or {}
+    event_name = getattr(record, "event_name", "") or attributes.get("event.name", "")
+    if event_name != EVENT_NAME or EVALUATION_NAME not in attributes:
+        return None
+    value = attributes.get(SCORE_VALUE)
+    return {
+        "name": str(attributes[EVALUATION_NAME]),
+        "value": _as_double(value) if value is not None else None,
+        "label": attributes.get(SCORE_LABEL),
+        "explanation": attributes.get(EXPLANATION),
+        "case_id": attributes.get(CASE_ID),
+        "trace_id": _hex_id(getattr(record, "trace_id", ""), _TRACE_ID),
+        "span_id": _hex_id(getattr(record, "span_id", ""), _SPAN_ID),
+        "time_ns": int(getattr(record, "time_ns", 0) or 0),
+        "attributes": dict(attributes),
+    }
+
+
+def attach_evaluations(traces: Iterable[EvalTrace], log_records: Iterable[Any]) -> int:
+    """Append the evaluation events among ``log_records`` to ``EvalTrace.evaluations``.
+
+    An event belongs to the trace whose id (or, for a conversation, one of whose
+    ``metadata["trace_ids"]``) equals the event's trace id. Events are kept in record order;
+    events of traces not given are ignored. Returns how many events were attached.
+    """
+    by_trace_id: dict[str, list[EvalTrace]] = {}
+    for trace in traces:
+        ids = {_hex_id(trace.trace_id, _TRACE_ID)}
+        ids.update(_hex_id(t, _TRACE_ID) for t in trace.metadata.get("trace_ids") or ())
+        for trace_id in ids - {""}:
+            by_trace_id.setdefault(trace_id, []).append(trace)
+    attached = 0
+    for record in log_records:
+        evaluation = evaluation_from_record(record)
+        if evaluation is None:
+            continue
+        for trace in by_trace_id.get(evaluation["trace_id"], ()):
+            trace.evaluations.append(evaluation)
+            attached += 1
+    return attached
