@@ -1,4 +1,4 @@
-"""The live emitter: evaluation events through the OpenTelemetry Logs API, on a provider of its own."""
+"""The live emitter: evaluation events through the Logs API, on a provider of its own."""
 
 from __future__ import annotations
 
