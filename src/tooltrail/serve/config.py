@@ -1,0 +1,53 @@
+"""Settings of ``tooltrail serve``, with every default in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_HOST = "127.0.0.1"
+#: The OTLP defaults, so an SDK pointed at "localhost" with no port finds the receiver.
+DEFAULT_GRPC_PORT = 4317
+DEFAULT_HTTP_PORT = 4318
+#: OTLP/HTTP path for traces; the collector's ``otlphttp`` exporter appends it to its endpoint.
+TRACES_PATH = "/v1/traces"
+HEALTH_PATH = "/healthz"
+STATS_PATH = "/stats"
+
+
+@dataclass(slots=True)
+class ServeConfig:
+    """Where to listen, how much to hold, and where results go."""
+
+    suite: Path | None = None
+    host: str = DEFAULT_HOST
+    #: ``0`` picks a free port (tests); ``None`` turns the listener off.
+    grpc_port: int | None = DEFAULT_GRPC_PORT
+    http_port: int | None = DEFAULT_HTTP_PORT
+    #: Largest request accepted, on the wire and again once decompressed (gzip bombs stop here).
+    max_request_bytes: int = 16 * 1024 * 1024
+    #: Spans held in the buffer, all traces together; past it requests get 503/RESOURCE_EXHAUSTED.
+    max_buffered_spans: int = 200_000
+    #: Traces held at once; past it requests get 503/RESOURCE_EXHAUSTED.
+    max_traces: int = 20_000
+    #: A single trace past this many spans is evaluated as a partial trace.
+    max_spans_per_trace: int = 10_000
+    #: Seconds to wait after a trace's root span arrives, for late children.
+    grace: float = 2.0
+    #: A trace whose root never arrives is evaluated as partial after this many seconds.
+    max_age: float = 300.0
+    #: Seconds a throttled client is told to wait (``Retry-After`` / gRPC ``RetryInfo``).
+    retry_after: float = 1.0
+    #: Seconds shutdown waits for in-flight requests before closing connections.
+    shutdown_timeout: float = 10.0
+    results: Path | None = None
+    scores_endpoint: str | None = None
+    #: ``grpc`` or ``http/protobuf`` for the scores endpoint.
+    scores_protocol: str = "grpc"
+    #: Put explanations (which may echo argument values) on evaluation events.
+    explanations: bool = False
+    forward: str | None = None
+    #: ``grpc`` or ``http/protobuf`` for the forward endpoint.
+    forward_protocol: str = "http/protobuf"
+    dump: Path | None = None
+    dump_format: str = "json"
