@@ -8,6 +8,7 @@ values are plain Python: AnyValue string/bool/int/double/bytes become str/bool/i
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ STATUS_ERROR = 2
 class SpanEvent:
     name: str
     time_ns: int = 0
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -37,10 +38,12 @@ class Span:
     end_ns: int = 0
     status_code: int = STATUS_UNSET
     status_message: str = ""
-    attributes: dict[str, Any] = field(default_factory=dict)
-    events: list[SpanEvent] = field(default_factory=list)
+    #: A mapping; decoders hand out a lazy one that decodes the wire form on first use.
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    #: A sequence of ``SpanEvent``; lazy too when decoded from the wire.
+    events: Sequence[SpanEvent] = field(default_factory=list)
     #: Resource attributes, shared by every span of one ResourceSpans.
-    resource: dict[str, Any] = field(default_factory=dict)
+    resource: Mapping[str, Any] = field(default_factory=dict)
     scope_name: str = ""
     #: Where the span was read from, for diagnostics: ``"path:line"`` or ``"path@offset"``.
     origin: str = ""

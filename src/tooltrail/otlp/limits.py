@@ -1,0 +1,41 @@
+"""Size limits that keep hostile or broken input from exhausting memory or time.
+
+Every decoder takes a ``Limits``; the defaults suit real agent traces (a big tool argument is
+a few megabytes) while refusing bombs. A record or value over a limit is reported as a
+``Diagnostic`` and reading goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Configurable bounds for decoding. All sizes are in bytes."""
+
+    #: One record: a JSON line, a length-prefixed message (after decompression), a whole
+    #: un-framed file, a request body. Larger records are skipped with a diagnostic.
+    max_record_bytes: int = 64 * MiB
+    #: Total bytes decompressed from one file (zstd/gzip bombs stop here).
+    max_decompressed_bytes: int = 16 * GiB
+    #: A string or bytes attribute value longer than this is truncated to this many bytes and
+    #: ends with ``TRUNCATED_MARKER``; a diagnostic says which span and key.
+    max_attribute_value_bytes: int = 4 * MiB
+    #: Nesting depth of AnyValue arrays/kvlists; deeper values become ``None``.
+    max_depth: int = 64
+    #: Attributes kept per span, event or resource (the rest are dropped with a diagnostic).
+    max_attributes: int = 10_000
+    #: Events kept per span (the rest are dropped with a diagnostic).
+    max_events_per_span: int = 10_000
+    #: Spans one trace may hold; enforced by the converter, which drops the excess.
+    max_spans_per_trace: int = 100_000
+
+
+DEFAULT_LIMITS = Limits()
+
+#: Appended to a string value cut at ``max_attribute_value_bytes``.
+TRUNCATED_MARKER = "...[truncated by tooltrail]"

@@ -1,0 +1,254 @@
+"""OTLP/JSON traces to ``Span`` objects, over ``orjson.loads`` output.
+
+Not ``google.protobuf.json_format``: it reads ids as base64 (OTLP/JSON ids are hex) and is far
+slower. Accepted: hex ids in any case (base64 ids by their length), int64 as strings or
+numbers, enum ints or names, lowerCamelCase or snake_case keys, the pre-2022
+``instrumentationLibrarySpans``, every AnyValue shape, attribute lists or plain objects.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import orjson
+
+from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
+from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.span import Diagnostic, Span
+from tooltrail.otlp.values import Notes, json_attributes, json_int
+
+_SPAN_KINDS = {
+    "UNSPECIFIED": 0, "INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5,
+}  # fmt: skip
+_STATUS_CODES = {"UNSET": 0, "OK": 1, "ERROR": 2}
+_NO_EVENTS: tuple[()] = ()
+_ZERO = {16: "0" * 32, 8: "0" * 16}
+
+
+def decode_json_request(
+    request: Any,
+    *,
+    origin: str = "",
+    limits: Limits = DEFAULT_LIMITS,
+    diagnostics: list[Diagnostic] | None = None,
+    lazy: bool = False,
+) -> list[Span]:
+    """The spans of one OTLP/JSON traces request, given as bytes, str or parsed object.
+
+    Raises ``DecodeError`` (with the field path) when the request as a whole is unusable. A
+    span with an invalid id or a wrong-typed field is left out and reported in
+    ``diagnostics``. With ``lazy``, attributes and events are decoded on first use (a bad
+    attribute is then dropped with a diagnostic instead of rejecting its span).
+    """
+    if isinstance(request, (bytes, bytearray, memoryview, str)):
+        size = len(request)
+        if size > limits.max_record_bytes:
+            raise DecodeError(
+                f"request of {size} bytes exceeds the {limits.max_record_bytes} byte limit"
+            )
+        request = parse_json(request)
+    return spans_from_json(request, Where(origin, None, None, limits, diagnostics), lazy=lazy)
+
+
+def parse_json(data: Any) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise DecodeError(f"invalid JSON ({exc})") from None
+
+
+def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
+    value = obj.get(camel)
+    return obj.get(snake) if value is None else value
+
+
+def _list(obj: dict[str, Any], camel: str, snake: str, path: str) -> list[Any]:
+    value = obj.get(camel)
+    if value is None:
+        value = obj.get(snake)
+        if value is None:
+            return []
+    if not isinstance(value, list):
+        raise DecodeError(f"expected a list, got {type(value).__name__}", field=f"{path}.{camel}")
+    return value
+
+
+def _object(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise DecodeError(f"expected an object, got {type(value).__name__}", field=path)
+    return value
+
+
+def json_id(value: Any, size: int) -> str:
+    """A span or trace id as lower-case hex: hex in any case, or base64 of the right length."""
+    if isinstance(value, str):
+        n = len(value)
+        raw: bytes | None = None
+        if n == size * 2:
+            try:
+                raw = bytes.fromhex(value)
+            except ValueError:
+                raw = None
+        elif n in ((size + 2) // 3 * 4, (size * 4 + 2) // 3):  # padded and unpadded base64
+            try:
+                raw = base64.b64decode(value + "=" * (-n % 4), validate=True)
+            except (binascii.Error, ValueError):
+                raw = None
+        if raw is not None and len(raw) == size:
+            text = raw.hex()
+            if text == _ZERO[size]:
+                raise DecodeError("all-zero id is invalid")
+            return text
+        raise DecodeError(f"expected {size * 2} hex digits, got {value[:40]!r}")
+    raise DecodeError(f"expected a hex string, got {type(value).__name__}")
+
+
+def _enum(value: Any, names: dict[str, int], prefix: str, path: str) -> int:
+    if type(value) is int:
+        return value
+    if isinstance(value, str):
+        name = value.upper()
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+        if name in names:
+            return names[name]
+        if name.isdigit():
+            return int(name)
+    raise DecodeError(f"unknown enum value {str(value)[:40]!r}", field=path)
+
+
+def _resource(rs: dict[str, Any], where: Where, ri: int, lazy: bool) -> dict[str, Any]:
+    resource = rs.get("resource")
+    if not resource:
+        return {}
+    path = f"resourceSpans[{ri}].resource"
+    _object(resource, path)
+    notes: Notes = []
+    attrs = json_attributes(resource.get("attributes"), where.limits, f"{path}.attributes", notes)
+    where.report_notes(notes)
+    return attrs
+
+
+def spans_from_json(doc: Any, where: Where, *, lazy: bool = True) -> list[Span]:
+    """Spans of a parsed OTLP/JSON traces document; bad spans are reported and skipped."""
+    _object(doc, "(document)")
+    groups_of = doc.get("resourceSpans")
+    if groups_of is None:
+        groups_of = doc.get("resource_spans")
+        if groups_of is None:
+            if "resourceLogs" in doc or "resourceMetrics" in doc or "resource_logs" in doc:
+                return []  # another signal in the same dump: not spans, not an error
+            raise DecodeError(
+                "not an OTLP traces document (no resourceSpans)", field="resourceSpans"
+            )
+    if not isinstance(groups_of, list):
+        raise DecodeError("expected a list", field="resourceSpans")
+    out: list[Span] = []
+    append = out.append
+    origin = where.origin
+    trace_cache: dict[Any, str] = {}
+    for ri, rs in enumerate(groups_of):
+        rpath = f"resourceSpans[{ri}]"
+        _object(rs, rpath)
+        resource = _resource(rs, where, ri, lazy)
+        groups = _list(rs, "scopeSpans", "scope_spans", rpath)
+        groups = groups + _list(
+            rs, "instrumentationLibrarySpans", "instrumentation_library_spans", rpath
+        )
+        for si, ss in enumerate(groups):
+            spath = f"{rpath}.scopeSpans[{si}]"
+            _object(ss, spath)
+            scope = ss.get("scope") or _get(ss, "instrumentationLibrary", "instrumentation_library")
+            scope_name = scope.get("name", "") if isinstance(scope, dict) else ""
+            if not isinstance(scope_name, str):
+                scope_name = ""
+            for pi, s in enumerate(_list(ss, "spans", "spans", spath)):
+                try:
+                    if type(s) is not dict:
+                        raise DecodeError("expected a span object")
+                    trace_key = _get(s, "traceId", "trace_id")
+                    field = "traceId"
+                    trace_hex = trace_cache.get(trace_key) if type(trace_key) is str else None
+                    if trace_hex is None:
+                        trace_hex = json_id(trace_key, 16)
+                        if type(trace_key) is str:
+                            trace_cache[trace_key] = trace_hex
+                    field = "spanId"
+                    span_hex = json_id(_get(s, "spanId", "span_id"), 8)
+                    field = "parentSpanId"
+                    parent = _get(s, "parentSpanId", "parent_span_id")
+                    if not parent:
+                        parent_hex = ""
+                    else:
+                        try:
+                            parent_hex = json_id(parent, 8)
+                        except DecodeError:
+                            if parent != _ZERO[8]:
+                                raise
+                            parent_hex = ""
+                    field = "name"
+                    name = s.get("name", "")
+                    if type(name) is not str:
+                        raise DecodeError(f"expected a string, got {type(name).__name__}")
+                    field = ""
+                    span = _span_rest(s, where, (ri, si, pi), lazy)
+                except DecodeError as exc:
+                    path = span_path(ri, si, pi)
+                    path = f"{path}.{exc.field or field}" if (exc.field or field) else path
+                    if exc.field.startswith("resourceSpans"):
+                        path = exc.field
+                    where.report(path, f"span rejected: {exc.reason}")
+                    continue
+                span.trace_id = trace_hex
+                span.span_id = span_hex
+                span.parent_span_id = parent_hex
+                span.name = name
+                span.resource = resource
+                span.scope_name = scope_name
+                span.origin = origin
+                append(span)
+    return out
+
+
+def _span_rest(s: dict[str, Any], where: Where, loc: tuple[int, int, int], lazy: bool) -> Span:
+    """Everything but ids, name and context; raises ``DecodeError`` naming the field."""
+    kind = s.get("kind", 0)
+    if type(kind) is not int:
+        kind = _enum(kind, _SPAN_KINDS, "SPAN_KIND_", "kind")
+    start = _get(s, "startTimeUnixNano", "start_time_unix_nano")
+    end = _get(s, "endTimeUnixNano", "end_time_unix_nano")
+    start = json_int(start, "startTimeUnixNano") if start else 0
+    end = json_int(end, "endTimeUnixNano") if end else 0
+    code, message = 0, ""
+    status = s.get("status")
+    if status:
+        if type(status) is not dict:
+            raise DecodeError("expected an object", field="status")
+        code = status.get("code", 0)
+        if type(code) is not int:
+            code = _enum(code, _STATUS_CODES, "STATUS_CODE_", "status.code")
+        message = status.get("message", "")
+        if type(message) is not str:
+            raise DecodeError("expected a string", field="status.message")
+    attrs = s.get("attributes")
+    raw_events = s.get("events")
+    if raw_events is not None and type(raw_events) is not list:
+        raise DecodeError("expected a list", field="events")
+    if lazy:
+        attributes: Any = JsonAttributes(attrs, where, loc) if attrs else {}
+        events: Any = JsonEvents(raw_events, where, loc) if raw_events else _NO_EVENTS
+    else:
+        notes: Notes = []
+        base = span_path(*loc)
+        attributes = (
+            json_attributes(attrs, where.limits, f"{base}.attributes", notes) if attrs else {}
+        )
+        events = [
+            json_event(event, where.limits, f"{base}.events[{i}]", notes)
+            for i, event in enumerate(raw_events or ())
+        ]
+        where.report_notes(notes)
+    return Span("", "", "", "", kind, start, end, code, message, attributes, events)

@@ -1,0 +1,166 @@
+"""OTLP protobuf (``ExportTraceServiceRequest`` / ``TracesData``) to ``Span`` objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf.message import DecodeError as ProtobufDecodeError
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+from opentelemetry.proto.trace.v1.trace_pb2 import Status
+
+from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.lazy import PbAttributes, PbEvents, Where, span_path
+from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.span import Diagnostic, Span
+from tooltrail.otlp.values import Notes, pb_attributes, pb_raw_attributes
+from tooltrail.otlp.wire import LeanTraces
+
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+#: Status messages as SDKs serialize them most of the time.
+_COMMON_STATUS = {b"": (0, ""), b"\x18\x01": (1, ""), b"\x18\x02": (2, "")}
+_NO_EVENTS: tuple[()] = ()
+
+
+def decode_request(
+    data: bytes,
+    *,
+    origin: str = "",
+    limits: Limits = DEFAULT_LIMITS,
+    diagnostics: list[Diagnostic] | None = None,
+    lazy: bool = False,
+) -> list[Span]:
+    """The spans of one serialized ``ExportTraceServiceRequest`` or ``TracesData``.
+
+    Raises ``DecodeError`` when the message cannot be parsed at all. A span with an invalid
+    id is left out and reported in ``diagnostics`` (a receiver counts them as rejected).
+    With ``lazy``, attributes and events are decoded on first use.
+    """
+    if len(data) > limits.max_record_bytes:
+        raise DecodeError(
+            f"request of {len(data)} bytes exceeds the {limits.max_record_bytes} byte limit"
+        )
+    return spans_from_bytes(data, Where(origin, None, None, limits, diagnostics), lazy=lazy)
+
+
+def spans_from_bytes(data: bytes, where: Where, *, lazy: bool = True) -> list[Span]:
+    try:
+        message = LeanTraces.FromString(data)
+    except (ProtobufDecodeError, RecursionError, ValueError) as exc:
+        raise DecodeError(f"not a valid OTLP protobuf traces message ({exc})") from None
+    return spans_from_message(message, where, lazy=lazy)
+
+
+def _status(raw: bytes) -> tuple[int, str]:
+    known = _COMMON_STATUS.get(raw)
+    if known is not None:
+        return known
+    try:
+        status = Status.FromString(raw)
+    except ProtobufDecodeError:
+        return 0, ""
+    return status.code, status.message
+
+
+def _resource(raw: bytes, where: Where, ri: int) -> dict[str, Any]:
+    if not raw:
+        return {}
+    path = f"resourceSpans[{ri}].resource"
+    try:
+        resource = Resource.FromString(raw)
+    except (ProtobufDecodeError, RecursionError) as exc:
+        where.report(path, f"undecodable resource dropped ({exc})")
+        return {}
+    notes: Notes = []
+    attrs = pb_attributes(resource.attributes, where.limits, path + ".attributes", notes)
+    where.report_notes(notes)
+    return attrs
+
+
+def _bad_id(value: bytes, size: int) -> str | None:
+    if len(value) != size:
+        return f"expected {size} bytes, got {len(value)}"
+    if value == (_ZERO_TRACE if size == 16 else _ZERO_SPAN):
+        return "all-zero id is invalid"
+    return None
+
+
+def spans_from_message(message: Any, where: Where, *, lazy: bool = True) -> list[Span]:
+    """Spans of a parsed lean traces message; spans with bad ids are reported and skipped."""
+    out: list[Span] = []
+    append = out.append
+    origin = where.origin
+    hex_cache: dict[bytes, str] = {}
+    status_of = _status
+    for ri, resource_spans in enumerate(message.resource_spans):
+        resource = _resource(resource_spans.resource, where, ri)
+        groups = list(resource_spans.scope_spans)
+        groups.extend(resource_spans.instrumentation_library_spans)
+        for si, scope_spans in enumerate(groups):
+            scope_name = scope_spans.scope.name
+            for pi, s in enumerate(scope_spans.spans):
+                trace_id = s.trace_id
+                span_id = s.span_id
+                parent = s.parent_span_id
+                trace_hex = hex_cache.get(trace_id)
+                if trace_hex is None:
+                    problem = _bad_id(trace_id, 16)
+                    if problem:
+                        where.report(
+                            f"{span_path(ri, si, pi)}.traceId", f"span rejected: {problem}"
+                        )
+                        continue
+                    trace_hex = hex_cache[trace_id] = trace_id.hex()
+                if len(span_id) != 8 or span_id == _ZERO_SPAN:
+                    where.report(
+                        f"{span_path(ri, si, pi)}.spanId", f"span rejected: {_bad_id(span_id, 8)}"
+                    )
+                    continue
+                if parent:
+                    if len(parent) != 8:
+                        where.report(
+                            f"{span_path(ri, si, pi)}.parentSpanId",
+                            f"span rejected: {_bad_id(parent, 8)}",
+                        )
+                        continue
+                    parent_hex = "" if parent == _ZERO_SPAN else parent.hex()
+                else:
+                    parent_hex = ""
+                code, status_message = status_of(s.status)
+                loc = (ri, si, pi)
+                raw_events = s.events
+                if lazy:
+                    attributes: Any = PbAttributes(s.attributes, where, loc)
+                    events: Any = PbEvents(raw_events, where, loc) if raw_events else _NO_EVENTS
+                else:
+                    attributes, events = _eager(s, where, loc)
+                append(
+                    Span(
+                        trace_hex,
+                        span_id.hex(),
+                        parent_hex,
+                        s.name,
+                        s.kind,
+                        s.start_time_unix_nano,
+                        s.end_time_unix_nano,
+                        code,
+                        status_message,
+                        attributes,
+                        events,
+                        resource,
+                        scope_name,
+                        origin,
+                    )
+                )
+    return out
+
+
+def _eager(s: Any, where: Where, loc: tuple[int, int, int]) -> tuple[dict[str, Any], list[Any]]:
+    notes: Notes = []
+    path = span_path(*loc)
+    attributes = pb_raw_attributes(
+        s.attributes, where.limits, f"{path}.attributes", notes, strict=True
+    )
+    events = list(PbEvents(s.events, where, loc)) if s.events else []
+    where.report_notes(notes)
+    return attributes, events

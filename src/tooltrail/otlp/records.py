@@ -1,0 +1,392 @@
+"""Reading OTLP trace files record by record: sniffing, framings, paths.
+
+A *record* is one request: a JSON line, one length-prefixed message, or a whole file that
+holds a single JSON document or a single protobuf message. Format is detected by content:
+zstd or gzip magic (whole-file compression, decompressed as a stream), ``{`` (JSON lines, or
+one JSON document), else length-prefixed protobuf (each message possibly zstd/gzip-compressed
+on its own, protobuf or JSON inside), falling back to a single un-prefixed message.
+"""
+
+from __future__ import annotations
+
+import glob
+import io
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.lazy import Where
+from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.otlpjson import parse_json, spans_from_json
+from tooltrail.otlp.pb import spans_from_bytes
+from tooltrail.otlp.span import Diagnostic, Span
+from tooltrail.otlp.streams import (
+    COMPRESSION_ERRORS,
+    GZIP_MAGIC,
+    ZSTD_MAGIC,
+    LimitExceeded,
+    _PrefixedRaw,
+    decompress_record,
+    decompressed,
+    peek,
+    read_exactly,
+)
+
+_SKIP_CHUNK = 1 << 20
+_WHITESPACE = b" \t\r\n\xef\xbb\xbf"  # and a UTF-8 byte order mark
+#: Name endings picked up when walking a directory; named files are read whatever their name.
+DUMP_SUFFIXES = (
+    ".json",
+    ".jsonl",
+    ".ndjson",
+    ".pb",
+    ".bin",
+    ".otlp",
+    ".proto",
+    ".zst",
+    ".zstd",
+    ".gz",
+)
+
+
+@dataclass(slots=True)
+class Record:
+    """One request read from a file, and where it starts."""
+
+    path: str
+    #: 0-based position of the record in its file.
+    index: int
+    #: 1-based line for JSON lines, else ``None``.
+    line: int | None
+    #: Byte offset of the record in the (decompressed) stream, for binary framings.
+    offset: int | None
+    spans: list[Span]
+
+    @property
+    def origin(self) -> str:
+        if self.line is not None:
+            return f"{self.path}:{self.line}"
+        return f"{self.path}@{self.offset}" if self.offset is not None else self.path
+
+
+class _NotOtlp(Exception):
+    """The file's first record is JSON but not an OTLP document (skipped in directory walks)."""
+
+
+def expand_paths(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    diagnostics: list[Diagnostic] | None = None,
+) -> Iterator[tuple[str, bool]]:
+    """Files to read, as ``(path, named)``: ``named`` is False for files found in a directory.
+
+    ``-`` is stdin; directories are walked recursively (files ending in ``DUMP_SUFFIXES``);
+    glob patterns are expanded (``**`` recurses). A path matching nothing is a diagnostic.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    for item in paths:
+        text = os.fspath(item)
+        if text == "-":
+            yield text, True
+        elif os.path.isdir(text):
+            for root, dirs, files in os.walk(text):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.lower().endswith(DUMP_SUFFIXES) and not name.startswith("."):
+                        yield os.path.join(root, name), False
+        elif os.path.exists(text):
+            yield text, True
+        elif glob.has_magic(text):
+            matches = sorted(glob.glob(text, recursive=True))
+            if not matches and diagnostics is not None:
+                diagnostics.append(Diagnostic(text, None, None, "no file matches this pattern"))
+            for match in matches:
+                if os.path.isdir(match):
+                    yield from expand_paths([match], diagnostics)
+                else:
+                    yield match, True
+        elif diagnostics is not None:
+            diagnostics.append(Diagnostic(text, None, None, "no such file or directory"))
+
+
+def read_spans(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    diagnostics: list[Diagnostic] | None = None,
+) -> Iterator[Span]:
+    """Every span in ``paths`` (files, directories, globs, ``-`` for stdin), streaming.
+
+    Bad records are appended to ``diagnostics`` and reading goes on. Attributes and events
+    are decoded lazily; problems found then are appended to ``diagnostics`` too.
+    """
+    for path, named in expand_paths(paths, diagnostics):
+        for record in _records(path, limits, diagnostics, named):
+            yield from record.spans
+
+
+def iter_records(
+    path: str | os.PathLike[str],
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    diagnostics: list[Diagnostic] | None = None,
+) -> Iterator[Record]:
+    """The records of one file (or ``-``), in file order, with their line or byte offset."""
+    return _records(os.fspath(path), limits, diagnostics, True)
+
+
+def _records(
+    path: str, limits: Limits, diagnostics: list[Diagnostic] | None, named: bool
+) -> Iterator[Record]:
+    def report(line: int | None, offset: int | None, message: str) -> None:
+        if diagnostics is not None:
+            diagnostics.append(Diagnostic(path, line, offset, message))
+
+    try:
+        if path == "-":
+            stream: IO[bytes] = sys.stdin.buffer
+            size = None
+        else:
+            stream = open(path, "rb")  # noqa: SIM115 - closed below
+            size = os.fstat(stream.fileno()).st_size
+    except OSError as exc:
+        report(None, None, f"cannot open: {exc.strerror or exc}")
+        return
+    try:
+        reader = _FileReader(path, stream, size, limits, diagnostics, report)
+        try:
+            yield from reader.records()
+        except _NotOtlp as exc:
+            if named:
+                report(1, None, str(exc))
+        except LimitExceeded as exc:
+            report(None, reader.position(), f"{exc}; rest of file skipped")
+        except COMPRESSION_ERRORS as exc:
+            report(
+                None, reader.position(), f"corrupt compressed data ({exc}); rest of file skipped"
+            )
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+class _FileReader:
+    """Reads one file's records; ``records()`` is a generator."""
+
+    def __init__(
+        self,
+        path: str,
+        stream: IO[bytes],
+        size: int | None,
+        limits: Limits,
+        diagnostics: list[Diagnostic] | None,
+        report: Any,
+    ) -> None:
+        self.path = path
+        self.stream = stream
+        self.size = size
+        self.limits = limits
+        self.diagnostics = diagnostics
+        self.report = report
+        self.offset = 0
+        self.index = 0
+
+    def position(self) -> int:
+        return self.offset
+
+    def where(self, line: int | None, offset: int | None) -> Where:
+        return Where(self.path, line, offset, self.limits, self.diagnostics)
+
+    def records(self) -> Iterator[Record]:
+        head, stream = peek(self.stream, 4)
+        if not head:
+            return
+        stream, codec = decompressed(stream, head, self.limits.max_decompressed_bytes)
+        size = self.size
+        if codec is not None:
+            size = None
+            head, stream = peek(stream, 4)
+        first = head.lstrip(_WHITESPACE)[:1]
+        if first == b"{" or (not first and head):
+            yield from self._json(stream)
+        elif head:
+            yield from self._binary(stream, head, size)
+
+    # --- JSON lines / one JSON document --------------------------------------------------
+
+    def _json(self, stream: IO[bytes]) -> Iterator[Record]:
+        limit = self.limits.max_record_bytes
+        line_no = 0
+        first = True
+        while True:
+            start = self.offset
+            line = stream.readline(limit + 1)
+            if not line:
+                return
+            line_no += 1
+            self.offset += len(line)
+            if len(line) > limit and not line.endswith(b"\n"):
+                self.offset += self._skip_line(stream)
+                self.report(
+                    line_no, None, f"line longer than the {limit} byte record limit; skipped"
+                )
+                first = False
+                continue
+            if not line.strip():
+                continue
+            try:
+                doc = parse_json(line)
+            except DecodeError as exc:
+                if first:
+                    first = False
+                    doc, stream = self._whole_document(stream, line)
+                    if doc is not None:
+                        yield from self._json_record(doc, line_no, start, first=True)
+                        return
+                self.report(line_no, None, exc.reason)
+                continue
+            yield from self._json_record(doc, line_no, start, first=first)
+            first = False
+
+    def _whole_document(self, stream: IO[bytes], line: bytes) -> tuple[Any, IO[bytes]]:
+        """When the first line is not JSON, the whole file may be one (pretty-printed)
+        document. Returns it, or ``None`` and a stream that yields the bytes read ahead."""
+        limit = self.limits.max_record_bytes
+        rest = read_exactly(stream, limit + 1 - len(line))
+        if not rest:
+            return None, stream
+        if len(line) + len(rest) <= limit:
+            try:
+                return parse_json(line + rest), stream
+            except DecodeError:
+                pass
+        return None, io.BufferedReader(_PrefixedRaw(rest, stream))
+
+    def _json_record(self, doc: Any, line_no: int, start: int, first: bool) -> Iterator[Record]:
+        where = self.where(line_no, None)
+        try:
+            spans = spans_from_json(doc, where, lazy=True)
+        except DecodeError as exc:
+            if first and exc.field in ("resourceSpans", "(document)") and not isinstance(doc, list):
+                raise _NotOtlp(f"not an OTLP traces file: {exc.reason}") from None
+            self.report(line_no, None, f"{exc}")
+            return
+        self.index += 1
+        yield Record(self.path, self.index - 1, line_no, None, spans)
+
+    def _skip_line(self, stream: IO[bytes]) -> int:
+        skipped = 0
+        while True:
+            chunk = stream.readline(_SKIP_CHUNK)
+            skipped += len(chunk)
+            if not chunk or chunk.endswith(b"\n"):
+                return skipped
+
+    # --- protobuf: length-prefixed, or one message -----------------------------------------
+
+    def _binary(self, stream: IO[bytes], head: bytes, size: int | None) -> Iterator[Record]:
+        limit = self.limits.max_record_bytes
+        n = int.from_bytes(head[:4], "big") if len(head) == 4 else -1
+        framed = 0 <= n <= limit and (size is None or 4 + n <= size)
+        if not framed:
+            yield from self._single(stream, size)
+            return
+        first = True
+        while True:
+            start = self.offset
+            prefix = read_exactly(stream, 4)
+            if not prefix:
+                return
+            if len(prefix) < 4:
+                self.report(None, start, f"truncated length prefix ({len(prefix)} of 4 bytes)")
+                return
+            n = int.from_bytes(prefix, "big")
+            if n > limit:
+                self.report(
+                    None, start, f"record of {n} bytes exceeds the {limit} byte limit; skipped"
+                )
+                if not self._skip(stream, n):
+                    self.report(None, start, "file ends inside the oversized record")
+                    return
+                self.offset += 4 + n
+                first = False
+                continue
+            body = read_exactly(stream, n)
+            self.offset += 4 + len(body)
+            if len(body) < n:
+                if first:
+                    yield from self._single_from(prefix + body, 0)
+                    return
+                self.report(None, start, f"truncated record: {len(body)} of {n} bytes")
+                return
+            record, problem = self._framed_record(body, start)
+            if problem and first:
+                rest = read_exactly(stream, limit + 1 - 4 - n)
+                data = prefix + body + rest
+                if len(data) <= limit and self._parses(data):
+                    yield from self._single_from(data, 0)
+                    return
+                stream = io.BufferedReader(_PrefixedRaw(rest, stream))
+            first = False
+            if problem:
+                self.report(None, start, problem)
+            elif record is not None:
+                yield record
+
+    def _parses(self, data: bytes) -> bool:
+        try:
+            spans_from_bytes(data, self.where(None, 0), lazy=True)
+        except DecodeError:
+            return False
+        return True
+
+    def _framed_record(self, body: bytes, start: int) -> tuple[Record | None, str]:
+        """A length-prefixed record's spans, or the reason it could not be read."""
+        try:
+            if body.startswith(ZSTD_MAGIC) or body.startswith(GZIP_MAGIC):
+                body = decompress_record(body, self.limits.max_record_bytes)
+            where = self.where(None, start)
+            if body.lstrip(_WHITESPACE)[:1] == b"{":
+                spans = spans_from_json(parse_json(body), where, lazy=True)
+            else:
+                spans = spans_from_bytes(body, where, lazy=True)
+        except DecodeError as exc:
+            return None, str(exc)
+        except LimitExceeded as exc:
+            return None, f"{exc}; record skipped"
+        except COMPRESSION_ERRORS as exc:
+            return None, f"corrupt compressed record ({exc}); skipped"
+        self.index += 1
+        return Record(self.path, self.index - 1, None, start, spans), ""
+
+    def _skip(self, stream: IO[bytes], n: int) -> bool:
+        while n > 0:
+            chunk = stream.read(min(n, _SKIP_CHUNK))
+            if not chunk:
+                return False
+            n -= len(chunk)
+        return True
+
+    def _single(self, stream: IO[bytes], size: int | None) -> Iterator[Record]:
+        limit = self.limits.max_record_bytes
+        data = read_exactly(stream, limit + 1)
+        if len(data) > limit:
+            self.report(
+                None, 0, f"single message larger than the {limit} byte record limit; skipped"
+            )
+            return
+        yield from self._single_from(data, 0)
+
+    def _single_from(self, data: bytes, start: int) -> Iterator[Record]:
+        try:
+            spans = spans_from_bytes(data, self.where(None, start), lazy=True)
+        except DecodeError as exc:
+            self.report(
+                None, start, f"neither length-prefixed nor a single OTLP message: {exc.reason}"
+            )
+            return
+        self.index += 1
+        yield Record(self.path, self.index - 1, None, start, spans)

@@ -1,0 +1,127 @@
+"""Opening OTLP files as byte streams: compression by magic number, bounded decompression.
+
+Memory stays bounded by one record: compressed files are decompressed as streams, and every
+decompressed byte counts against ``Limits.max_decompressed_bytes`` so a bomb stops early.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from typing import IO, Any
+
+import zstandard
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 16
+
+
+class LimitExceeded(Exception):
+    """More decompressed bytes than the limit allows."""
+
+
+class _CountingRaw(io.RawIOBase):
+    """A raw stream that counts what it reads and stops at a byte budget."""
+
+    def __init__(self, inner: Any, budget: int) -> None:
+        self._inner = inner
+        self._left = budget
+        self.budget = budget
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer)
+        want = min(len(view), self._left + 1)
+        data = self._inner.read(want)
+        n = len(data)
+        if n > self._left:
+            raise LimitExceeded(f"decompressed size exceeds the {self.budget} byte limit")
+        self._left -= n
+        view[:n] = data
+        return n
+
+
+class _PrefixedRaw(io.RawIOBase):
+    """Bytes already read (for sniffing), then the rest of the stream."""
+
+    def __init__(self, prefix: bytes, inner: IO[bytes]) -> None:
+        self._prefix = prefix
+        self._inner = inner
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer)
+        if self._prefix:
+            n = min(len(view), len(self._prefix))
+            view[:n] = self._prefix[:n]
+            self._prefix = self._prefix[n:]
+            return n
+        data = self._inner.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+
+def read_exactly(stream: IO[bytes], n: int) -> bytes:
+    """Up to ``n`` bytes; fewer only at the end of the stream."""
+    data = stream.read(n)
+    if data is None:
+        data = b""
+    if len(data) == n or not data:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < n:
+        more = stream.read(n - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
+def peek(stream: IO[bytes], n: int) -> tuple[bytes, IO[bytes]]:
+    """The first ``n`` bytes and a stream that still yields them."""
+    head = read_exactly(stream, n)
+    return head, io.BufferedReader(_PrefixedRaw(head, stream), buffer_size=_CHUNK)
+
+
+def decompressed(stream: IO[bytes], head: bytes, budget: int) -> tuple[IO[bytes], str | None]:
+    """The content of ``stream`` (whose first bytes are ``head``), decompressed when it starts
+    with a zstd or gzip magic number, with a byte budget. Returns the stream and the codec."""
+    if head.startswith(ZSTD_MAGIC):
+        reader = zstandard.ZstdDecompressor().stream_reader(
+            stream, read_size=_CHUNK, read_across_frames=True
+        )
+        raw = _CountingRaw(reader, budget)
+        return io.BufferedReader(raw, buffer_size=_CHUNK), "zstd"
+    if head.startswith(GZIP_MAGIC):
+        raw = _CountingRaw(gzip.GzipFile(fileobj=stream, mode="rb"), budget)
+        return io.BufferedReader(raw, buffer_size=_CHUNK), "gzip"
+    return stream, None
+
+
+def decompress_record(data: bytes, limit: int) -> bytes:
+    """One compressed record (zstd or gzip), refusing output larger than ``limit``."""
+    if data.startswith(ZSTD_MAGIC):
+        reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
+        out = read_exactly(reader, limit + 1)
+    else:
+        inflater = zlib.decompressobj(wbits=31)
+        out = inflater.decompress(data, limit + 1)
+    if len(out) > limit:
+        raise LimitExceeded(f"decompressed record exceeds the {limit} byte limit")
+    return out
+
+
+COMPRESSION_ERRORS: tuple[type[BaseException], ...] = (
+    zstandard.ZstdError,
+    OSError,  # gzip.BadGzipFile and truncated gzip streams (EOFError is separate)
+    EOFError,
+    zlib.error,
+)
