@@ -1,0 +1,212 @@
+"""Facts of one trace (or of the traces of one conversation) -> one ``EvalTrace``.
+
+Turns: a turn is a top-level agent invocation (an agent span with no agent above it); a
+trace without agent spans is one turn. Across a conversation, turns are numbered in start
+order. The reply is the last turn's agent reply, else the last root's, else the text of the
+model call that ended last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tooltrail.convert.calls import CallRecord, order_key, placement, tool_calls
+from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, SpanFact, TraceFacts
+from tooltrail.model import (
+    TOOL_ARGS,
+    TOOL_CALL_ID,
+    TOOL_ERROR,
+    TOOL_STATUS,
+    EvalSpan,
+    EvalTrace,
+    ToolCall,
+)
+
+_TurnKey = tuple[int, int, str]  # (start, trace index, span id)
+
+
+def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
+    """One ``EvalTrace`` from the facts of one trace, or of several traces of a conversation.
+
+    ``traces`` may come in any order; they are taken in start order.
+    """
+    ordered = sorted(traces, key=lambda t: (t.start_ns, t.trace_id))
+    records: list[tuple[CallRecord, _TurnKey]] = []
+    turns: dict[_TurnKey, SpanFact | None] = {}
+    for index, trace in enumerate(ordered):
+        tops = _top_agents(trace)
+        trace_turn = (trace.start_ns, index, "")
+        for top in tops:
+            turns[(top.start_ns, index, top.span_id)] = top
+        if not tops:
+            turns[trace_turn] = None
+        for record in tool_calls(trace):
+            records.append((record, _turn_of(record, tops, index, trace_turn)))
+    numbers = {key: n for n, key in enumerate(sorted(turns), start=1)}
+    records.sort(key=lambda item: (item[1][1], order_key(item[0])))
+    calls = [_tool_call(record, numbers[turn]) for record, turn in records]
+    first = ordered[0] if ordered else None
+    conversation = next((t.conversation_id for t in ordered if t.conversation_id), None)
+    if len(ordered) == 1 and first is not None:
+        trace_id = first.trace_id
+    else:
+        trace_id = conversation or (first.trace_id if first is not None else "")
+    return EvalTrace(
+        trace_id=trace_id,
+        spans=[_eval_span(call, record) for call, (record, _) in zip(calls, records, strict=True)],
+        metadata=_metadata(ordered, turns, calls, conversation),
+        output=_reply(ordered, turns),
+        tool_calls=calls,
+        partial=any(t.dropped for t in ordered),
+    )
+
+
+def _top_agents(trace: TraceFacts) -> list[SpanFact]:
+    tops = []
+    for fact in trace.facts.values():
+        if fact.role == ROLE_AGENT:
+            nearest, _, _ = placement(trace, fact.span_id)
+            if nearest is None:
+                tops.append(fact)
+    tops.sort(key=lambda f: (f.start_ns, f.span_id))
+    return tops
+
+
+def _turn_of(
+    record: CallRecord, tops: list[SpanFact], index: int, trace_turn: _TurnKey
+) -> _TurnKey:
+    if not tops:
+        return trace_turn
+    top = record.turn_root
+    if top is None:  # a call outside every agent span: the turn running at that time
+        top = tops[0]
+        for candidate in tops:
+            if candidate.start_ns <= record.start_ns:
+                top = candidate
+    return (top.start_ns, index, top.span_id)
+
+
+def _tool_call(record: CallRecord, turn: int) -> ToolCall:
+    return ToolCall(
+        name=record.name,
+        args=record.args,
+        call_id=record.call_id,
+        span_id=record.fact.span_id,
+        parent_span_id=record.fact.parent_id or None,
+        start_ns=record.start_ns,
+        end_ns=record.end_ns,
+        status=record.status,  # type: ignore[arg-type]
+        error=record.error,
+        turn=turn,
+        agent=record.agent,
+        source=record.source,
+    )
+
+
+def _eval_span(call: ToolCall, record: CallRecord) -> EvalSpan:
+    attributes: dict[str, Any] = {
+        TOOL_STATUS: call.status,
+        "turn": call.turn,
+        "source": call.source,
+    }
+    if call.args is not None:
+        attributes[TOOL_ARGS] = call.args
+    if call.call_id is not None:
+        attributes[TOOL_CALL_ID] = call.call_id
+    if call.error is not None:
+        attributes[TOOL_ERROR] = call.error
+    if call.agent is not None:
+        attributes["agent"] = call.agent
+    return EvalSpan(
+        tool_name=call.name,
+        attributes=attributes,
+        name=record.fact.name,
+        span_id=call.span_id,
+        parent_span_id=call.parent_span_id,
+        start_ns=call.start_ns,
+        end_ns=call.end_ns,
+        status=call.status,  # type: ignore[arg-type]
+    )
+
+
+def _root(trace: TraceFacts) -> SpanFact | None:
+    """The span without a parent; else the earliest kept span whose parent is missing."""
+    best: SpanFact | None = None
+    for fact in trace.facts.values():
+        orphan = fact.parent_id and fact.parent_id not in trace.parents
+        if fact.parent_id and not orphan:
+            continue
+        rank = (0 if not fact.parent_id else 1, fact.start_ns, fact.span_id)
+        if best is None or rank < (0 if not best.parent_id else 1, best.start_ns, best.span_id):
+            best = fact
+    return best
+
+
+def _reply(ordered: list[TraceFacts], turns: dict[_TurnKey, SpanFact | None]) -> str | None:
+    if not ordered:
+        return None
+    last_turn = turns[max(turns)] if turns else None
+    if last_turn is not None and last_turn.reply:
+        return last_turn.reply
+    root = _root(ordered[-1])
+    if root is not None and root.reply and root.role != ROLE_MODEL:
+        return root.reply
+    best: tuple[int, int, str] | None = None
+    for trace in ordered:
+        for fact in trace.facts.values():
+            if fact.role == ROLE_MODEL and fact.reply:
+                rank = (fact.end_ns, fact.start_ns, fact.reply)
+                if best is None or rank[:2] > best[:2]:
+                    best = rank
+    return best[2] if best is not None else None
+
+
+def _metadata(
+    ordered: list[TraceFacts],
+    turns: dict[_TurnKey, SpanFact | None],
+    calls: list[ToolCall],
+    conversation: str | None,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"turn_count": max(len(turns), 1) if ordered else 0}
+    first = ordered[0] if ordered else None
+    attributes: dict[str, Any] = {}
+    if first is not None:
+        attributes.update(
+            (k, v) for k, v in first.resource.items() if isinstance(v, (str, bool, int, float))
+        )
+        service = first.resource.get("service.name")
+        if isinstance(service, str):
+            meta["service.name"] = service
+        root = _root(first)
+        if root is not None:
+            meta["root_span_name"] = root.name
+            meta["root_span_id"] = root.span_id
+            attributes.update(root.labels or {})
+    agents = sorted(
+        (f for t in ordered for f in t.facts.values() if f.role == ROLE_AGENT),
+        key=lambda f: (f.start_ns, f.span_id),
+    )
+    for agent in agents:
+        attributes.update(agent.labels or {})
+    tops = [fact for key, fact in sorted(turns.items()) if fact is not None]
+    agent_name = tops[0].agent if tops and tops[0].agent else None
+    if agent_name is None:
+        agent_name = next((c.agent for c in calls if c.agent), None)
+    if agent_name is not None:
+        meta["agent_name"] = agent_name
+    meta["trace_ids"] = [t.trace_id for t in ordered]
+    if conversation is not None:
+        meta["conversation_id"] = conversation
+    case_id = next((t.case_id for t in ordered if t.case_id), None)
+    if case_id is not None:
+        meta["case_id"] = case_id
+    meta["attributes"] = attributes
+    starts = [t.start_ns for t in ordered if t.start_ns]
+    ends = [t.end_ns for t in ordered if t.end_ns]
+    if starts and ends:
+        meta["total_latency_ms"] = max(0, max(ends) - min(starts)) / 1e6
+    meta["error_span_ids"] = [sid for _, sid in sorted(e for t in ordered for e in t.error_spans)]
+    meta["agent_span_ids"] = [f.span_id for f in agents]
+    meta["span_count"] = sum(t.span_count for t in ordered)
+    return meta

@@ -1,0 +1,296 @@
+"""The tool calls of one trace: nested spans of one call collapsed, model-side records joined.
+
+A call is the outermost of a chain of tool spans of the same call (MCP nests up to three:
+framework ``execute_tool X`` -> MCP client -> MCP server). The model span that asked for a
+call (matched by call id, else by name in order) fills what the tool span lacks: a call id,
+argument names (positional Python calls), or the exact text of numbers a JavaScript runtime
+re-serialised. Calls a model asked for that have no tool span at all become calls of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, ROLE_TOOL, SpanFact, TraceFacts
+from tooltrail.dialects import ModelCall
+from tooltrail.otlp.span import STATUS_ERROR, STATUS_OK
+
+#: Bound on an ancestry walk (parent cycles and absurd depths in hostile input).
+MAX_HOPS = 10_000
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """One call of a trace, before turns are numbered across a conversation."""
+
+    fact: SpanFact
+    name: str
+    args: dict[str, Any] | None
+    call_id: str | None
+    source: str
+    status: str
+    error: str | None
+    agent: str | None
+    start_ns: int
+    end_ns: int
+    depth: int
+    #: The top-level agent span (or ``None``) the call ran under: its turn.
+    turn_root: SpanFact | None
+    positional: bool = False
+    #: (model span start, model span end, model span id, position in the response) when a
+    #: model span listed the call.
+    emitted: tuple[int, int, str, int] | None = None
+    group_start: int = 0
+
+
+def ancestors(trace: TraceFacts, span_id: str) -> Iterator[str]:
+    """The ids above ``span_id`` (its parent first), bounded and safe against cycles."""
+    parents = trace.parents
+    current = parents.get(span_id, "")
+    hops = 0
+    while current and hops < MAX_HOPS:
+        yield current
+        current = parents.get(current, "")
+        hops += 1
+
+
+def _enclosing_tool(trace: TraceFacts, fact: SpanFact) -> SpanFact | None:
+    """The nearest tool span above ``fact`` with no agent or model span in between."""
+    facts = trace.facts
+    for span_id in ancestors(trace, fact.span_id):
+        above = facts.get(span_id)
+        if above is None:
+            continue
+        if above.role == ROLE_TOOL:
+            return above
+        if above.role in (ROLE_AGENT, ROLE_MODEL):
+            return None
+    return None
+
+
+def placement(trace: TraceFacts, span_id: str) -> tuple[SpanFact | None, SpanFact | None, int]:
+    """(nearest agent above, top-level agent above, depth) of a span."""
+    facts = trace.facts
+    nearest = top = None
+    depth = 0
+    for above_id in ancestors(trace, span_id):
+        depth += 1
+        above = facts.get(above_id)
+        if above is not None and above.role == ROLE_AGENT:
+            if nearest is None:
+                nearest = above
+            top = above
+    return nearest, top, depth
+
+
+def _status(code: int, failed: bool) -> str:
+    if failed or code == STATUS_ERROR:
+        return "error"
+    return "ok" if code == STATUS_OK else "unset"
+
+
+def tool_calls(trace: TraceFacts) -> list[CallRecord]:
+    """Every call of ``trace``: tool spans (collapsed), then model-only calls; unordered."""
+    tools = [f for f in trace.facts.values() if f.role == ROLE_TOOL and f.call is not None]
+    into: dict[str, SpanFact] = {}
+    for fact in tools:
+        outer = _enclosing_tool(trace, fact)
+        if outer is None or outer.call is None or fact.call is None:
+            continue
+        same_id = fact.call.call_id is not None and fact.call.call_id == outer.call.call_id
+        if same_id or outer.call.name == fact.call.name:
+            into[fact.span_id] = outer
+    chains: dict[str, list[SpanFact]] = {}
+    for fact in tools:
+        owner = fact
+        hops = 0
+        while owner.span_id in into and hops < MAX_HOPS:
+            owner = into[owner.span_id]
+            hops += 1
+        chains.setdefault(owner.span_id, [owner])
+        if owner is not fact:
+            chains[owner.span_id].append(fact)
+    records = [_record(trace, chain) for chain in chains.values()]
+    _join_model_calls(trace, records)
+    return records
+
+
+def _record(trace: TraceFacts, chain: list[SpanFact]) -> CallRecord:
+    outer = chain[0]
+    call = outer.call
+    assert call is not None
+    nearest, top, depth = placement(trace, outer.span_id)
+    record = CallRecord(
+        fact=outer,
+        name=call.name,
+        args=call.args,
+        call_id=call.call_id,
+        source=call.source,
+        status=_status(outer.status_code, bool(call.failure)),
+        error=outer.error,
+        agent=outer.agent or (nearest.agent if nearest is not None else None),
+        start_ns=outer.start_ns,
+        end_ns=outer.end_ns,
+        depth=depth,
+        turn_root=top,
+        positional=call.positional,
+    )
+    for inner in chain[1:]:  # spans of the same call further in: fill what is missing
+        inner_call = inner.call
+        assert inner_call is not None
+        if record.args is None and inner_call.args is not None:
+            record.args, record.source = inner_call.args, inner_call.source
+            record.positional = inner_call.positional
+        if record.call_id is None:
+            record.call_id = inner_call.call_id
+        if record.status == "unset" and inner.error is not None:
+            record.status, record.error = "error", inner.error
+    return record
+
+
+def _join_model_calls(trace: TraceFacts, records: list[CallRecord]) -> None:
+    models = sorted(
+        (f for f in trace.facts.values() if f.role == ROLE_MODEL and f.model_calls),
+        key=lambda f: (f.start_ns, f.span_id),
+    )
+    if not models:
+        return
+    by_id: dict[str, tuple[SpanFact, ModelCall]] = {}
+    for model in models:
+        for asked in model.model_calls:
+            if asked.call_id is not None and asked.call_id not in by_id:
+                by_id[asked.call_id] = (model, asked)
+    used: set[int] = set()
+    records.sort(key=lambda r: (r.start_ns, r.depth, r.fact.span_id))
+    for record in records:
+        found = by_id.get(record.call_id) if record.call_id is not None else None
+        if found is not None and id(found[1]) not in used:
+            used.add(id(found[1]))
+            _enrich(record, *found)
+    queues: dict[str, list[tuple[SpanFact, ModelCall]]] = {}
+    for model in models:
+        for asked in model.model_calls:
+            if id(asked) not in used:
+                queues.setdefault(asked.name, []).append((model, asked))
+    for record in records:
+        if record.emitted is not None or record.call_id is not None:
+            continue
+        queue = queues.get(record.name)
+        if queue and queue[0][0].start_ns <= record.start_ns:
+            model, asked = queue.pop(0)
+            used.add(id(asked))
+            _enrich(record, model, asked)
+    for model in models:
+        for asked in model.model_calls:
+            if id(asked) not in used:
+                records.append(_model_only(trace, model, asked))
+    groups: dict[str, int] = {}
+    for record in records:
+        if record.emitted is not None:
+            key = record.emitted[2]
+            groups[key] = min(groups.get(key, record.start_ns), record.start_ns)
+    for record in records:
+        record.group_start = (
+            groups[record.emitted[2]] if record.emitted is not None else record.start_ns
+        )
+
+
+def _enrich(record: CallRecord, model: SpanFact, asked: ModelCall) -> None:
+    record.emitted = (model.start_ns, model.end_ns, model.span_id, asked.position)
+    if record.call_id is None:
+        record.call_id = asked.call_id
+    if asked.args is None:
+        return
+    dialect = record.source.partition(":")[0]
+    attribute = asked.source.partition(":")[2]
+    if record.args is None or (record.positional and _fits_positional(record.args, asked.args)):
+        record.args, record.positional = asked.args, False
+        record.source = f"{dialect}:{attribute}"
+    elif not _same(record.args, asked.args) and _same_as_float64(record.args, asked.args):
+        record.args = asked.args  # the model's exact text; the span's copy lost precision
+        record.source = f"{dialect}:{attribute}"
+
+
+def _model_only(trace: TraceFacts, model: SpanFact, asked: ModelCall) -> CallRecord:
+    nearest, top, depth = placement(trace, model.span_id)
+    return CallRecord(
+        fact=model,
+        name=asked.name,
+        args=asked.args,
+        call_id=asked.call_id,
+        source=asked.source,
+        status="unset",
+        error=None,
+        agent=model.agent or (nearest.agent if nearest is not None else None),
+        start_ns=model.end_ns or model.start_ns,
+        end_ns=model.end_ns,
+        depth=depth,
+        turn_root=top,
+        emitted=(model.start_ns, model.end_ns, model.span_id, asked.position),
+    )
+
+
+def order_key(record: CallRecord) -> tuple[int, int, int, str, int, int, int, int, str]:
+    """Calls run in the order their outermost spans start. Calls of one model response keep
+    the model's emission order. Ties (clocks cut to the millisecond) go to the call whose
+    model span started, then ended, first (a model call ends before the next one starts),
+    then to the outer span, the one that ended first, and last the span id."""
+    if record.emitted is not None:
+        model_start, model_end, model_id, position = record.emitted
+    else:
+        model_start, model_end, model_id, position = record.start_ns, 0, "", 0
+    return (
+        record.group_start,
+        model_start,
+        model_end,
+        model_id,
+        position,
+        record.start_ns,
+        record.depth,
+        record.end_ns,
+        record.fact.span_id,
+    )
+
+
+def _fits_positional(recorded: dict[str, Any], asked: dict[str, Any]) -> bool:
+    """Whether positional values (under ``"args"``) plus keywords agree with named ``asked``."""
+    positional = recorded.get("args")
+    if not isinstance(positional, list):
+        return False
+    keywords = {k: v for k, v in recorded.items() if k != "args"}
+    for key, value in keywords.items():
+        if key not in asked or not _same_as_float64(value, asked[key]):
+            return False
+    rest = [v for k, v in asked.items() if k not in keywords]
+    if len(rest) < len(positional):
+        return False
+    return all(_same_as_float64(a, b) for a, b in zip(positional, rest, strict=False))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as the checks compare values: numbers numerically, booleans only to booleans."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _same_as_float64(a: Any, b: Any) -> bool:
+    """Equal once every number is rounded to a float64, as a JavaScript runtime rounds them."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        try:
+            return float(a) == float(b)
+        except OverflowError:
+            return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_as_float64(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_as_float64(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)

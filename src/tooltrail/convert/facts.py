@@ -1,0 +1,190 @@
+"""The compact facts of one trace that conversion needs, collected span by span.
+
+Raw spans are not kept: a ``TraceFacts`` holds every span's parent link (to walk ancestry),
+and full facts only for tool, agent, model and root spans. That is what lets ``read_traces``
+hold every open trace of a large dump without holding its spans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tooltrail import dialects
+from tooltrail.dialects import DialectCall, ModelCall
+from tooltrail.otlp.span import STATUS_ERROR, Span
+
+ROLE_OTHER = 0
+ROLE_TOOL = 1
+ROLE_AGENT = 2
+ROLE_MODEL = 3
+
+#: Longest string attribute copied into ``metadata["attributes"]``.
+MAX_LABEL_CHARS = 1024
+
+
+@dataclass(slots=True)
+class SpanFact:
+    """What conversion keeps of a tool, agent, model or root span."""
+
+    span_id: str
+    parent_id: str
+    role: int
+    name: str
+    start_ns: int
+    end_ns: int
+    status_code: int = 0
+    error: str | None = None
+    call: DialectCall | None = None
+    agent: str | None = None
+    reply: str | None = None
+    model_calls: list[ModelCall] = field(default_factory=list)
+    #: Scalar label attributes (root and agent spans only), for ``metadata["attributes"]``.
+    labels: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class TraceFacts:
+    """Everything conversion needs from the spans of one trace, in any arrival order.
+
+    ``add`` each span (duplicates by span id keep the first copy); ``merge`` another
+    ``TraceFacts`` of the same trace id (spans read elsewhere, e.g. another file).
+    """
+
+    trace_id: str
+    max_spans: int = 1_000_000
+    #: span id -> parent span id ("" for a root), for every span seen.
+    parents: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, SpanFact] = field(default_factory=dict)
+    resource: Mapping[str, Any] = field(default_factory=dict)
+    start_ns: int = 0
+    end_ns: int = 0
+    #: (start_ns, span_id) of every span with error status.
+    error_spans: list[tuple[int, str]] = field(default_factory=list)
+    #: (start_ns, is_not_root, id) of the earliest span naming a conversation.
+    conversation: tuple[int, int, str] | None = None
+    case_id: str | None = None
+    #: Spans refused because the trace reached ``max_spans``.
+    dropped: int = 0
+
+    @property
+    def span_count(self) -> int:
+        return len(self.parents)
+
+    def add(self, span: Span) -> bool:
+        """Record ``span``. False when it was not recorded (a duplicate, or over the limit)."""
+        span_id = span.span_id
+        parents = self.parents
+        if span_id in parents:
+            return False
+        if len(parents) >= self.max_spans:
+            self.dropped += 1
+            return False
+        parent_id = span.parent_span_id or ""
+        parents[span_id] = parent_id
+        if not parent_id or not self.resource:
+            self.resource = span.resource or self.resource
+        start, end = span.start_ns, span.end_ns
+        if start and (not self.start_ns or start < self.start_ns):
+            self.start_ns = start
+        if end > self.end_ns:
+            self.end_ns = end
+        if span.status_code == STATUS_ERROR:
+            self.error_spans.append((start, span_id))
+        call = dialects.read_tool_call(span)
+        if call is not None:
+            role = ROLE_TOOL
+        elif dialects.is_agent_span(span):
+            role = ROLE_AGENT
+        elif dialects.is_model_span(span):
+            role = ROLE_MODEL
+        elif parent_id:
+            return True
+        else:
+            role = ROLE_OTHER
+        self._keep(span, role, call, parent_id)
+        return True
+
+    def _keep(self, span: Span, role: int, call: DialectCall | None, parent_id: str) -> None:
+        fact = SpanFact(span.span_id, parent_id, role, span.name, span.start_ns, span.end_ns)
+        fact.status_code = span.status_code
+        attrs = span.attributes
+        if role == ROLE_TOOL:
+            fact.call = call
+            fact.agent = dialects.agent_name(span)
+            if span.status_code == STATUS_ERROR or (call is not None and call.failure):
+                fact.error = (
+                    dialects.exception_message(span)
+                    or span.status_message
+                    or (call.failure if call is not None else None)
+                    or "error"
+                )
+        elif role == ROLE_AGENT:
+            fact.agent = dialects.agent_name(span)
+            fact.reply = dialects.agent_reply(span)
+        elif role == ROLE_MODEL:
+            fact.agent = dialects.agent_name(span)
+            fact.model_calls = dialects.model_calls(span)
+            fact.reply = dialects.model_reply(span)
+        else:
+            fact.reply = dialects.agent_reply(span)
+        if role in (ROLE_AGENT, ROLE_OTHER) or not parent_id:
+            fact.labels = _labels(attrs)
+        self.facts[span.span_id] = fact
+        self._note_ids(span, attrs, parent_id)
+
+    def _note_ids(self, span: Span, attrs: Any, parent_id: str) -> None:
+        conv = dialects.conversation_id(attrs)
+        if conv is not None:
+            key = (span.start_ns, 1 if parent_id else 0, conv)
+            if self.conversation is None or key[:2] < self.conversation[:2]:
+                self.conversation = key
+        if self.case_id is None:
+            case = attrs.get(dialects.CASE_ID_KEY) or span.resource.get(dialects.CASE_ID_KEY)
+            if isinstance(case, str) and case:
+                self.case_id = case
+
+    def merge(self, other: TraceFacts) -> None:
+        """Add the facts of ``other`` (same trace, read elsewhere); first copies win."""
+        for span_id, parent_id in other.parents.items():
+            if span_id in self.parents:
+                continue
+            if len(self.parents) >= self.max_spans:
+                self.dropped += 1
+                continue
+            self.parents[span_id] = parent_id
+            fact = other.facts.get(span_id)
+            if fact is not None:
+                self.facts[span_id] = fact
+        self.dropped += other.dropped
+        if other.start_ns and (not self.start_ns or other.start_ns < self.start_ns):
+            self.start_ns = other.start_ns
+        self.end_ns = max(self.end_ns, other.end_ns)
+        known = {sid for _, sid in self.error_spans}
+        self.error_spans.extend(e for e in other.error_spans if e[1] not in known)
+        if other.conversation is not None and (
+            self.conversation is None or other.conversation[:2] < self.conversation[:2]
+        ):
+            self.conversation = other.conversation
+        self.case_id = self.case_id or other.case_id
+        self.resource = self.resource or other.resource
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self.conversation[2] if self.conversation is not None else None
+
+
+def _labels(attrs: Any) -> dict[str, Any]:
+    """Scalar attributes that label a span (no content, arguments or long text)."""
+    labels: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if isinstance(value, str):
+            if len(value) > MAX_LABEL_CHARS:
+                continue
+        elif not isinstance(value, (bool, int, float)):
+            continue
+        if dialects.is_content_attribute(key):
+            continue
+        labels[key] = value
+    return labels

@@ -1,0 +1,335 @@
+"""What the other spans of a trace say: agent and model spans, the calls a model asked for,
+the final reply, conversation ids, agent names. All attribute names live here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tooltrail.dialects.tools import SpanLike, _message_parts
+from tooltrail.dialects.values import args_from, double_json, ident, json_value, message_text, text
+
+_AGENT_OPERATIONS = frozenset({"invoke_agent"})
+_MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion", "completion"})
+_VERCEL_AGENT_SPANS = frozenset(
+    {"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"}
+)
+_VERCEL_MODEL_SUFFIXES = (".doGenerate", ".doStream")
+
+
+def _one_of(value: Any, options: frozenset[str]) -> bool:
+    return value.__class__ is str and value in options
+
+
+def is_agent_span(span: SpanLike) -> bool:
+    """An agent invocation: GenAI ``invoke_agent``, OpenInference ``AGENT``, Traceloop
+    ``agent``, a Vercel ``ai.generateText``-family call, MLflow ``AGENT``, LangSmith ``agent``,
+    Pydantic AI v2 ``agent run``."""
+    attrs = span.attributes
+    if _one_of(attrs.get("gen_ai.operation.name"), _AGENT_OPERATIONS):
+        return True
+    name = span.name
+    if name in _VERCEL_AGENT_SPANS or name == "agent run":
+        return True
+    if attrs.get("openinference.span.kind") == "AGENT":
+        return True
+    if attrs.get("traceloop.span.kind") == "agent":
+        return True
+    kind = attrs.get("mlflow.spanType")
+    if kind is not None:
+        return kind in ('"AGENT"', "AGENT")
+    return attrs.get("langsmith.span.kind") in ("agent", "AGENT")
+
+
+def is_model_span(span: SpanLike) -> bool:
+    """A model call: GenAI ``chat``/``generate_content``, Vercel ``doGenerate``/``doStream``,
+    OpenInference ``LLM``, MLflow ``CHAT_MODEL``/``LLM``, LangSmith ``llm``."""
+    attrs = span.attributes
+    if _one_of(attrs.get("gen_ai.operation.name"), _MODEL_OPERATIONS):
+        return True
+    name = span.name
+    if name.startswith("ai.") and name.endswith(_VERCEL_MODEL_SUFFIXES):
+        return True
+    if attrs.get("openinference.span.kind") == "LLM":
+        return True
+    kind = attrs.get("mlflow.spanType")
+    if kind is not None:
+        return kind in ('"CHAT_MODEL"', '"LLM"', "CHAT_MODEL", "LLM")
+    return attrs.get("langsmith.span.kind") in ("llm", "LLM")
+
+
+def agent_name(span: SpanLike) -> str | None:
+    """The agent a span belongs to (or, for an agent span, the agent it invokes)."""
+    attrs = span.attributes
+    name = (
+        text(attrs.get("gen_ai.agent.name"))
+        or text(attrs.get("ai.telemetry.functionId"))
+        or text(attrs.get("agent.name"))
+    )
+    if name:
+        return name
+    if attrs.get("traceloop.span.kind") == "agent":
+        return text(attrs.get("traceloop.entity.name"))
+    span_name = span.name
+    if span_name.startswith("invoke_agent "):
+        return text(span_name[len("invoke_agent ") :].strip())
+    if (
+        attrs.get("mlflow.spanType") in ('"AGENT"', "AGENT")
+        or attrs.get("openinference.span.kind") == "AGENT"
+    ):
+        return text(span_name)
+    return None
+
+
+#: Span or resource attributes that carry a conversation (session) id, in order of trust.
+CONVERSATION_KEYS = (
+    "gen_ai.conversation.id",
+    "session.id",
+    "traceloop.association.properties.session_id",
+    "ai.telemetry.metadata.conversation_id",
+    "ai.telemetry.metadata.conversationId",
+    "ai.telemetry.metadata.session_id",
+    "ai.telemetry.metadata.sessionId",
+    "langsmith.metadata.session_id",
+    "langsmith.metadata.thread_id",
+    "mlflow.trace.session",
+)
+
+#: Where an offline test set names the case a trace belongs to (span or resource attribute).
+CASE_ID_KEY = "tooltrail.case_id"
+
+
+def conversation_id(attrs: Mapping[str, Any]) -> str | None:
+    """The conversation (session) id among ``attrs``, if any."""
+    for key in CONVERSATION_KEYS:
+        value = attrs.get(key)
+        if value is not None:
+            found = ident(value) if key != "mlflow.trace.session" else ident(double_json(value))
+            if found:
+                return found
+    return None
+
+
+# --- the calls a model asked for -------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ModelCall:
+    """A tool call as the model emitted it (in its response), in emission order."""
+
+    name: str
+    call_id: str | None
+    args: dict[str, Any] | None
+    #: Position in the model's response (0-based).
+    position: int
+    source: str
+
+
+def model_calls(span: SpanLike) -> list[ModelCall]:
+    """Tool calls listed by a model span: GenAI ``gen_ai.output.messages`` parts of type
+    ``tool_call`` (attribute or inference-details event), Vercel ``ai.response.toolCalls``,
+    OpenInference ``llm.output_messages.{i}.message.tool_calls.{j}.tool_call.function.*``."""
+    attrs = span.attributes
+    raw = attrs.get("gen_ai.output.messages")
+    if raw is not None:
+        return _genai_calls(raw, "model:gen_ai.output.messages")
+    raw = attrs.get("ai.response.toolCalls")
+    if raw is not None:
+        return _vercel_calls(raw)
+    if attrs.get("openinference.span.kind") == "LLM":
+        return _openinference_calls(attrs)
+    for event in span.events or ():
+        if event.name == "gen_ai.client.inference.operation.details":
+            raw = (event.attributes or {}).get("gen_ai.output.messages")
+            if raw is not None:
+                return _genai_calls(raw, "model:gen_ai.output.messages")
+    return []
+
+
+def _genai_calls(raw: Any, source: str) -> list[ModelCall]:
+    calls: list[ModelCall] = []
+    for part in _message_parts(raw):
+        if part.get("type") != "tool_call":
+            continue
+        name = text(part.get("name"))
+        if name is None:
+            continue
+        args = args_from(part.get("arguments"))
+        calls.append(ModelCall(name, ident(part.get("id")), args, len(calls), source))
+    return calls
+
+
+def _vercel_calls(raw: Any) -> list[ModelCall]:
+    items = json_value(raw)
+    if isinstance(items, str):
+        items = [items]
+    if not isinstance(items, list):
+        return []
+    calls: list[ModelCall] = []
+    for item in items:
+        item = json_value(item)  # the attribute may also be a list of JSON strings
+        if not isinstance(item, dict):
+            continue
+        name = text(item.get("toolName"))
+        if name is None:
+            continue
+        args = args_from(item.get("input", item.get("args")))
+        calls.append(
+            ModelCall(
+                name, ident(item.get("toolCallId")), args, len(calls), "model:ai.response.toolCalls"
+            )
+        )
+    return calls
+
+
+_OI_PREFIX = "llm.output_messages."
+_OI_CALL = ".message.tool_calls."
+
+
+def _openinference_calls(attrs: Mapping[str, Any]) -> list[ModelCall]:
+    found: dict[tuple[int, int], dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if not key.startswith(_OI_PREFIX) or _OI_CALL not in key:
+            continue
+        head, _, tail = key[len(_OI_PREFIX) :].partition(_OI_CALL)
+        index, _, field = tail.partition(".")
+        if not head.isdigit() or not index.isdigit():
+            continue
+        found.setdefault((int(head), int(index)), {})[field] = value
+    calls: list[ModelCall] = []
+    for _, fields in sorted(found.items()):
+        name = text(fields.get("tool_call.function.name"))
+        if name is None:
+            continue
+        args = args_from(fields.get("tool_call.function.arguments"), literal=True)
+        calls.append(
+            ModelCall(
+                name,
+                ident(fields.get("tool_call.id")),
+                args,
+                len(calls),
+                "model:llm.output_messages",
+            )
+        )
+    return calls
+
+
+# --- the final reply ---------------------------------------------------------------------
+
+
+def agent_reply(span: SpanLike) -> str | None:
+    """The reply an agent span records: Pydantic AI ``final_result``, Vercel
+    ``ai.response.text``, OpenInference ``output.value``, Traceloop ``traceloop.entity.output``,
+    MLflow ``mlflow.spanOutputs``, GenAI output messages, Strands ``gen_ai.choice`` event."""
+    attrs = span.attributes
+    for key in ("final_result", "ai.response.text", "output.value", "traceloop.entity.output"):
+        value = attrs.get(key)
+        if value is not None:
+            return _reply_text(value)
+    if "mlflow.spanOutputs" in attrs:
+        return _reply_text(double_json(attrs["mlflow.spanOutputs"]))
+    return model_reply(span)
+
+
+def model_reply(span: SpanLike) -> str | None:
+    """The text a model (or agent) span's output messages carry, if any."""
+    attrs = span.attributes
+    raw = attrs.get("gen_ai.output.messages")
+    if raw is not None:
+        return _genai_text(raw)
+    raw = attrs.get("ai.response.text")
+    if raw is not None:
+        return raw if isinstance(raw, str) and raw else None
+    content = attrs.get("llm.output_messages.0.message.content")
+    if isinstance(content, str) and content:
+        return content
+    for event in reversed(span.events or ()):
+        ev_attrs = event.attributes or {}
+        if event.name == "gen_ai.choice":
+            return message_text(ev_attrs.get("message"))
+        if event.name == "gen_ai.client.inference.operation.details":
+            raw = ev_attrs.get("gen_ai.output.messages")
+            if raw is not None:
+                return _genai_text(raw)
+    return None
+
+
+def _genai_text(raw: Any) -> str | None:
+    texts = [
+        p["content"]
+        for p in _message_parts(raw)
+        if p.get("type") == "text" and isinstance(p.get("content"), str)
+    ]
+    return "".join(texts) if texts else None
+
+
+def _reply_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        parsed = json_value(value)
+        if isinstance(parsed, str):
+            return parsed or None
+        if parsed is not value:
+            return message_text(parsed) or value
+        return value or None
+    if value is None:
+        return None
+    return message_text(value) or str(value)
+
+
+# --- errors and metadata -------------------------------------------------------------------
+
+
+def exception_message(span: SpanLike) -> str | None:
+    """The message of the span's last ``exception`` event (OpenTelemetry semantic conventions)."""
+    for event in reversed(span.events or ()):
+        if event.name == "exception":
+            attrs = event.attributes or {}
+            message = text(attrs.get("exception.message"))
+            return message or text(attrs.get("exception.type"))
+    return None
+
+
+#: Attributes that carry message content, tool arguments or results: kept out of
+#: ``metadata["attributes"]`` (they may hold customer data and are large).
+_CONTENT_KEYS = frozenset(
+    {
+        "final_result",
+        "pydantic_ai.all_messages",
+        "all_messages_events",
+        "tool_arguments",
+        "tool_response",
+        "input.value",
+        "output.value",
+        "traceloop.entity.input",
+        "traceloop.entity.output",
+        "mlflow.spanInputs",
+        "mlflow.spanOutputs",
+        "gen_ai.prompt",
+        "gen_ai.completion",
+        "logfire.json_schema",
+        "logfire.metrics",
+    }
+)
+_CONTENT_PREFIXES = (
+    "gen_ai.input.",
+    "gen_ai.output.",
+    "gen_ai.system_instructions",
+    "gen_ai.tool.",
+    "gen_ai.prompt.",
+    "gen_ai.completion.",
+    "ai.prompt",
+    "ai.response.",
+    "ai.toolCall.",
+    "ai.result.",
+    "llm.input_messages",
+    "llm.output_messages",
+    "llm.prompts",
+    "gcp.vertex.agent.llm_",
+    "gcp.vertex.agent.tool_",
+)
+
+
+def is_content_attribute(key: str) -> bool:
+    """Whether ``key`` holds message content, arguments or results rather than a label."""
+    return key in _CONTENT_KEYS or key.startswith(_CONTENT_PREFIXES)
