@@ -206,7 +206,11 @@ def _metadata(
     ends = [t.end_ns for t in ordered if t.end_ns]
     if starts and ends:
         meta["total_latency_ms"] = max(0, max(ends) - min(starts)) / 1e6
-    meta["error_span_ids"] = [sid for _, sid in sorted(e for t in ordered for e in t.error_spans)]
+    errors = {sid: start for t in ordered for start, sid in t.error_spans}
+    for call in calls:  # failures only the instrumentation's attributes show (ADK retries)
+        if call.status == "error" and call.span_id and call.span_id not in errors:
+            errors[call.span_id] = call.start_ns
+    meta["error_span_ids"] = sorted(errors, key=lambda sid: (errors[sid], sid))
     meta["agent_span_ids"] = [f.span_id for f in agents]
     meta["span_count"] = sum(t.span_count for t in ordered)
     return meta
