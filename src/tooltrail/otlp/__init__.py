@@ -1,14 +1,20 @@
 """OTLP wire formats: decoding and encoding protobuf and JSON, collector file framings, compression.
 
-Nothing outside this package knows what a length prefix is.
+Nothing outside this package knows what a length prefix is. Reading: ``read_spans`` (files,
+directories, globs, stdin), ``iter_records`` (record by record), ``decode_request`` /
+``decode_json_request`` (one request body). Writing: ``encode_request``, ``json_line``,
+``frame``, ``OtlpFileWriter``; the same for logs (evaluation events).
 """
 
+from tooltrail.otlp.encode import encode_request, frame, json_line, logs_json_line
 from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.limits import DEFAULT_LIMITS, TRUNCATED_MARKER, Limits
+from tooltrail.otlp.logs import LogRecord, encode_logs_request, read_log_records
 from tooltrail.otlp.otlpjson import decode_json_request
 from tooltrail.otlp.pb import decode_request
 from tooltrail.otlp.records import Record, expand_paths, iter_records, read_spans
 from tooltrail.otlp.span import Diagnostic, Span, SpanEvent
+from tooltrail.otlp.writer import OtlpFileWriter, encode_for_file
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -16,12 +22,21 @@ __all__ = [
     "DecodeError",
     "Diagnostic",
     "Limits",
+    "LogRecord",
+    "OtlpFileWriter",
     "Record",
     "Span",
     "SpanEvent",
     "decode_json_request",
     "decode_request",
+    "encode_for_file",
+    "encode_logs_request",
+    "encode_request",
     "expand_paths",
+    "frame",
     "iter_records",
+    "json_line",
+    "logs_json_line",
+    "read_log_records",
     "read_spans",
 ]

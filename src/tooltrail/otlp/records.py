@@ -138,9 +138,27 @@ def iter_records(
     return _records(os.fspath(path), limits, diagnostics, True)
 
 
+def _spans_from_json(doc: Any, where: Where) -> list[Any]:
+    return spans_from_json(doc, where, lazy=True)
+
+
+def _spans_from_bytes(data: bytes, where: Where) -> list[Any]:
+    return spans_from_bytes(data, where, lazy=True)
+
+
+#: How one signal's records are decoded: from a parsed JSON document, and from protobuf bytes.
+TRACES = (_spans_from_json, _spans_from_bytes)
+
+
 def _records(
-    path: str, limits: Limits, diagnostics: list[Diagnostic] | None, named: bool
+    path: str,
+    limits: Limits,
+    diagnostics: list[Diagnostic] | None,
+    named: bool,
+    signal: tuple[Any, Any] = TRACES,
 ) -> Iterator[Record]:
+    """Records of one file; ``signal`` decodes them (spans by default, log records too)."""
+
     def report(line: int | None, offset: int | None, message: str) -> None:
         if diagnostics is not None:
             diagnostics.append(Diagnostic(path, line, offset, message))
@@ -156,7 +174,7 @@ def _records(
         report(None, None, f"cannot open: {exc.strerror or exc}")
         return
     try:
-        reader = _FileReader(path, stream, size, limits, diagnostics, report)
+        reader = _FileReader(path, stream, size, limits, diagnostics, report, signal)
         try:
             yield from reader.records()
         except _NotOtlp as exc:
@@ -184,7 +202,9 @@ class _FileReader:
         limits: Limits,
         diagnostics: list[Diagnostic] | None,
         report: Any,
+        signal: tuple[Any, Any],
     ) -> None:
+        self.from_json, self.from_bytes = signal
         self.path = path
         self.stream = stream
         self.size = size
@@ -268,9 +288,9 @@ class _FileReader:
     def _json_record(self, doc: Any, line_no: int, start: int, first: bool) -> Iterator[Record]:
         where = self.where(line_no, None)
         try:
-            spans = spans_from_json(doc, where, lazy=True)
+            spans = self.from_json(doc, where)
         except DecodeError as exc:
-            if first and exc.field in ("resourceSpans", "(document)") and not isinstance(doc, list):
+            if first and exc.field in ("resourceSpans", "resourceLogs", "(document)"):
                 raise _NotOtlp(f"not an OTLP traces file: {exc.reason}") from None
             self.report(line_no, None, f"{exc}")
             return
@@ -338,7 +358,7 @@ class _FileReader:
 
     def _parses(self, data: bytes) -> bool:
         try:
-            spans_from_bytes(data, self.where(None, 0), lazy=True)
+            self.from_bytes(data, Where(self.path, None, 0, self.limits, None))
         except DecodeError:
             return False
         return True
@@ -350,9 +370,9 @@ class _FileReader:
                 body = decompress_record(body, self.limits.max_record_bytes)
             where = self.where(None, start)
             if body.lstrip(_WHITESPACE)[:1] == b"{":
-                spans = spans_from_json(parse_json(body), where, lazy=True)
+                spans = self.from_json(parse_json(body), where)
             else:
-                spans = spans_from_bytes(body, where, lazy=True)
+                spans = self.from_bytes(body, where)
         except DecodeError as exc:
             return None, str(exc)
         except LimitExceeded as exc:
@@ -382,7 +402,7 @@ class _FileReader:
 
     def _single_from(self, data: bytes, start: int) -> Iterator[Record]:
         try:
-            spans = spans_from_bytes(data, self.where(None, start), lazy=True)
+            spans = self.from_bytes(data, self.where(None, start))
         except DecodeError as exc:
             self.report(
                 None, start, f"neither length-prefixed nor a single OTLP message: {exc.reason}"

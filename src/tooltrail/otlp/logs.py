@@ -1,0 +1,235 @@
+"""OTLP logs: the evaluation events tooltrail writes, read back as small records.
+
+Scores go back onto traces as ``gen_ai.evaluation.result`` log records; offline they are
+written into OTLP logs files with ``OtlpFileWriter``. This module builds such requests and
+reads logs files (same formats, framings and compression as trace files).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.protobuf.message import DecodeError as ProtobufDecodeError
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+from tooltrail.otlp.encode import set_any_value, set_attributes
+from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.lazy import Where
+from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.otlpjson import json_id
+from tooltrail.otlp.records import _records, expand_paths
+from tooltrail.otlp.span import Diagnostic
+from tooltrail.otlp.values import (
+    Notes,
+    json_attributes,
+    json_int,
+    json_value,
+    pb_attributes,
+    pb_value,
+)
+
+
+@dataclass(slots=True)
+class LogRecord:
+    """One OTLP log record. Ids are lower-case hex, ``""`` when the record has none."""
+
+    trace_id: str = ""
+    span_id: str = ""
+    time_ns: int = 0
+    event_name: str = ""
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    body: Any = None
+    severity_number: int = 0
+    resource: Mapping[str, Any] = field(default_factory=dict)
+    scope_name: str = ""
+    #: Where the record was read from: ``"path:line"`` or ``"path@offset"``.
+    origin: str = ""
+
+
+def encode_logs_request(
+    records: Iterable[LogRecord],
+    *,
+    resource: Mapping[str, Any] | None = None,
+    scope_name: str = "tooltrail",
+) -> ExportLogsServiceRequest:
+    """An ``ExportLogsServiceRequest`` with ``records`` under one resource and scope."""
+    request = ExportLogsServiceRequest()
+    group = request.resource_logs.add()
+    group.resource.SetInParent()
+    set_attributes(group.resource.attributes, resource or {})
+    scope_logs = group.scope_logs.add()
+    scope_logs.scope.name = scope_name
+    for record in records:
+        out = scope_logs.log_records.add()
+        out.time_unix_nano = record.time_ns
+        out.observed_time_unix_nano = record.time_ns
+        if record.severity_number:
+            out.severity_number = record.severity_number  # type: ignore[assignment]
+        if record.body is not None:
+            set_any_value(out.body, record.body)
+        set_attributes(out.attributes, record.attributes)
+        if record.trace_id:
+            out.trace_id = bytes.fromhex(record.trace_id)
+        if record.span_id:
+            out.span_id = bytes.fromhex(record.span_id)
+        out.event_name = record.event_name
+    return request
+
+
+def _id_or_report(value: bytes, size: int, where: Where, path: str) -> str | None:
+    if not value or value == bytes(size):
+        return ""
+    if len(value) != size:
+        where.report(path, f"log record rejected: expected {size} bytes, got {len(value)}")
+        return None
+    return value.hex()
+
+
+def _logs_from_bytes(data: bytes, where: Where) -> list[LogRecord]:
+    try:
+        request = ExportLogsServiceRequest.FromString(data)
+    except (ProtobufDecodeError, RecursionError, ValueError) as exc:
+        raise DecodeError(f"not a valid OTLP protobuf logs message ({exc})") from None
+    limits = where.limits
+    out: list[LogRecord] = []
+    for ri, rl in enumerate(request.resource_logs):
+        notes: Notes = []
+        rpath = f"resourceLogs[{ri}]"
+        resource = pb_attributes(rl.resource.attributes, limits, f"{rpath}.resource", notes)
+        for si, sl in enumerate(rl.scope_logs):
+            for li, record in enumerate(sl.log_records):
+                path = f"{rpath}.scopeLogs[{si}].logRecords[{li}]"
+                trace_id = _id_or_report(record.trace_id, 16, where, f"{path}.traceId")
+                span_id = _id_or_report(record.span_id, 8, where, f"{path}.spanId")
+                if trace_id is None or span_id is None:
+                    continue
+                out.append(
+                    LogRecord(
+                        trace_id=trace_id,
+                        span_id=span_id,
+                        time_ns=record.time_unix_nano or record.observed_time_unix_nano,
+                        event_name=record.event_name,
+                        attributes=pb_attributes(record.attributes, limits, path, notes),
+                        body=pb_value(record.body, limits, f"{path}.body", notes)
+                        if record.HasField("body")
+                        else None,
+                        severity_number=record.severity_number,
+                        resource=resource,
+                        scope_name=sl.scope.name,
+                        origin=where.origin,
+                    )
+                )
+        where.report_notes(notes)
+    return out
+
+
+def _get(obj: Mapping[str, Any], camel: str, snake: str, default: Any = None) -> Any:
+    value = obj.get(camel)
+    if value is None:
+        value = obj.get(snake, default)
+    return default if value is None else value
+
+
+def _json_log_id(value: Any, size: int, where: Where, path: str) -> str | None:
+    if not value or value == "0" * (2 * size):
+        return ""
+    try:
+        return json_id(value, size)
+    except DecodeError as exc:
+        where.report(path, f"log record rejected: {exc.reason}")
+        return None
+
+
+def _logs_from_json(doc: Any, where: Where) -> list[LogRecord]:
+    if not isinstance(doc, dict):
+        raise DecodeError("expected an object", field="(document)")
+    groups = _get(doc, "resourceLogs", "resource_logs")
+    if groups is None:
+        if "resourceSpans" in doc or "resource_spans" in doc or "resourceMetrics" in doc:
+            return []
+        raise DecodeError("not an OTLP logs document (no resourceLogs)", field="resourceLogs")
+    limits = where.limits
+    out: list[LogRecord] = []
+    for ri, rl in enumerate(_list(groups, "resourceLogs")):
+        rpath = f"resourceLogs[{ri}]"
+        notes: Notes = []
+        resource_obj = rl.get("resource") if isinstance(rl, dict) else None
+        resource = (
+            json_attributes(resource_obj.get("attributes"), limits, f"{rpath}.resource", notes)
+            if isinstance(resource_obj, dict)
+            else {}
+        )
+        for si, sl in enumerate(
+            _list(_get(rl, "scopeLogs", "scope_logs", []), f"{rpath}.scopeLogs")
+        ):
+            scope = sl.get("scope") if isinstance(sl, dict) else None
+            scope_name = scope.get("name", "") if isinstance(scope, dict) else ""
+            spath = f"{rpath}.scopeLogs[{si}]"
+            for li, record in enumerate(_list(_get(sl, "logRecords", "log_records", []), spath)):
+                path = f"{spath}.logRecords[{li}]"
+                try:
+                    out.append(_json_log(record, where, path, resource, scope_name, notes))
+                except DecodeError as exc:
+                    where.report(
+                        f"{path}.{exc.field}" if exc.field else path,
+                        f"log record rejected: {exc.reason}",
+                    )
+        where.report_notes(notes)
+    return out
+
+
+def _list(value: Any, path: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise DecodeError("expected a list", field=path)
+    return value
+
+
+def _json_log(
+    record: Any, where: Where, path: str, resource: dict[str, Any], scope_name: str, notes: Notes
+) -> LogRecord:
+    if not isinstance(record, dict):
+        raise DecodeError("expected an object")
+    trace_id = _json_log_id(_get(record, "traceId", "trace_id"), 16, where, f"{path}.traceId")
+    span_id = _json_log_id(_get(record, "spanId", "span_id"), 8, where, f"{path}.spanId")
+    if trace_id is None or span_id is None:
+        raise DecodeError("invalid id")
+    time = _get(record, "timeUnixNano", "time_unix_nano") or _get(
+        record, "observedTimeUnixNano", "observed_time_unix_nano", 0
+    )
+    body = record.get("body")
+    event_name = _get(record, "eventName", "event_name", "")
+    severity = _get(record, "severityNumber", "severity_number", 0)
+    return LogRecord(
+        trace_id=trace_id,
+        span_id=span_id,
+        time_ns=json_int(time, "timeUnixNano") if time else 0,
+        event_name=event_name if isinstance(event_name, str) else "",
+        attributes=json_attributes(
+            record.get("attributes"), where.limits, f"{path}.attributes", notes
+        ),
+        body=json_value(body, where.limits, f"{path}.body", notes) if body else None,
+        severity_number=severity if isinstance(severity, int) else 0,
+        resource=resource,
+        scope_name=scope_name if isinstance(scope_name, str) else "",
+        origin=where.origin,
+    )
+
+
+LOGS = (_logs_from_json, _logs_from_bytes)
+
+
+def read_log_records(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    diagnostics: list[Diagnostic] | None = None,
+) -> Iterator[LogRecord]:
+    """Every log record in OTLP logs files (JSON lines or protobuf, any framing/compression).
+
+    Lines holding spans or metrics are skipped; bad records go to ``diagnostics``."""
+    for path, named in expand_paths(paths, diagnostics):
+        for record in _records(path, limits, diagnostics, named, LOGS):
+            yield from record.spans
