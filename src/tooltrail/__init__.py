@@ -4,12 +4,68 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from tooltrail.checks import Registry, Score, default_registry, scorer, values_equal
+from tooltrail.evaluate import (
+    CaseResult,
+    EvaluationReport,
+    EvaluationSample,
+    MetricSummary,
+    RunVerdict,
+    Summary,
+    evaluate_suite,
+    evaluate_trace,
+)
 from tooltrail.model import EvalSpan, EvalTrace, ToolCall, parse_args
+from tooltrail.report import (
+    Gate,
+    GateResult,
+    render_json,
+    render_junit,
+    render_markdown,
+    render_text,
+)
+from tooltrail.suite import (
+    EvaluatorConfig,
+    Expect,
+    Match,
+    SuiteError,
+    TestCase,
+    TestSuite,
+    ToolCallArgs,
+    Turn,
+)
 
 __all__ = [
+    "CaseResult",
     "EvalSpan",
     "EvalTrace",
+    "EvaluationReport",
+    "EvaluationSample",
+    "EvaluatorConfig",
+    "Expect",
+    "Gate",
+    "GateResult",
+    "Match",
+    "MetricSummary",
+    "Registry",
+    "RunVerdict",
+    "Score",
+    "SuiteError",
+    "Summary",
+    "TestCase",
+    "TestSuite",
     "ToolCall",
-    "parse_args",
+    "ToolCallArgs",
+    "Turn",
     "__version__",
+    "default_registry",
+    "evaluate_suite",
+    "evaluate_trace",
+    "parse_args",
+    "render_json",
+    "render_junit",
+    "render_markdown",
+    "render_text",
+    "scorer",
+    "values_equal",
 ]

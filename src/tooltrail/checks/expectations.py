@@ -1,0 +1,232 @@
+"""The case expectations of CHECKS.md: one score each, value 1.0 or 0.0, exact texts.
+
+Score order inside a case: contains, required_tool, forbidden_tool, tool_args,
+tool_arg_values, tool_order, turn_count_threshold (scorers follow, run by the registry).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tooltrail.checks.equality import args_contain
+from tooltrail.checks.score import Score, config_error
+from tooltrail.checks.view import CallView
+from tooltrail.model import EvalTrace, ToolCall
+
+if TYPE_CHECKING:
+    from tooltrail.suite.case import TestCase
+
+
+def expectation_scores(
+    case: TestCase, trace: EvalTrace, view: CallView, output: Any
+) -> list[Score]:
+    """Every case-expectation score of ``case`` on one trace, in the contract's order."""
+    scores: list[Score] = []
+    if case.expected_contains:
+        scores.extend(contains_scores(case.expected_contains, output))
+    for tool in case.required_tools:
+        scores.append(required_tool_score(tool, view))
+    for tool in case.forbidden_tools:
+        scores.append(forbidden_tool_score(tool, view))
+    for tool, keys in case.required_tool_arguments.items():
+        scores.append(tool_args_score(tool, keys, view))
+    for tool, expected in case.expected_tool_arguments.items():
+        scores.append(tool_arg_values_score(tool, expected, view))
+    if case.required_tool_order:
+        scores.append(tool_order_score(case.required_tool_order, view))
+    if case.max_turns is not None:
+        scores.append(turn_count_score(case.max_turns, trace))
+    return scores
+
+
+def _span_ids(calls: list[ToolCall]) -> tuple[str, ...]:
+    return tuple(c.span_id for c in calls if c.span_id)
+
+
+def contains_scores(needles: list[str], output: Any) -> list[Score]:
+    """``contains:{text}``: the casefolded text occurs in the stripped, casefolded reply."""
+    if output is None:
+        reply = ""
+    else:
+        reply = (output if isinstance(output, str) else str(output)).strip().casefold()
+    scores = []
+    for text in needles:
+        name = f"contains:{text}"
+        if str(text).casefold() in reply:
+            scores.append(
+                Score(name, "contains", 1.0, True, f"Output contains required text: {text!r}.")
+            )
+        else:
+            scores.append(
+                Score(name, "contains", 0.0, False, f"Output is missing required text: {text!r}.")
+            )
+    return scores
+
+
+def required_tool_score(tool: str, view: CallView) -> Score:
+    """``required_tool:{t}``: ``t`` was called (the first call is the evidence)."""
+    positions = view.by_name.get(tool)
+    name = f"required_tool:{tool}"
+    if positions:
+        span_id = view.calls[positions[0]].span_id
+        return Score(
+            name,
+            "required_tool",
+            1.0,
+            True,
+            f"Required tool {tool!r} was called.",
+            span_ids=(span_id,) if span_id else (),
+        )
+    return Score(name, "required_tool", 0.0, False, f"Required tool {tool!r} was not called.")
+
+
+def forbidden_tool_score(tool: str, view: CallView) -> Score:
+    """``forbidden_tool:{t}``: ``t`` was not called (every call of it is evidence against)."""
+    name = f"forbidden_tool:{tool}"
+    if tool in view.by_name:
+        return Score(
+            name,
+            "forbidden_tool",
+            0.0,
+            False,
+            f"Forbidden tool {tool!r} was called.",
+            span_ids=_span_ids(view.calls_of(tool)),
+        )
+    return Score(name, "forbidden_tool", 1.0, True, f"Forbidden tool {tool!r} was not called.")
+
+
+def tool_args_score(tool: str, keys: list[str], view: CallView) -> Score:
+    """``tool_args:{t}``: some call of ``t`` has every listed argument name (presence only)."""
+    name = f"tool_args:{tool}"
+    if isinstance(keys, (str, bytes)) or not isinstance(keys, (list, tuple)):
+        return config_error(
+            name, "tool_args", f"required_tool_arguments[{tool!r}] must be a list of names."
+        )
+    calls = view.calls_of(tool)
+    for call in calls:
+        args = call.args
+        if not keys or (args is not None and all(k in args for k in keys)):
+            return Score(
+                name,
+                "tool_args",
+                1.0,
+                True,
+                f"Tool {tool!r} included required arguments {keys}.",
+                span_ids=(call.span_id,) if call.span_id else (),
+            )
+    return Score(
+        name,
+        "tool_args",
+        0.0,
+        False,
+        f"Tool {tool!r} did not include required arguments {keys}.",
+        span_ids=_span_ids(calls),
+    )
+
+
+def tool_arg_values_score(tool: str, expected: dict[str, Any], view: CallView) -> Score:
+    """``tool_arg_values:{t}``: some call of ``t`` has the expected arguments (subset)."""
+    name = f"tool_arg_values:{tool}"
+    if not isinstance(expected, dict):
+        return config_error(
+            name, "tool_arg_values", f"expected_tool_arguments[{tool!r}] must be a mapping."
+        )
+    calls = view.calls_of(tool)
+    if not calls:
+        return Score(
+            name,
+            "tool_arg_values",
+            0.0,
+            False,
+            f"Tool {tool!r} was not called, so {expected} was not passed.",
+        )
+    for call in calls:
+        if args_contain(expected, call.args):
+            return Score(
+                name,
+                "tool_arg_values",
+                1.0,
+                True,
+                f"Tool {tool!r} was called with {expected}.",
+                span_ids=(call.span_id,) if call.span_id else (),
+            )
+    seen = [call.args for call in calls]
+    return Score(
+        name,
+        "tool_arg_values",
+        0.0,
+        False,
+        f"Tool {tool!r} was called with {seen}, not {expected}.",
+        span_ids=_span_ids(calls),
+    )
+
+
+def tool_order_score(order: list[str], view: CallView) -> Score:
+    """``tool_order``: each listed tool's first call comes after the previous one's first call."""
+    by_name = view.by_name
+    missing: list[str] = []
+    for tool in order:
+        if tool not in by_name and tool not in missing:
+            missing.append(tool)
+    if missing:
+        return Score(
+            "tool_order",
+            "tool_order",
+            0.0,
+            False,
+            f"Required order {order} not met: {missing} never called.",
+        )
+    for a, b in zip(order, order[1:], strict=False):
+        first_a = by_name[a][0]
+        first_b = by_name[b][0]
+        if first_b <= first_a:
+            span_id = view.calls[first_b].span_id
+            return Score(
+                "tool_order",
+                "tool_order",
+                0.0,
+                False,
+                f"Required order {order} not met: {b!r} was called before {a!r}.",
+                span_ids=(span_id,) if span_id else (),
+            )
+    return Score(
+        "tool_order",
+        "tool_order",
+        1.0,
+        True,
+        f"Tools were first called in the required order {order}.",
+    )
+
+
+def trace_turn_count(trace: EvalTrace) -> int | None:
+    """The trace's turn count: ``metadata["turn_count"]`` when present, else the highest turn
+    among its calls. ``None`` when the metadata value is not a positive int (a bool is not a
+    count) or when there is nothing to derive it from."""
+    if "turn_count" in trace.metadata:
+        return trace.turn_count
+    if trace.tool_calls:
+        highest = max(call.turn for call in trace.tool_calls)
+        return highest if isinstance(highest, int) and highest > 0 else None
+    return None
+
+
+def turn_count_score(max_turns: int, trace: EvalTrace) -> Score:
+    """``turn_count_threshold``: the trace took at most ``max_turns`` turns."""
+    name = "turn_count_threshold"
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 0:
+        return config_error(
+            name, name, f"max_turns must be a non-negative integer, not {max_turns!r}."
+        )
+    count = trace_turn_count(trace)
+    if count is None:
+        return Score(
+            name,
+            name,
+            0.0,
+            False,
+            "Trace metadata is missing a positive integer turn_count, so the max_turns check "
+            "could not be evaluated.",
+        )
+    if count <= max_turns:
+        return Score(name, name, 1.0, True, f"Turn count {count} meets the {max_turns} turn limit.")
+    return Score(name, name, 0.0, False, f"Turn count {count} exceeds the {max_turns} turn limit.")

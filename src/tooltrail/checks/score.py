@@ -1,0 +1,74 @@
+"""The verdict every check and scorer returns: one slotted value, cheap to build by the million."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class Score:
+    """One check's verdict on one trace.
+
+    ``name`` identifies the check on its case (``"required_tool:verify_identity"``); ``metric``
+    is what reports roll up by (``"required_tool"``). ``span_ids`` are the span(s) of the
+    call(s) that caused the verdict; an empty tuple means the verdict is about the whole trace.
+    ``error`` names what went wrong (``"ConfigError"``, an exception type) when the scorer
+    itself failed or was misconfigured: such a score never passes.
+    """
+
+    name: str
+    metric: str
+    value: float
+    passed: bool
+    explanation: str
+    required: bool = True
+    skipped: bool = False
+    span_ids: tuple[str, ...] = ()
+    error: str | None = None
+    #: 1-based turn a per-turn check judged; ``None`` for checks over the whole trace.
+    turn: int | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Whether this score makes its case fail: required, not skipped and not passed."""
+        return self.required and not self.skipped and not self.passed
+
+    def to_dict(self) -> dict[str, object]:
+        """The score as plain JSON-ready data (stable field names)."""
+        return {
+            "name": self.name,
+            "metric": self.metric,
+            "value": self.value if math.isfinite(self.value) else None,
+            "passed": self.passed,
+            "explanation": self.explanation,
+            "required": self.required,
+            "skipped": self.skipped,
+            "span_ids": list(self.span_ids),
+            "error": self.error,
+            "turn": self.turn,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Score:
+        """Rebuild a score written by :meth:`to_dict`."""
+        value = data.get("value")
+        turn = data.get("turn")
+        error = data.get("error")
+        return cls(
+            name=str(data["name"]),
+            metric=str(data["metric"]),
+            value=float(value) if isinstance(value, (int, float)) else float("nan"),
+            passed=bool(data["passed"]),
+            explanation=str(data.get("explanation", "")),
+            required=bool(data.get("required", True)),
+            skipped=bool(data.get("skipped", False)),
+            span_ids=tuple(str(s) for s in data.get("span_ids") or ()),  # type: ignore[union-attr]
+            error=str(error) if error is not None else None,
+            turn=turn if isinstance(turn, int) else None,
+        )
+
+
+def config_error(name: str, metric: str, reason: str) -> Score:
+    """A failing score that reports a misconfigured check instead of a verdict."""
+    return Score(name, metric, 0.0, False, reason, error="ConfigError")

@@ -1,0 +1,352 @@
+"""Run a case's checks on a trace, and roll many such results up into a report.
+
+``evaluate_trace`` is the one (case, trace) evaluation every path shares (live processor,
+receiver, batch CLI, pytest plugin); ``evaluate_suite`` pairs samples with cases;
+``EvaluationReport.from_results`` merges results computed anywhere (workers, machines).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from tooltrail.checks.expectations import expectation_scores
+from tooltrail.checks.registry import Registry, default_registry, did_you_mean
+from tooltrail.checks.score import Score
+from tooltrail.checks.turns import turn_scores
+from tooltrail.checks.view import trace_view
+from tooltrail.model import EvalTrace
+from tooltrail.suite.errors import SuiteError
+
+if TYPE_CHECKING:
+    from tooltrail.suite.case import TestCase
+    from tooltrail.suite.testsuite import TestSuite
+
+#: Version of the ``EvaluationReport.to_dict`` layout; bumped on incompatible changes.
+SCHEMA_VERSION = 1
+
+
+class ReportError(ValueError):
+    """A serialized report cannot be read back."""
+
+
+@dataclass(slots=True)
+class EvaluationSample:
+    """One recorded run to judge: which case, the agent's reply, and its trace."""
+
+    case_id: str
+    output: str | None = None
+    trace: EvalTrace | None = None
+    #: Row label in reports; defaults to the case id (numbered when a case has several runs).
+    label: str | None = None
+
+
+@dataclass(slots=True)
+class CaseResult:
+    """One (case, trace) evaluation: a report row."""
+
+    case_id: str
+    passed: bool
+    scores: list[Score]
+    trace_id: str | None = None
+    #: Row label shown in reports; defaults to ``case_id``.
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            self.label = self.case_id
+
+    @property
+    def failures(self) -> list[Score]:
+        """The scores that make this row fail (required, not skipped, not passed), in order."""
+        return [s for s in self.scores if s.required and not s.skipped and not s.passed]
+
+    def failure_messages(self) -> list[str]:
+        """``"name: explanation"`` per failure; per-turn names start with ``turn{n}:``."""
+        return [f"{s.name}: {s.explanation}" for s in self.failures]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "case_id": self.case_id,
+            "label": self.label,
+            "trace_id": self.trace_id,
+            "passed": self.passed,
+            "scores": [s.to_dict() for s in self.scores],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+        return cls(
+            case_id=str(data["case_id"]),
+            passed=bool(data["passed"]),
+            scores=[Score.from_dict(s) for s in data.get("scores", [])],
+            trace_id=data.get("trace_id"),
+            label=str(data.get("label") or data["case_id"]),
+        )
+
+
+@dataclass(slots=True)
+class MetricSummary:
+    """Passed and total non-skipped scores of one metric over every row."""
+
+    passed: int = 0
+    total: int = 0
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.total if self.total else 0.0
+
+
+@dataclass(slots=True)
+class RunVerdict:
+    """A case's verdict over all its rows: passed runs / max(runs, rows) >= threshold."""
+
+    case_id: str
+    passed_runs: int
+    runs: int
+    #: ``None``: every run must pass.
+    threshold: float | None
+    passed: bool
+    #: Whether the case asked for repeated runs (``runs > 1`` or a threshold): reports show it.
+    repeated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "case_id": self.case_id,
+            "passed_runs": self.passed_runs,
+            "runs": self.runs,
+            "threshold": self.threshold,
+            "passed": self.passed,
+            "repeated": self.repeated,
+        }
+
+
+@dataclass(slots=True)
+class Summary:
+    metrics: dict[str, MetricSummary] = field(default_factory=dict)
+    passed_cases: int = 0
+    total_cases: int = 0
+    pass_rate: float = 0.0
+    #: Mean value of every non-skipped score.
+    average_score: float = 0.0
+    #: One verdict per case that has rows, in order of first row.
+    runs: list[RunVerdict] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class EvaluationReport:
+    """Rows of (case, trace) results for one suite, and their roll-up."""
+
+    suite_name: str
+    suite_version: str
+    cases: list[CaseResult]
+    summary: Summary
+
+    @property
+    def passed(self) -> bool:
+        """Whether every case passed (a repeated case by its runs threshold)."""
+        return all(verdict.passed for verdict in self.summary.runs)
+
+    @classmethod
+    def from_results(
+        cls, suite: TestSuite | None, results: Iterable[CaseResult]
+    ) -> EvaluationReport:
+        """A report over results computed anywhere, in the order given; the summary is derived."""
+        rows = list(results)
+        cases = {c.id: c for c in suite.cases} if suite is not None else {}
+        return cls(
+            suite_name=suite.name if suite is not None else "",
+            suite_version=suite.version if suite is not None else "",
+            cases=rows,
+            summary=summarize(rows, cases),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data with stable field names and ``schema_version``."""
+        summary = self.summary
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "suite": {"name": self.suite_name, "version": self.suite_version},
+            "passed": self.passed,
+            "summary": {
+                "passed_cases": summary.passed_cases,
+                "total_cases": summary.total_cases,
+                "pass_rate": summary.pass_rate,
+                "average_score": summary.average_score,
+                "metrics": {
+                    name: {"passed": m.passed, "total": m.total}
+                    for name, m in summary.metrics.items()
+                },
+                "runs": [verdict.to_dict() for verdict in summary.runs],
+            },
+            "cases": [row.to_dict() for row in self.cases],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> EvaluationReport:
+        """Read a report written by :meth:`to_dict` (e.g. for ``tooltrail gate``)."""
+        if not isinstance(data, dict):
+            raise ReportError("a report must be a JSON object")
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ReportError(
+                f"unsupported report schema_version {version!r} (this tooltrail reads "
+                f"{SCHEMA_VERSION})"
+            )
+        try:
+            rows = [CaseResult.from_dict(row) for row in data.get("cases", [])]
+            suite = data.get("suite") or {}
+            runs = [
+                RunVerdict(
+                    case_id=str(r["case_id"]),
+                    passed_runs=int(r["passed_runs"]),
+                    runs=int(r["runs"]),
+                    threshold=r.get("threshold"),
+                    passed=bool(r["passed"]),
+                    repeated=bool(r.get("repeated", False)),
+                )
+                for r in (data.get("summary") or {}).get("runs", [])
+            ]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ReportError(f"malformed report: {type(exc).__name__}: {exc}") from None
+        summary = summarize(rows, {})
+        if runs:  # keep the recorded thresholds: the suite is not at hand
+            summary.runs = runs
+        return cls(str(suite.get("name", "")), str(suite.get("version", "")), rows, summary)
+
+
+def evaluate_trace(
+    case: TestCase,
+    trace: EvalTrace,
+    output: str | None = None,
+    registry: Registry | None = None,
+    *,
+    label: str | None = None,
+) -> CaseResult:
+    """Run every expectation and scorer of ``case`` on ``trace``; never raises.
+
+    ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
+    """
+    reply = trace.output if output is None else output
+    try:
+        view = trace_view(trace, ignore_failed=case.ignore_failed_calls)
+        scores = expectation_scores(case, trace, view, reply)
+        if case.turns:
+            scores.extend(turn_scores(case.turns, view))
+    except Exception as exc:  # bad input must cost one row, not the run
+        scores = [
+            Score(
+                "checks",
+                "checks",
+                0.0,
+                False,
+                f"The checks could not run: {type(exc).__name__}.",
+                error=type(exc).__name__,
+            )
+        ]
+    if case.evaluators:
+        registry = registry if registry is not None else default_registry()
+        for evaluator in case.evaluators:
+            scores.extend(registry.run(evaluator, trace, case))
+    passed = True
+    for score in scores:
+        if not score.passed and score.required and not score.skipped:
+            passed = False
+            break
+    return CaseResult(case.id, passed, scores, trace.trace_id, label or case.id)
+
+
+def evaluate_suite(
+    suite: TestSuite,
+    samples: Iterable[EvaluationSample],
+    registry: Registry | None = None,
+) -> EvaluationReport:
+    """Evaluate each sample against the case it names; rows keep the samples' order.
+
+    A sample naming a case the suite lacks raises ``SuiteError`` before anything runs.
+    """
+    samples = list(samples)
+    cases = {case.id: case for case in suite.cases}
+    counts: dict[str, int] = {}
+    for index, sample in enumerate(samples):
+        if sample.case_id not in cases:
+            raise SuiteError(
+                f"sample {index} names case {sample.case_id!r}, which suite {suite.name!r} "
+                f"does not have{did_you_mean(sample.case_id, cases)}"
+            )
+        counts[sample.case_id] = counts.get(sample.case_id, 0) + 1
+    registry = registry if registry is not None else default_registry()
+    seen: dict[str, int] = {}
+    rows = []
+    for sample in samples:
+        case_id = sample.case_id
+        label = sample.label
+        if label is None and counts[case_id] > 1:
+            seen[case_id] = seen.get(case_id, 0) + 1
+            label = f"{case_id} run {seen[case_id]}"
+        trace = sample.trace if sample.trace is not None else EvalTrace(trace_id="")
+        rows.append(evaluate_trace(cases[case_id], trace, sample.output, registry, label=label))
+    return EvaluationReport(suite.name, suite.version, rows, summarize(rows, cases))
+
+
+def summarize(rows: list[CaseResult], cases: dict[str, TestCase]) -> Summary:
+    """The roll-up of CHECKS.md: metrics over non-skipped scores, keys sorted; case counts;
+    mean score; one runs verdict per case (``cases`` supplies runs/threshold)."""
+    metrics: dict[str, MetricSummary] = {}
+    total_value = 0.0
+    counted = 0
+    passed_rows = 0
+    by_case: dict[str, list[bool]] = {}
+    isfinite = math.isfinite
+    for row in rows:
+        if row.passed:
+            passed_rows += 1
+        by_case.setdefault(row.case_id, []).append(row.passed)
+        for score in row.scores:
+            if score.skipped:
+                continue
+            metric = metrics.get(score.metric)
+            if metric is None:
+                metric = metrics[score.metric] = MetricSummary()
+            metric.total += 1
+            if score.passed:
+                metric.passed += 1
+            if isfinite(score.value):
+                total_value += score.value
+                counted += 1
+    verdicts = []
+    for case_id, outcomes in by_case.items():
+        case = cases.get(case_id)
+        wanted_runs = case.runs if case is not None else 1
+        threshold = case.threshold if case is not None else None
+        runs = max(wanted_runs, len(outcomes))
+        passed_runs = sum(outcomes)
+        verdicts.append(
+            RunVerdict(
+                case_id=case_id,
+                passed_runs=passed_runs,
+                runs=runs,
+                threshold=threshold,
+                passed=meets(passed_runs, runs, 1.0 if threshold is None else threshold),
+                repeated=case is not None and (case.runs > 1 or case.threshold is not None),
+            )
+        )
+    total = len(rows)
+    return Summary(
+        metrics={name: metrics[name] for name in sorted(metrics)},
+        passed_cases=passed_rows,
+        total_cases=total,
+        pass_rate=passed_rows / total if total else 0.0,
+        average_score=total_value / counted if counted else 0.0,
+        runs=verdicts,
+    )
+
+
+def meets(passed: int, total: int, floor: float) -> bool:
+    """``passed / total >= floor`` exactly (a rate equal to its floor passes; no float drift)."""
+    if total <= 0:
+        return False
+    return Fraction(passed, total) >= Fraction(repr(float(floor)))

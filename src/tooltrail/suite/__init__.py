@@ -1,0 +1,19 @@
+"""Test cases, policies and suites: which expectations apply to which trace."""
+
+from __future__ import annotations
+
+from tooltrail.suite.case import EvaluatorConfig, Expect, TestCase, ToolCallArgs, Turn
+from tooltrail.suite.errors import SuiteError
+from tooltrail.suite.match import Match
+from tooltrail.suite.testsuite import TestSuite
+
+__all__ = [
+    "EvaluatorConfig",
+    "Expect",
+    "Match",
+    "SuiteError",
+    "TestCase",
+    "TestSuite",
+    "ToolCallArgs",
+    "Turn",
+]

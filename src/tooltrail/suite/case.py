@@ -1,0 +1,141 @@
+"""What a trace is expected to do: test cases, per-turn expectations, scorer configurations.
+
+The names and keywords are those of agentic-evals (``TestCase``, ``EvaluatorConfig``) and
+pytest-agent-eval (``Turn``, ``Expect``, ``ToolCallArgs``), so code written for either runs on
+tooltrail by changing its imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tooltrail.suite.errors import SuiteError
+from tooltrail.suite.match import Match
+
+ArgsMode = Literal["subset", "exact"]
+ARGS_MODES = ("subset", "exact")
+
+
+@dataclass(slots=True)
+class ToolCallArgs:
+    """Some call of ``tool`` in the turn has these arguments (``subset``) or exactly these."""
+
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+    mode: ArgsMode = "subset"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ARGS_MODES:
+            raise SuiteError(f"ToolCallArgs mode must be 'subset' or 'exact', not {self.mode!r}")
+
+
+@dataclass(slots=True)
+class Expect:
+    """What the tool calls of one turn must show (pytest-agent-eval's vocabulary)."""
+
+    tool_calls_include: list[str] = field(default_factory=list)
+    tool_calls_exclude: list[str] = field(default_factory=list)
+    #: The include list must appear as an ordered subsequence of the turn's calls.
+    tool_calls_ordered: bool = False
+    tool_calls_args: list[ToolCallArgs] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (self.tool_calls_include or self.tool_calls_exclude or self.tool_calls_args)
+
+
+@dataclass(slots=True)
+class Turn:
+    """One user message of a conversation and what the agent must do in answer to it."""
+
+    user: str = ""
+    expect: Expect = field(default_factory=Expect)
+
+
+@dataclass(slots=True)
+class EvaluatorConfig:
+    """A named scorer from the registry, its pass threshold and its configuration.
+
+    ``passed = value >= threshold``; with no threshold the scorer's own verdict stands (the
+    built-in scorers pass at 1.0). A score that is not ``required`` is reported but never fails
+    its case.
+    """
+
+    name: str
+    threshold: float | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    required: bool = True
+
+
+_NAME_LISTS = (
+    "expected_contains",
+    "required_tools",
+    "forbidden_tools",
+    "required_tool_order",
+    "tags",
+)
+
+
+@dataclass(slots=True)
+class TestCase:
+    """One case: the expectations a trace (or a conversation, or each of N runs) must meet.
+
+    Without ``match`` the case applies to the traces tagged with its ``id`` (or paired with it
+    by hand); with ``match`` it is a policy applied to every trace the selector picks.
+    ``runs``/``threshold``: the case passes when passed runs / max(runs, runs seen) >=
+    threshold (every run must pass when no threshold is set).
+    """
+
+    __test__ = False  # not a pytest test class
+
+    id: str
+    name: str | None = None
+    input: str | None = None
+    expected_contains: list[str] = field(default_factory=list)
+    required_tools: list[str] = field(default_factory=list)
+    forbidden_tools: list[str] = field(default_factory=list)
+    required_tool_order: list[str] = field(default_factory=list)
+    #: tool -> arguments some call of the tool must include (subset, values compared).
+    expected_tool_arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: tool -> argument names some call of the tool must include (presence only).
+    required_tool_arguments: dict[str, list[str]] = field(default_factory=dict)
+    max_turns: int | None = None
+    evaluators: list[EvaluatorConfig] = field(default_factory=list)
+    turns: list[Turn] = field(default_factory=list)
+    runs: int = 1
+    threshold: float | None = None
+    tags: list[str] = field(default_factory=list)
+    match: Match | None = None
+    #: Leave failed attempts (``status == "error"``) out of every check.
+    ignore_failed_calls: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for key in _NAME_LISTS:
+            if isinstance(getattr(self, key), (str, bytes)):
+                raise SuiteError(f"case {self.id!r}: {key} must be a list of strings, not a string")
+        if not self.has_expectations():
+            raise SuiteError(
+                f"case {self.id!r} has no expectation: set at least one of expected_contains, "
+                "required_tools, forbidden_tools, required_tool_order, expected_tool_arguments, "
+                "required_tool_arguments, max_turns, evaluators or turns[].expect"
+            )
+
+    def has_expectations(self) -> bool:
+        """Whether the case checks anything at all (a case that checks nothing always passes)."""
+        return bool(
+            self.expected_contains
+            or self.required_tools
+            or self.forbidden_tools
+            or self.required_tool_order
+            or self.expected_tool_arguments
+            or self.required_tool_arguments
+            or self.max_turns is not None
+            or self.evaluators
+            or any(not turn.expect.is_empty() for turn in self.turns)
+        )
+
+    @property
+    def title(self) -> str:
+        """The case's display name: ``name``, else ``id``."""
+        return self.name or self.id

@@ -1,0 +1,265 @@
+"""Suite files -> ``TestSuite``: strict keys, typed values, errors with file, line and key path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tooltrail.checks.registry import default_registry, did_you_mean
+from tooltrail.suite.case import (
+    ARGS_MODES,
+    EvaluatorConfig,
+    Expect,
+    TestCase,
+    ToolCallArgs,
+    Turn,
+)
+from tooltrail.suite.errors import SuiteError
+from tooltrail.suite.fields import FieldReader, KeyPath, read_document
+from tooltrail.suite.match import Match
+from tooltrail.suite.testsuite import TestSuite
+
+SUITE_KEYS = ("name", "version", "description", "gate", "cases")
+CASE_KEYS = (
+    "id",
+    "name",
+    "description",
+    "input",
+    "match",
+    "tags",
+    "expected_contains",
+    "required_tools",
+    "forbidden_tools",
+    "required_tool_order",
+    "expected_tool_arguments",
+    "required_tool_arguments",
+    "max_turns",
+    "turns",
+    "evaluators",
+    "runs",
+    "threshold",
+    "ignore_failed_calls",
+    "metadata",
+)
+EVALUATOR_KEYS = ("name", "threshold", "config", "required")
+TURN_KEYS = ("user", "expect")
+EXPECT_KEYS = ("tool_calls_include", "tool_calls_exclude", "tool_calls_ordered", "tool_calls_args")
+TOOL_CALL_ARGS_KEYS = ("tool", "args", "mode")
+MATCH_KEYS = ("service_name", "agent_name", "root_span_name", "attributes", "all")
+
+
+def load_suite(path: str | Path) -> TestSuite:
+    """Read and validate a suite file."""
+    data, reader = read_document(path)
+    return suite_from_data(data, reader)
+
+
+def suite_from_data(data: Any, reader: FieldReader) -> TestSuite:
+    top = reader.mapping(data, (), SUITE_KEYS, required=("name", "cases"), what="a suite mapping")
+    name = reader.string(top["name"], ("name",))
+    version = _version(top.get("version", "1"), reader)
+    raw_cases = top["cases"]
+    if not isinstance(raw_cases, list) or not raw_cases:
+        reader.fail(("cases",), "expected a non-empty list of cases")
+    cases: list[TestCase] = []
+    first_line: dict[str, int] = {}
+    for i, raw in enumerate(raw_cases):
+        case = _case(raw, ("cases", i), reader)
+        if case.id in first_line:
+            reader.fail(
+                ("cases", i, "id"),
+                f"duplicate case id {case.id!r} (also cases[{first_line[case.id]}])",
+            )
+        first_line[case.id] = i
+        cases.append(case)
+    gate = None
+    if top.get("gate") is not None:
+        from tooltrail.report.gate import gate_from_data
+
+        gate = gate_from_data(top["gate"], reader, ("gate",))
+    return TestSuite(name=name, version=version, cases=cases, gate=gate)
+
+
+def _version(value: Any, reader: FieldReader) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        reader.fail(("version",), "expected a version string")
+    return str(value)
+
+
+def _case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
+    data = reader.mapping(raw, path, CASE_KEYS, required=("id",), what="a case mapping")
+    get = data.get
+    fields: dict[str, Any] = {"id": reader.string(data["id"], path + ("id",))}
+    for key in ("name", "input"):
+        if get(key) is not None:
+            fields[key] = reader.string(data[key], path + (key,), allow_empty=True)
+    for key in (
+        "tags",
+        "expected_contains",
+        "required_tools",
+        "forbidden_tools",
+        "required_tool_order",
+    ):
+        if get(key) is not None:
+            fields[key] = reader.string_list(data[key], path + (key,))
+    if get("expected_tool_arguments") is not None:
+        key_path = path + ("expected_tool_arguments",)
+        tools = reader.mapping(
+            data["expected_tool_arguments"], key_path, _any_keys(data["expected_tool_arguments"])
+        )
+        fields["expected_tool_arguments"] = {
+            tool: reader.mapping(
+                args, key_path + (tool,), _any_keys(args), what="a mapping of argument values"
+            )
+            for tool, args in tools.items()
+        }
+    if get("required_tool_arguments") is not None:
+        key_path = path + ("required_tool_arguments",)
+        tools = reader.mapping(
+            data["required_tool_arguments"], key_path, _any_keys(data["required_tool_arguments"])
+        )
+        fields["required_tool_arguments"] = {
+            tool: reader.string_list(keys, key_path + (tool,)) for tool, keys in tools.items()
+        }
+    if get("max_turns") is not None:
+        fields["max_turns"] = reader.integer(data["max_turns"], path + ("max_turns",), minimum=1)
+    if get("runs") is not None:
+        fields["runs"] = reader.integer(data["runs"], path + ("runs",), minimum=1)
+    if get("threshold") is not None:
+        fields["threshold"] = reader.fraction(data["threshold"], path + ("threshold",))
+    if get("ignore_failed_calls") is not None:
+        fields["ignore_failed_calls"] = reader.boolean(
+            data["ignore_failed_calls"], path + ("ignore_failed_calls",)
+        )
+    if get("metadata") is not None:
+        fields["metadata"] = reader.mapping(
+            data["metadata"], path + ("metadata",), _any_keys(data["metadata"])
+        )
+    if get("match") is not None:
+        fields["match"] = _match(data["match"], path + ("match",), reader)
+    if get("turns") is not None:
+        turns = data["turns"]
+        if not isinstance(turns, list):
+            reader.fail(path + ("turns",), "expected a list of turns")
+        fields["turns"] = [_turn(t, path + ("turns", i), reader) for i, t in enumerate(turns)]
+    if get("evaluators") is not None:
+        evaluators = data["evaluators"]
+        if not isinstance(evaluators, list):
+            reader.fail(path + ("evaluators",), "expected a list of evaluators")
+        fields["evaluators"] = [
+            _evaluator(e, path + ("evaluators", i), reader) for i, e in enumerate(evaluators)
+        ]
+    try:
+        return TestCase(**fields)
+    except SuiteError as exc:
+        reader.fail(path, exc.message)
+
+
+def _any_keys(value: Any) -> tuple[str, ...]:
+    """Every key allowed (free-form mappings such as tool names or argument values)."""
+    return tuple(k for k in value if isinstance(k, str)) if isinstance(value, dict) else ()
+
+
+def _match(raw: Any, path: KeyPath, reader: FieldReader) -> Match:
+    if raw == "all":
+        return Match(all=True)
+    if isinstance(raw, str):
+        reader.fail(path, f"expected `all` or a mapping of selectors, got {raw!r}")
+    data = reader.mapping(raw, path, MATCH_KEYS, what="`all` or a mapping of selectors")
+    fields: dict[str, Any] = {}
+    for key in ("service_name", "agent_name", "root_span_name"):
+        if data.get(key) is not None:
+            fields[key] = reader.string(data[key], path + (key,))
+    if data.get("attributes") is not None:
+        fields["attributes"] = reader.mapping(
+            data["attributes"], path + ("attributes",), _any_keys(data["attributes"])
+        )
+    if data.get("all") is not None:
+        fields["all"] = reader.boolean(data["all"], path + ("all",))
+    try:
+        return Match(**fields)
+    except SuiteError as exc:
+        reader.fail(path, exc.message)
+
+
+def _turn(raw: Any, path: KeyPath, reader: FieldReader) -> Turn:
+    data = reader.mapping(raw, path, TURN_KEYS, what="a turn mapping")
+    user = (
+        reader.string(data["user"], path + ("user",), allow_empty=True)
+        if data.get("user") is not None
+        else ""
+    )
+    expect = Expect()
+    if data.get("expect") is not None:
+        expect = _expect(data["expect"], path + ("expect",), reader)
+    return Turn(user=user, expect=expect)
+
+
+def _expect(raw: Any, path: KeyPath, reader: FieldReader) -> Expect:
+    data = reader.mapping(raw, path, EXPECT_KEYS, what="an expect mapping")
+    fields: dict[str, Any] = {}
+    for key in ("tool_calls_include", "tool_calls_exclude"):
+        if data.get(key) is not None:
+            fields[key] = reader.string_list(data[key], path + (key,))
+    if data.get("tool_calls_ordered") is not None:
+        fields["tool_calls_ordered"] = reader.boolean(
+            data["tool_calls_ordered"], path + ("tool_calls_ordered",)
+        )
+    if data.get("tool_calls_args") is not None:
+        items = data["tool_calls_args"]
+        if not isinstance(items, list):
+            reader.fail(path + ("tool_calls_args",), "expected a list of {tool, args, mode}")
+        fields["tool_calls_args"] = [
+            _tool_call_args(item, path + ("tool_calls_args", i), reader)
+            for i, item in enumerate(items)
+        ]
+    return Expect(**fields)
+
+
+def _tool_call_args(raw: Any, path: KeyPath, reader: FieldReader) -> ToolCallArgs:
+    data = reader.mapping(
+        raw, path, TOOL_CALL_ARGS_KEYS, required=("tool",), what="a {tool, args, mode} mapping"
+    )
+    tool = reader.string(data["tool"], path + ("tool",))
+    args = data.get("args") or {}
+    args = reader.mapping(
+        args, path + ("args",), _any_keys(args), what="a mapping of argument values"
+    )
+    mode = data.get("mode", "subset")
+    if mode not in ARGS_MODES:
+        reader.fail(
+            path + ("mode",),
+            f"expected 'subset' or 'exact', got {mode!r}{did_you_mean(str(mode), ARGS_MODES)}",
+        )
+    return ToolCallArgs(tool=tool, args=args, mode=mode)
+
+
+def _evaluator(raw: Any, path: KeyPath, reader: FieldReader) -> EvaluatorConfig:
+    if isinstance(raw, str):  # shorthand: just the scorer's name
+        raw = {"name": raw}
+    data = reader.mapping(
+        raw, path, EVALUATOR_KEYS, required=("name",), what="an evaluator mapping"
+    )
+    name = reader.string(data["name"], path + ("name",))
+    registry = default_registry()
+    entry = registry.entry(name)
+    if entry is None:
+        hint = did_you_mean(name, registry.names())
+        if hint:  # a near miss of a known scorer is a typo, not a custom scorer
+            reader.fail(path + ("name",), f"unknown scorer {name!r}{hint}")
+    threshold = None
+    if data.get("threshold") is not None:
+        threshold = reader.number(data["threshold"], path + ("threshold",))
+    config = data.get("config") or {}
+    allowed = (
+        tuple(entry.config_keys)
+        if entry is not None and entry.config_keys is not None
+        else _any_keys(config)
+    )
+    config = reader.mapping(
+        config, path + ("config",), tuple(sorted(allowed)), what="a config mapping"
+    )
+    required = True
+    if data.get("required") is not None:
+        required = reader.boolean(data["required"], path + ("required",))
+    return EvaluatorConfig(name=name, threshold=threshold, config=config, required=required)

@@ -1,0 +1,71 @@
+"""A named, versioned set of cases (and optionally the gate its report must pass)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tooltrail.checks.registry import did_you_mean
+from tooltrail.suite.case import TestCase
+from tooltrail.suite.errors import SuiteError
+
+if TYPE_CHECKING:
+    from tooltrail.model import EvalTrace
+    from tooltrail.report.gate import Gate
+
+
+@dataclass(slots=True)
+class TestSuite:
+    """Cases with unique ids. ``TestSuite.load(path)`` reads a YAML or JSON suite file."""
+
+    __test__ = False  # not a pytest test class
+
+    name: str
+    version: str = "1"
+    cases: list[TestCase] = field(default_factory=list)
+    gate: Gate | None = None
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for case in self.cases:
+            if case.id in seen:
+                raise SuiteError(f"suite {self.name!r} has two cases with id {case.id!r}")
+            seen.add(case.id)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TestSuite:
+        """Read a suite file (YAML, or JSON when the name ends in ``.json``).
+
+        Raises ``SuiteError`` naming the file, line and key path of the first problem.
+        """
+        from tooltrail.suite.load import load_suite
+
+        return load_suite(path)
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str | None = None) -> TestSuite:
+        """Build a suite from already-parsed data with the same strict checks as ``load``."""
+        from tooltrail.suite.fields import FieldReader
+        from tooltrail.suite.load import suite_from_data
+
+        return suite_from_data(data, FieldReader(source))
+
+    def case(self, case_id: str) -> TestCase:
+        """The case with this id; ``KeyError`` with a did-you-mean hint otherwise."""
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        ids = [c.id for c in self.cases]
+        raise KeyError(f"no case {case_id!r} in suite {self.name!r}{did_you_mean(case_id, ids)}")
+
+    def cases_for(self, trace: EvalTrace) -> list[TestCase]:
+        """The cases that apply to ``trace``: policies whose ``match`` selects it, and the case
+        named by its ``metadata["case_id"]`` (a ``tooltrail.case_id`` attribute)."""
+        tagged = trace.metadata.get("case_id")
+        return [
+            case
+            for case in self.cases
+            if (case.match is not None and case.match.selects(trace))
+            or (case.match is None and tagged is not None and case.id == tagged)
+        ]
