@@ -1,1 +1,92 @@
-"""pytest integration for tooltrail (registered through the ``pytest11`` entry point)."""
+"""pytest integration for tooltrail (registered through the ``pytest11`` entry point).
+
+Loaded into every pytest run of an environment where tooltrail is installed, so it imports
+nothing heavy until a test asks for it: the ``trail`` fixture, the ``tooltrail`` marker,
+YAML agent tests (``tooltrail_files``, default ``tests/agents/*.yaml``) and
+``--tooltrail-report PATH``. The machinery lives in :mod:`tooltrail.pytest`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from tooltrail.pytest.trail import Trail
+
+MARKER_HELP = (
+    "tooltrail(runs=1, threshold=1.0, concurrency=None): how many times trail.run_turns runs "
+    "the agent in this test and the share of runs that must pass"
+)
+DEFAULT_FILES = ["tests/agents/*.yaml", "tests/agents/*.yml"]
+_trail_key = pytest.StashKey["Trail"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tooltrail", "tooltrail: agent trajectory checks")
+    group.addoption(
+        "--tooltrail-report",
+        metavar="PATH",
+        default=None,
+        help="write the session's tooltrail results to PATH: JSON (.json) or JUnit XML (.xml)",
+    )
+    parser.addini(
+        "tooltrail_files",
+        type="linelist",
+        default=DEFAULT_FILES,
+        help="glob patterns (matched against the end of the path) of YAML agent test files",
+    )
+    parser.addini(
+        "tooltrail_global_provider",
+        type="bool",
+        default=True,
+        help="let the trail fixture capture spans of the global tracer provider "
+        "(installing an SDK provider when none is set)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER_HELP)
+    report_path = config.getoption("tooltrail_report", None)
+    if report_path:
+        from tooltrail.pytest.session_report import SessionReport
+
+        config.pluginmanager.register(SessionReport(Path(report_path)), "tooltrail-report")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix not in (".yaml", ".yml"):
+        return None
+    patterns = parent.config.getini("tooltrail_files")
+    if not any(file_path.match(pattern) for pattern in patterns):
+        return None
+    from tooltrail.pytest.yaml_items import AgentTestFile
+
+    return AgentTestFile.from_parent(parent, path=file_path)
+
+
+@pytest.fixture
+def trail(request: pytest.FixtureRequest) -> Iterator[Trail]:
+    """Captures the spans this test emits and checks the tool calls read from them."""
+    from tooltrail.pytest.trail import open_trail
+
+    with open_trail(request) as opened:
+        request.node.stash[_trail_key] = opened
+        yield opened
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    opened = item.stash.get(_trail_key, None)
+    if opened is not None and call.when == "call":
+        # Plain data on the report travels to the controller under pytest-xdist too.
+        results: list[dict[str, Any]] = opened.result_dicts()
+        if results:
+            report.tooltrail_results = results  # type: ignore[attr-defined]
+    return report

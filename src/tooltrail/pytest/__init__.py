@@ -1,0 +1,14 @@
+"""The machinery behind tooltrail's pytest plugin (the entry module is ``tooltrail.pytest_plugin``).
+
+``Trail`` is the ``trail`` fixture's object; ``TrajectoryAssertionError`` is what its
+assertions raise; ``RunsResult`` is what ``trail.run_turns`` returns.
+"""
+
+from __future__ import annotations
+
+from tooltrail.pytest.runs import RunOutcome, RunsResult, TrajectoryAssertionError
+from tooltrail.pytest.trail import Trail
+
+TrajectoryAssertionError.__module__ = __name__
+
+__all__ = ["RunOutcome", "RunsResult", "Trail", "TrajectoryAssertionError"]
