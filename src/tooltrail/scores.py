@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -102,18 +102,24 @@ class EventOptions:
 
 @dataclass(slots=True)
 class _Targets:
-    """Where the spans of one trace live: which trace id each span id belongs to, and anchors."""
+    """Where the spans of one trace live: the trace id of each tool-call span, and anchors."""
 
     default_trace_id: str
     root: tuple[str, str]
     agent: tuple[str, str]
+    #: Conversations only: the trace (turn) each tool-call span belongs to.
     trace_of_span: dict[str, str] = field(default_factory=dict)
+    conversation: bool = False
 
     def locate(self, span_id: str) -> tuple[str, str]:
-        span_id = span_id.lower()
-        if not _SPAN_ID.fullmatch(span_id):
+        """The (trace id, span id) of a blamed span; the agent anchor when it cannot be placed."""
+        sid = _hex_id(span_id, _SPAN_ID)
+        if not sid:
             return self.agent
-        return self.trace_of_span.get(span_id, self.default_trace_id), span_id
+        if self.conversation:
+            trace_id = self.trace_of_span.get(sid)
+            return (trace_id, sid) if trace_id else self.agent
+        return (self.default_trace_id, sid) if self.default_trace_id else self.agent
 
 
 def evaluation_events(
@@ -221,38 +227,35 @@ def _hex_id(value: Any, pattern: re.Pattern[str]) -> str:
 
 def _targets(trace: EvalTrace) -> _Targets:
     """Anchor spans of a trace, from the converter's metadata (``root_span_id``,
-    ``agent_span_ids``, ``trace_ids``) and the tool calls' span ids."""
+    ``agent_span_ids``, ``trace_ids``) and the tool calls' span ids.
+
+    A conversation (several ``trace_ids``) has one trace per turn when ``turn_count`` equals
+    the number of traces: each call is then placed in the trace of its turn. Otherwise a
+    call's trace is unknown and its events fall back to the first trace's agent/root span.
+    """
     meta = trace.metadata
-    trace_ids = [_hex_id(t, _TRACE_ID) for t in meta.get("trace_ids") or ()]
-    trace_ids = [t for t in trace_ids if t]
+    trace_ids = [t for t in (_hex_id(t, _TRACE_ID) for t in meta.get("trace_ids") or ()) if t]
     own = _hex_id(trace.trace_id, _TRACE_ID)
-    default = own or (trace_ids[0] if trace_ids else "")
+    default = trace_ids[0] if trace_ids else own
 
     trace_of_span: dict[str, str] = {}
-    mapping = meta.get("span_trace_ids")
-    if isinstance(mapping, Mapping):
-        for span_id, trace_id in mapping.items():
-            sid, tid = _hex_id(span_id, _SPAN_ID), _hex_id(trace_id, _TRACE_ID)
-            if sid and tid:
-                trace_of_span[sid] = tid
-    elif not own and len(trace_ids) > 1:
-        # A conversation: one trace per turn, in turn order.
+    conversation = len(trace_ids) > 1
+    if conversation and trace.turn_count == len(trace_ids):
         for call in trace.tool_calls:
             sid = _hex_id(call.span_id, _SPAN_ID)
             if sid and 1 <= call.turn <= len(trace_ids):
                 trace_of_span[sid] = trace_ids[call.turn - 1]
 
-    root_id = _hex_id(meta.get("root_span_id"), _SPAN_ID)
-    root = (trace_of_span.get(root_id, default), root_id) if root_id else (default, "")
     if not default:
-        root = ("", "")
+        return _Targets("", ("", ""), ("", ""), {})
+    root = (default, _hex_id(meta.get("root_span_id"), _SPAN_ID))
     agent = root
     for span_id in meta.get("agent_span_ids") or ():
         sid = _hex_id(span_id, _SPAN_ID)
-        if sid and default:
-            agent = (trace_of_span.get(sid, default), sid)
+        if sid:
+            agent = (default, sid)
             break
-    return _Targets(default, root, agent, trace_of_span)
+    return _Targets(default, root, agent, trace_of_span, conversation)
 
 
 # --- reading evaluation events back --------------------------------------------------------
