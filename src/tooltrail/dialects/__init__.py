@@ -50,6 +50,7 @@ BY_SPAN_NAME: dict[str, Reader] = {
 #: and Traceloop markers and are read as GenAI, which unwraps their envelope).
 BY_MARKER: tuple[tuple[str, frozenset[Any], Reader], ...] = (
     ("gen_ai.operation.name", frozenset({"execute_tool"}), read_genai),
+    ("mcp.method.name", frozenset({"tools/call"}), read_genai),
     ("openinference.span.kind", frozenset({"TOOL"}), read_openinference),
     ("traceloop.span.kind", frozenset({"tool"}), read_traceloop),
     ("mlflow.spanType", frozenset({'"TOOL"', "TOOL"}), read_mlflow),

@@ -264,17 +264,31 @@ def _genai_text(raw: Any) -> str | None:
     return "".join(texts) if texts else None
 
 
+#: Keys under which frameworks wrap a final answer (LangChain ``{"outputs": {"output": ...}}``).
+_REPLY_KEYS = ("outputs", "output", "final_output", "answer", "response", "result")
+
+
 def _reply_text(value: Any) -> str | None:
     if isinstance(value, str):
         parsed = json_value(value)
         if isinstance(parsed, str):
             return parsed or None
-        if parsed is not value:
-            return message_text(parsed) or value
-        return value or None
+        if parsed is value:
+            return value or None
+        return _unwrap_reply(parsed) or value
     if value is None:
         return None
-    return message_text(value) or str(value)
+    return _unwrap_reply(value) or str(value)
+
+
+def _unwrap_reply(value: Any, depth: int = 0) -> str | None:
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, dict) and depth < 4:
+        for key in _REPLY_KEYS:
+            if key in value:
+                return _unwrap_reply(value[key], depth + 1)
+    return message_text(value)
 
 
 # --- errors and metadata -------------------------------------------------------------------

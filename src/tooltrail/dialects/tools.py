@@ -56,17 +56,23 @@ class DialectCall:
 # --- OpenTelemetry GenAI and the frameworks that follow it ----------------------------------
 
 _MERGED_TOOLS = "(merged tools)"
+#: Span names that end with the tool name: GenAI ``execute_tool X``, MCP ``tools/call X``.
+_NAME_PREFIXES = ("execute_tool ", "tools/call ")
 _OUTPUT_FUNCTION_MSG = "running output function:"
 _ADK_RETRY_MARK = "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN"
 
 
 def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     """OpenTelemetry GenAI ``execute_tool`` spans (Pydantic AI v3, ADK, Strands, MLflow
-    semconv export, Vercel v7, OpenLLMetry LangChain), and ADK legacy ``execute_tool {name}``."""
+    semconv export, Vercel v7, OpenLLMetry LangChain, MCP ``tools/call``), and ADK legacy
+    ``execute_tool {name}``."""
     span_name = span.name
     name = text(attrs.get("gen_ai.tool.name"))
-    if name is None and span_name.startswith("execute_tool "):
-        name = text(span_name[len("execute_tool ") :].strip())
+    if name is None:
+        for prefix in _NAME_PREFIXES:
+            if span_name.startswith(prefix):
+                name = text(span_name[len(prefix) :].strip())
+                break
     if name is None or name == _MERGED_TOOLS or span_name == "execute_tool (merged)":
         return None
     msg = attrs.get("logfire.msg")
