@@ -80,7 +80,7 @@ def test_adk_legacy_empty_arguments_and_capture_off_are_told_apart() -> None:
 
 
 def test_adk_merged_tools_wrapper_is_not_a_call() -> None:
-    """ADK ``execute_tool (merged)`` (``gen_ai.tool.name = (merged tools)``) wraps parallel calls."""
+    """ADK ``execute_tool (merged)`` (tool name ``(merged tools)``) wraps parallel calls."""
     names = [c.name for c in _calls("adk_legacy.json")]
     assert names == ["lookup_order", "verify_identity", "get_time", "issue_refund"]
 
