@@ -1,0 +1,55 @@
+"""tooltrail inside the agent process: tag tool spans, hold complete traces, evaluate inline.
+
+    from tooltrail import live
+    live.install(suite="policies.yaml", out="traces.otlp.jsonl")
+
+The pieces compose like the OpenTelemetry SDK's own (each stage takes the next)::
+
+    provider.add_span_processor(
+        ToolArgsProcessor(                      # tool_name/tool_args, redaction, size caps
+            BatchSpanProcessor(OTLPSpanExporter()),
+            TraceBuffer(                        # whole traces, off the application's threads
+                OtlpFileSink("traces.otlp.jsonl"),
+                InlineEvaluator("policies.yaml", on_result=print_verdicts),
+            ),
+        )
+    )
+
+Only this package touches the OpenTelemetry SDK.
+"""
+
+from __future__ import annotations
+
+from tooltrail.live.buffer import BufferStats, CallbackSink, CompletedTrace, TraceBuffer, TraceSink
+from tooltrail.live.config import ENVIRONMENT, LiveConfig
+from tooltrail.live.decorator import ToolCallSpan, tool
+from tooltrail.live.inline import InlineEvaluator
+from tooltrail.live.install import Installation, install, install_from_environment
+from tooltrail.live.processor import TOOL_ARGS, TOOL_ARGS_TRUNCATED, TOOL_NAME, ToolArgsProcessor
+from tooltrail.live.redact import DEFAULT_KEYS, Redaction, canonical_json
+from tooltrail.live.sinks import ExporterSink, OtlpFileSink
+
+__all__ = [
+    "DEFAULT_KEYS",
+    "ENVIRONMENT",
+    "TOOL_ARGS",
+    "TOOL_ARGS_TRUNCATED",
+    "TOOL_NAME",
+    "BufferStats",
+    "CallbackSink",
+    "CompletedTrace",
+    "ExporterSink",
+    "InlineEvaluator",
+    "Installation",
+    "LiveConfig",
+    "OtlpFileSink",
+    "Redaction",
+    "ToolArgsProcessor",
+    "ToolCallSpan",
+    "TraceBuffer",
+    "TraceSink",
+    "canonical_json",
+    "install",
+    "install_from_environment",
+    "tool",
+]

@@ -1,0 +1,205 @@
+"""Live settings, with their defaults in one place and ``TOOLTRAIL_*`` environment variables.
+
+``LiveConfig.from_env()`` reads every variable of ``ENVIRONMENT`` (documented in docs/live.md);
+a bad value logs a warning and keeps the default, as the OpenTelemetry SDK does. Lists are a
+JSON array or comma-separated text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from tooltrail.live import buffer as _buffer
+from tooltrail.live.redact import (
+    DEFAULT_KEYS,
+    DEFAULT_MARKER,
+    DEFAULT_MAX_ARGS_BYTES,
+    DEFAULT_MAX_VALUE_CHARS,
+    Redaction,
+)
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LiveConfig:
+    """What ``tooltrail.live.install`` sets up. Field docs name their environment variable."""
+
+    #: TOOLTRAIL_ENABLED: ``false`` makes ``install`` do nothing (the entry point needs ``true``).
+    enabled: bool = True
+    #: TOOLTRAIL_OUT: OTLP file written with every complete trace (``.pb``: protobuf).
+    out: str | None = None
+    #: TOOLTRAIL_OUT_FORMAT: ``json`` or ``proto``; default from the file name.
+    out_format: str | None = None
+    #: TOOLTRAIL_OUT_COMPRESSION: ``zstd`` or ``gzip``.
+    out_compression: str | None = None
+    #: TOOLTRAIL_OUT_MAX_BYTES: rotate the file at this size.
+    out_max_bytes: int | None = None
+    #: TOOLTRAIL_SUITE: suite file of policies evaluated on each complete trace.
+    suite: str | None = None
+    #: TOOLTRAIL_RESULTS: JSON-lines file of inline evaluation results.
+    results: str | None = None
+    #: TOOLTRAIL_EVALUATION_EVENTS: send results as ``gen_ai.evaluation.result`` OTLP log events.
+    evaluation_events: bool = False
+    #: TOOLTRAIL_REDACT_KEYS: argument keys hidden in addition to the defaults.
+    redact_keys: tuple[str, ...] = ()
+    #: TOOLTRAIL_REDACT_DEFAULT_KEYS: ``false`` drops the default keys (password, card_number...).
+    redact_default_keys: bool = True
+    #: TOOLTRAIL_REDACT_KEY_PATTERNS: regular expressions searched in key names.
+    redact_key_patterns: tuple[str, ...] = ()
+    #: TOOLTRAIL_REDACT_VALUE_PATTERNS: regular expressions replaced inside string values.
+    redact_value_patterns: tuple[str, ...] = ()
+    #: TOOLTRAIL_REDACT_MARKER: what hidden values become.
+    redact_marker: str = DEFAULT_MARKER
+    #: TOOLTRAIL_MAX_VALUE_CHARS: longer strings inside arguments are cut.
+    max_value_chars: int = DEFAULT_MAX_VALUE_CHARS
+    #: TOOLTRAIL_MAX_ARGS_BYTES: longer ``tool_args`` are cut (and no longer JSON).
+    max_args_bytes: int = DEFAULT_MAX_ARGS_BYTES
+    #: TOOLTRAIL_GRACE_MS: wait for late children after a trace's root ended.
+    grace_ms: int = int(_buffer.DEFAULT_GRACE_S * 1000)
+    #: TOOLTRAIL_MAX_AGE_MS: a trace held longer is handed on partial.
+    max_age_ms: int = int(_buffer.DEFAULT_MAX_AGE_S * 1000)
+    #: TOOLTRAIL_MAX_TRACES: traces held at once.
+    max_traces: int = _buffer.DEFAULT_MAX_TRACES
+    #: TOOLTRAIL_MAX_SPANS_PER_TRACE: spans held per trace.
+    max_spans_per_trace: int = _buffer.DEFAULT_MAX_SPANS
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> LiveConfig:
+        """Defaults, then the ``TOOLTRAIL_*`` variables, then ``overrides`` (``None`` = unset)."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for name, (field_name, parse) in ENVIRONMENT.items():
+            raw = env.get(name)
+            if raw is None or not raw.strip():
+                continue
+            try:
+                values[field_name] = parse(raw.strip())
+            except ValueError as exc:
+                _log.warning("tooltrail: ignoring %s=%r: %s", name, raw, exc)
+        unknown = set(overrides) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise TypeError(f"unknown tooltrail live setting(s): {', '.join(sorted(unknown))}")
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def redaction(self) -> Redaction:
+        """The ``Redaction`` these settings describe."""
+        keys = (DEFAULT_KEYS if self.redact_default_keys else ()) + tuple(self.redact_keys)
+        return Redaction(
+            keys=keys,
+            key_patterns=tuple(self.redact_key_patterns),
+            value_patterns=tuple(self.redact_value_patterns),
+            marker=self.redact_marker,
+            max_value_chars=self.max_value_chars,
+            max_args_bytes=self.max_args_bytes,
+        )
+
+
+def _bool(raw: str) -> bool:
+    value = raw.lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _positive_int(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError("expected a positive integer") from None
+    if value <= 0:
+        raise ValueError("expected a positive integer")
+    return value
+
+
+def _non_negative_int(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError("expected an integer >= 0") from None
+    if value < 0:
+        raise ValueError("expected an integer >= 0")
+    return value
+
+
+def _text_list(raw: str) -> tuple[str, ...]:
+    if raw.startswith("["):
+        try:
+            items = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise ValueError("not a JSON array") from None
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise ValueError("expected a JSON array of strings")
+        return tuple(items)
+    return tuple(item.strip() for item in raw.split(",") if item.strip())
+
+
+def _int_at_least(minimum: int) -> Any:
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"expected an integer >= {minimum}") from None
+        if value < minimum:
+            raise ValueError(f"expected an integer >= {minimum}")
+        return value
+
+    return parse
+
+
+def _pattern_list(raw: str) -> tuple[str, ...]:
+    patterns = _text_list(raw)
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"bad regular expression {pattern!r}: {exc}") from None
+    return patterns
+
+
+def _choice(*allowed: str) -> Any:
+    def parse(raw: str) -> str:
+        if raw not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}")
+        return raw
+
+    return parse
+
+
+def _text(raw: str) -> str:
+    return raw
+
+
+#: Environment variable -> (LiveConfig field, parser).
+ENVIRONMENT: dict[str, tuple[str, Any]] = {
+    "TOOLTRAIL_ENABLED": ("enabled", _bool),
+    "TOOLTRAIL_OUT": ("out", _text),
+    "TOOLTRAIL_OUT_FORMAT": ("out_format", _choice("json", "proto")),
+    "TOOLTRAIL_OUT_COMPRESSION": ("out_compression", _choice("zstd", "gzip")),
+    "TOOLTRAIL_OUT_MAX_BYTES": ("out_max_bytes", _positive_int),
+    "TOOLTRAIL_SUITE": ("suite", _text),
+    "TOOLTRAIL_RESULTS": ("results", _text),
+    "TOOLTRAIL_EVALUATION_EVENTS": ("evaluation_events", _bool),
+    "TOOLTRAIL_REDACT_KEYS": ("redact_keys", _text_list),
+    "TOOLTRAIL_REDACT_DEFAULT_KEYS": ("redact_default_keys", _bool),
+    "TOOLTRAIL_REDACT_KEY_PATTERNS": ("redact_key_patterns", _pattern_list),
+    "TOOLTRAIL_REDACT_VALUE_PATTERNS": ("redact_value_patterns", _pattern_list),
+    "TOOLTRAIL_REDACT_MARKER": ("redact_marker", _text),
+    "TOOLTRAIL_MAX_VALUE_CHARS": ("max_value_chars", _int_at_least(16)),
+    "TOOLTRAIL_MAX_ARGS_BYTES": ("max_args_bytes", _int_at_least(64)),
+    "TOOLTRAIL_GRACE_MS": ("grace_ms", _non_negative_int),
+    "TOOLTRAIL_MAX_AGE_MS": ("max_age_ms", _positive_int),
+    "TOOLTRAIL_MAX_TRACES": ("max_traces", _positive_int),
+    "TOOLTRAIL_MAX_SPANS_PER_TRACE": ("max_spans_per_trace", _positive_int),
+}

@@ -1,0 +1,194 @@
+"""``install``: tooltrail's live pipeline on a tracer provider in one call.
+
+    from tooltrail import live
+    live.install(suite="policies.yaml", out="traces.otlp.jsonl")
+
+The provider's processors (say ``BatchSpanProcessor(OTLPSpanExporter())``) are moved behind
+a ``ToolArgsProcessor``, so everything they export is tagged and redacted. When a file, a
+suite or sinks are asked for, a ``TraceBuffer`` joins them behind the same processor. Settings
+not passed come from ``TOOLTRAIL_*`` variables (``LiveConfig``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+
+from tooltrail.live.buffer import BufferStats, TraceBuffer, TraceSink, sinks_of
+from tooltrail.live.config import LiveConfig
+from tooltrail.live.inline import InlineEvaluator, ResultCallback
+from tooltrail.live.processor import ToolArgsProcessor
+from tooltrail.live.sinks import OtlpFileSink
+
+_log = logging.getLogger(__name__)
+_lock = threading.Lock()
+
+
+@dataclass
+class Installation:
+    """What ``install`` set up, to inspect it or flush and stop it."""
+
+    provider: TracerProvider
+    processor: ToolArgsProcessor
+    config: LiveConfig
+    buffer: TraceBuffer | None = None
+    evaluator: InlineEvaluator | None = None
+    file_sink: OtlpFileSink | None = None
+    sinks: list[TraceSink] = field(default_factory=list)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Deliver every held span to every processor and sink."""
+        return self.processor.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        """Flush and stop tooltrail's pipeline (and the processors it wraps)."""
+        self.processor.shutdown()
+
+    def stats(self) -> BufferStats | None:
+        """The trace buffer's counters (``None`` without a buffer)."""
+        return self.buffer.stats() if self.buffer is not None else None
+
+
+def install(
+    config: LiveConfig | None = None,
+    *,
+    provider: TracerProvider | None = None,
+    exporter: SpanExporter | None = None,
+    sinks: Iterable[Any] = (),
+    on_result: ResultCallback | Iterable[ResultCallback] | None = None,
+    suite: Any = None,
+    wrap_existing: bool = True,
+    **settings: Any,
+) -> Installation | None:
+    """Put tooltrail in front of ``provider``'s processors; ``None`` when disabled.
+
+    ``provider``: default the global SDK provider; if none is set, a new one (resource from
+    ``OTEL_*`` variables) becomes global. ``exporter``: also export tagged spans with it.
+    ``sinks``: more trace sinks (objects or ``fn(CompletedTrace)``). ``on_result``: callbacks
+    for inline results. ``suite``: a ``TestSuite`` or a path. ``settings``: any ``LiveConfig``
+    field (``out=``, ``results=``, ``grace_ms=``...), over the environment.
+    """
+    if suite is not None and not isinstance(suite, (str, os.PathLike)):
+        suite_object, settings["suite"] = suite, None
+    else:
+        suite_object, settings["suite"] = None, suite
+    config = LiveConfig.from_env(**settings) if config is None else config
+    if not config.enabled:
+        _log.info("tooltrail: live pipeline disabled (TOOLTRAIL_ENABLED=false)")
+        return None
+    with _lock:
+        provider = provider if provider is not None else _global_provider()
+        existing = _existing(provider)
+        if existing is not None:
+            _log.warning("tooltrail: already installed on this tracer provider; keeping it")
+            return existing
+        trace_sinks: list[TraceSink] = list(sinks_of(sinks))
+        file_sink = evaluator = None
+        if config.out:
+            file_sink = OtlpFileSink(
+                config.out,
+                format=config.out_format or _format_of(config.out),
+                compression=config.out_compression,
+                max_bytes=config.out_max_bytes,
+            )
+            trace_sinks.insert(0, file_sink)
+        chosen_suite = suite_object if suite_object is not None else config.suite
+        if chosen_suite is not None:
+            evaluator = InlineEvaluator(
+                chosen_suite, on_result=on_result, results_path=config.results
+            )
+            if config.evaluation_events:
+                from tooltrail.live.evaluation_events import EvaluationEventEmitter
+
+                evaluator.add_callback(EvaluationEventEmitter())
+            trace_sinks.append(evaluator)
+        buffer = (
+            TraceBuffer(
+                *trace_sinks,
+                grace_s=config.grace_ms / 1000,
+                max_age_s=config.max_age_ms / 1000,
+                max_traces=config.max_traces,
+                max_spans=config.max_spans_per_trace,
+            )
+            if trace_sinks
+            else None
+        )
+        downstream: list[SpanProcessor] = _take_processors(provider) if wrap_existing else []
+        if exporter is not None:
+            downstream.append(BatchSpanProcessor(exporter))
+        if buffer is not None:
+            downstream.append(buffer)
+        processor = ToolArgsProcessor(*downstream, redaction=config.redaction())
+        provider.add_span_processor(processor)
+        installation = Installation(
+            provider, processor, config, buffer, evaluator, file_sink, trace_sinks
+        )
+        _installed[id(provider)] = installation
+        return installation
+
+
+_installed: dict[int, Installation] = {}
+
+
+def _existing(provider: TracerProvider) -> Installation | None:
+    installation = _installed.get(id(provider))
+    if installation is not None and installation.provider is provider:
+        return installation
+    return None
+
+
+def _global_provider() -> TracerProvider:
+    current = trace.get_tracer_provider()
+    if isinstance(current, TracerProvider):
+        return current
+    provider = TracerProvider(resource=Resource.create())
+    trace.set_tracer_provider(provider)
+    installed = trace.get_tracer_provider()
+    if not isinstance(installed, TracerProvider):  # another provider won a race
+        raise RuntimeError("the global tracer provider is not an OpenTelemetry SDK TracerProvider")
+    return installed
+
+
+def _take_processors(provider: TracerProvider) -> list[SpanProcessor]:
+    """Remove and return the provider's processors, so they run behind tooltrail's.
+
+    Uses the SDK's multi-processor internals; if they are not there, the existing processors
+    stay where they are (they then see spans before tooltrail tags and redacts them).
+    """
+    active = getattr(provider, "_active_span_processor", None)
+    lock = getattr(active, "_lock", None)
+    if (
+        active is None
+        or lock is None
+        or not isinstance(getattr(active, "_span_processors", None), tuple)
+    ):
+        _log.warning("tooltrail: cannot wrap this provider's processors; they see untagged spans")
+        return []
+    with lock:
+        taken = list(active._span_processors)
+        active._span_processors = ()
+    return taken
+
+
+def _format_of(path: str) -> str:
+    return "proto" if path.endswith((".pb", ".proto", ".binpb")) else "json"
+
+
+def install_from_environment() -> None:
+    """The ``opentelemetry_post_instrument`` entry point: ``opentelemetry-instrument`` calls it
+    after configuring the SDK. Installs only when ``TOOLTRAIL_ENABLED`` is true; never raises."""
+    if os.environ.get("TOOLTRAIL_ENABLED", "").strip().lower() not in ("1", "true", "yes", "on"):
+        return
+    try:
+        install()
+    except Exception as exc:  # noqa: BLE001 - never break the host application
+        _log.warning("tooltrail: could not install the live pipeline: %s", exc)

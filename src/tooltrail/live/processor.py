@@ -1,0 +1,202 @@
+"""``ToolArgsProcessor``: tags tool-call spans with ``tool_name``/``tool_args`` and hides secrets.
+
+It wraps the processors a user already has (``ToolArgsProcessor(BatchSpanProcessor(exporter))``)
+so they only ever see tagged, redacted spans. Whatever the instrumentation's dialect, a tool
+span leaves with ``tool_name``, ``tool_args`` (canonical JSON: sorted keys, compact) and its
+argument-bearing attributes and events redacted and capped. What is known when the span starts
+is written onto the live span in ``on_start``; at ``on_end`` (attributes frozen) a copy is
+passed on only when something changed after the start. Other spans pass through untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
+
+from tooltrail.live.calls import read_tool_call
+from tooltrail.live.redact import Redaction, clean_attribute, tool_args_text
+from tooltrail.live.spancopy import CopiedSpan
+from tooltrail.live.throttle import ThrottledWarning
+
+_log = logging.getLogger(__name__)
+
+TOOL_NAME = "tool_name"
+TOOL_ARGS = "tool_args"
+#: Set (true) when ``tool_args`` was cut by the size cap and is no longer JSON.
+TOOL_ARGS_TRUNCATED = "tool_args_truncated"
+_OWN_KEYS = frozenset({TOOL_NAME, TOOL_ARGS, TOOL_ARGS_TRUNCATED})
+#: Spans tagged at start whose end is still awaited; beyond this the oldest are forgotten
+#: (their end then takes the slower, copying path: nothing is lost).
+_MAX_PENDING = 1 << 16
+
+
+class ToolArgsProcessor(SpanProcessor):
+    """A span processor that tags and redacts tool-call spans, then calls ``processors`` in order.
+
+    ``redaction``: which keys and values to hide and the size caps (default ``Redaction()``).
+    ``read_call``: ``span -> call | None`` (default: the shared dialect readers).
+    Never raises into the application: a failure is logged at most once a minute and the span
+    is passed on as it is.
+    """
+
+    def __init__(
+        self,
+        *processors: SpanProcessor,
+        redaction: Redaction | None = None,
+        read_call: Any = None,
+    ) -> None:
+        self.processors: tuple[SpanProcessor, ...] = tuple(processors)
+        self.redaction = redaction if redaction is not None else Redaction()
+        self._read = read_call if read_call is not None else read_tool_call
+        #: span id -> attribute values right after on_start tagged it.
+        self._tagged: dict[int, tuple[Any, ...]] = {}
+        self._warn = ThrottledWarning(_log)
+        self.errors = 0
+
+    # -- span lifecycle -------------------------------------------------------------------
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        try:
+            call = self._read(span)
+            if call is not None:
+                self._tag_started(span, call)
+        except Exception:  # noqa: BLE001 - never break the host application
+            self._failed("tag a started span")
+        for processor in self.processors:
+            try:
+                processor.on_start(span, parent_context=parent_context)
+            except Exception:  # noqa: BLE001
+                self._failed(f"run {type(processor).__name__}.on_start")
+
+    def _on_ending(self, span: Span) -> None:
+        for processor in self.processors:
+            try:
+                processor._on_ending(span)  # noqa: SLF001 - the SDK's own hook
+            except Exception:  # noqa: BLE001
+                self._failed(f"run {type(processor).__name__}._on_ending")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        out = span
+        try:
+            out = self.tagged(span)
+        except Exception:  # noqa: BLE001
+            self._failed("tag an ended span")
+        for processor in self.processors:
+            try:
+                processor.on_end(out)
+            except Exception:  # noqa: BLE001
+                self._failed(f"run {type(processor).__name__}.on_end")
+
+    def shutdown(self) -> None:
+        for processor in self.processors:
+            try:
+                processor.shutdown()
+            except Exception:  # noqa: BLE001
+                self._failed(f"shut down {type(processor).__name__}")
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        deadline = time.monotonic() + timeout_millis / 1000
+        flushed = True
+        for processor in self.processors:
+            left_ms = int((deadline - time.monotonic()) * 1000)
+            if left_ms <= 0:
+                return False
+            try:
+                flushed = processor.force_flush(left_ms) is not False and flushed
+            except Exception:  # noqa: BLE001
+                self._failed(f"flush {type(processor).__name__}")
+                flushed = False
+        return flushed
+
+    # -- tagging ----------------------------------------------------------------------------
+
+    def tagged(self, span: ReadableSpan) -> ReadableSpan:
+        """``span`` as it should leave: itself for non-tool spans or when nothing changed since
+        the start, else a copy with ``tool_name``/``tool_args`` and redacted attributes/events."""
+        context = span.context
+        if self._tagged and context is not None:
+            snapshot = self._tagged.pop(context.span_id, None)
+            if snapshot is not None and snapshot == _values(span):
+                return span
+        call = self._read(span)
+        if call is None:
+            return span
+        attributes = dict(span.attributes)
+        changed = False
+        for key, value in attributes.items():
+            if key in _OWN_KEYS:
+                continue
+            cleaned, hidden = clean_attribute(self.redaction, value)
+            if hidden:
+                attributes[key] = cleaned
+                changed = True
+        for key, value in self._tool_attributes(call).items():
+            if attributes.get(key) != value:
+                attributes[key] = value
+                changed = True
+        events = self._clean_events(span.events)
+        if not changed and events is None:
+            return span
+        return CopiedSpan(span, attributes, events)
+
+    def _tag_started(self, span: Span, call: Any) -> None:
+        updates: dict[str, Any] = {}
+        for key, value in span.attributes.items():
+            if key in _OWN_KEYS:
+                continue
+            cleaned, hidden = clean_attribute(self.redaction, value)
+            if hidden:
+                updates[key] = cleaned
+        updates.update(self._tool_attributes(call))
+        span.set_attributes(updates)
+        if len(self._tagged) >= _MAX_PENDING:
+            try:
+                del self._tagged[next(iter(self._tagged))]
+            except (RuntimeError, StopIteration, KeyError):  # raced with another thread
+                pass
+        if not span.events:
+            self._tagged[span.context.span_id] = _values(span)
+
+    def _tool_attributes(self, call: Any) -> dict[str, Any]:
+        attributes: dict[str, Any] = {TOOL_NAME: call.name}
+        if call.args is not None:
+            text, truncated = tool_args_text(self.redaction, call.args)
+            attributes[TOOL_ARGS] = text
+            if truncated:
+                attributes[TOOL_ARGS_TRUNCATED] = True
+        return attributes
+
+    def _clean_events(self, events: Sequence[Event]) -> list[Event] | None:
+        """The events with argument-bearing attributes redacted, or ``None`` if none changed."""
+        out: list[Event] | None = None
+        for i, event in enumerate(events):
+            attributes = event.attributes or {}
+            cleaned_attributes: dict[str, Any] | None = None
+            for key, value in attributes.items():
+                cleaned, hidden = clean_attribute(self.redaction, value)
+                if hidden:
+                    if cleaned_attributes is None:
+                        cleaned_attributes = dict(attributes)
+                    cleaned_attributes[key] = cleaned
+            if cleaned_attributes is not None and out is None:
+                out = list(events[:i])
+            if out is not None:
+                if cleaned_attributes is None:
+                    out.append(event)
+                else:
+                    out.append(Event(event.name, cleaned_attributes, event.timestamp))
+        return out
+
+    def _failed(self, what: str) -> None:
+        self.errors += 1
+        self._warn.warn(what, "tooltrail: could not %s; the span was passed on as it was", what)
+
+
+def _values(span: ReadableSpan) -> tuple[Any, ...]:
+    """Identity-comparable fingerprint of a span's attributes and events."""
+    return (len(span.events), *span.attributes.items())

@@ -1,0 +1,255 @@
+"""Redaction and size caps for tool arguments, applied before a span leaves the process.
+
+Tool arguments carry customer data. A key whose name is configured (compared without case,
+``_`` or ``-``: ``card_number``, ``cardNumber`` and ``CARD-NUMBER`` are one key) or matches a
+configured pattern has its value replaced by the marker, at any depth. Value patterns (say, a
+card-number regex) replace the matching text inside any string. Strings longer than
+``max_value_chars`` are cut with a marker, and arguments whose canonical JSON is still longer
+than ``max_args_bytes`` are cut as text (then no longer JSON) with the same kind of marker.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+#: What a redacted value becomes.
+DEFAULT_MARKER = "[REDACTED]"
+#: Key names redacted when the user configures none (compared without case, ``_`` and ``-``).
+DEFAULT_KEYS: tuple[str, ...] = (
+    "password",
+    "passwd",
+    "secret",
+    "client_secret",
+    "api_key",
+    "access_token",
+    "refresh_token",
+    "authorization",
+    "card_number",
+    "cvv",
+    "cvc",
+    "ssn",
+)
+DEFAULT_MAX_VALUE_CHARS = 4096
+DEFAULT_MAX_ARGS_BYTES = 65536
+#: Python reprs longer than this are not parsed for redaction (they are redacted whole).
+_MAX_LITERAL_CHARS = 1 << 20
+_INT64 = 1 << 63
+
+
+def normalize_key(key: str) -> str:
+    """The form keys are compared in: lower case, without ``_`` and ``-``."""
+    return key.lower().replace("_", "").replace("-", "")
+
+
+def truncation_marker(dropped: int) -> str:
+    """Appended to a string that was cut; says how many characters were dropped."""
+    return f"...[truncated {dropped} chars]"
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """Which argument keys and values to hide, and how large arguments may be.
+
+    ``keys``: exact key names (``DEFAULT_KEYS`` unless given; pass ``()`` for none).
+    ``key_patterns``: regular expressions searched in key names (``re.search``, no case).
+    ``value_patterns``: regular expressions whose matches inside any string value are replaced.
+    """
+
+    keys: tuple[str, ...] = DEFAULT_KEYS
+    key_patterns: tuple[str, ...] = ()
+    value_patterns: tuple[str, ...] = ()
+    marker: str = DEFAULT_MARKER
+    max_value_chars: int = DEFAULT_MAX_VALUE_CHARS
+    max_args_bytes: int = DEFAULT_MAX_ARGS_BYTES
+    _names: frozenset[str] = field(init=False, repr=False, compare=False)
+    _key_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _value_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _mention_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.max_value_chars < 16 or self.max_args_bytes < 64:
+            raise ValueError("max_value_chars must be >= 16 and max_args_bytes >= 64")
+        names = frozenset(normalize_key(k) for k in self.keys if k)
+        object.__setattr__(self, "_names", names)
+        mention = "|".join(re.escape(n) for n in sorted(names))
+        object.__setattr__(
+            self, "_mention_re", re.compile(f"(?:{mention})['\"]?\\s*[:=]") if names else None
+        )
+        object.__setattr__(self, "_key_re", _combine(self.key_patterns, re.IGNORECASE))
+        object.__setattr__(self, "_value_re", _combine(self.value_patterns, 0))
+
+    def is_secret_key(self, key: str) -> bool:
+        """Whether the value under ``key`` must be hidden."""
+        if normalize_key(key) in self._names:
+            return True
+        return self._key_re is not None and self._key_re.search(key) is not None
+
+    def mentions_secret_key(self, text: str) -> bool:
+        """Whether unparseable text assigns a configured key (``password=``, ``'ssn': ``)."""
+        return (
+            self._mention_re is not None
+            and self._mention_re.search(normalize_key(text)) is not None
+        )
+
+    def clean(self, value: Any) -> tuple[Any, bool]:
+        """``value`` with secrets replaced and long strings cut, and whether anything changed.
+
+        Containers are copied only where something changed; the input is never mutated.
+        """
+        return _clean(self, value, 0)
+
+    def clean_text(self, text: str) -> str:
+        """A string inside arguments, with value patterns applied and its length capped."""
+        return self.cap(self.replace_values(text), self.max_value_chars)
+
+    def replace_values(self, text: str) -> str:
+        """``text`` with every match of the value patterns replaced by the marker."""
+        return text if self._value_re is None else self._value_re.sub(self.marker, text)
+
+    def cap(self, text: str, limit: int) -> str:
+        """``text`` cut to ``limit`` characters, marker included, when it is longer."""
+        if len(text) <= limit:
+            return text
+        keep = max(0, limit - 32)
+        return text[:keep] + truncation_marker(len(text) - keep)
+
+
+def _combine(patterns: Iterable[str], flags: int) -> re.Pattern[str] | None:
+    patterns = [p for p in patterns if p]
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{p})" for p in patterns), flags)
+
+
+def _clean(rules: Redaction, value: Any, depth: int) -> tuple[Any, bool]:
+    if isinstance(value, str):
+        cleaned = rules.clean_text(value)
+        return cleaned, cleaned is not value and cleaned != value
+    if depth > 64:  # deeper than any real argument: hide rather than recurse further
+        return rules.marker, True
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] | None = None
+        for i, (k, v) in enumerate(value.items()):
+            if isinstance(k, str) and rules.is_secret_key(k):
+                new, changed = rules.marker, v != rules.marker
+            else:
+                new, changed = _clean(rules, v, depth + 1)
+            if changed and out is None:
+                out = dict(list(value.items())[:i])
+            if out is not None:
+                out[k] = new
+        return (out, True) if out is not None else (value, False)
+    if isinstance(value, (list, tuple)):
+        items: list[Any] | None = None
+        for i, v in enumerate(value):
+            new, changed = _clean(rules, v, depth + 1)
+            if changed and items is None:
+                items = list(value[:i])
+            if items is not None:
+                items.append(new)
+        if items is None:
+            return value, False
+        return (items if isinstance(value, list) else tuple(items)), True
+    return value, False
+
+
+def canonical_json(args: Any) -> str:
+    """Arguments as canonical JSON: sorted keys, compact, UTF-8 text (not ``\\u``-escaped).
+
+    Integers beyond 64 bits and non-finite floats keep their value (orjson would refuse the
+    first and turn the second into ``null``), through the standard library's encoder.
+    """
+    if not _needs_stdlib(args, 0):
+        try:
+            return orjson.dumps(
+                args, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+            ).decode()
+        except TypeError:
+            pass
+    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _needs_stdlib(value: Any, depth: int) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, int):
+        return not -_INT64 <= value < _INT64
+    if depth > 64:
+        return False
+    if isinstance(value, Mapping):
+        return any(_needs_stdlib(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_needs_stdlib(v, depth + 1) for v in value)
+    return False
+
+
+def tool_args_text(rules: Redaction, args: Mapping[str, Any]) -> tuple[str, bool]:
+    """The ``tool_args`` attribute for ``args``: redacted canonical JSON, and whether it was cut."""
+    cleaned, _ = rules.clean(args)
+    text = canonical_json(cleaned)
+    if len(text) > rules.max_args_bytes:
+        return rules.cap(text, rules.max_args_bytes), True
+    return text, False
+
+
+def clean_attribute(rules: Redaction, value: Any) -> tuple[Any, bool]:
+    """An attribute value of a tool span with secrets hidden and size capped, and whether changed.
+
+    Structured values are cleaned in place of their items. Text holding JSON (possibly encoded
+    twice, as MLflow does) or a Python literal (LangChain) is parsed, cleaned and written back
+    in the same encoding; text that cannot be parsed but names a secret key is hidden whole.
+    """
+    if isinstance(value, str):
+        return _clean_text_attribute(rules, value)
+    if isinstance(value, (Mapping, list, tuple)):
+        cleaned, changed = rules.clean(value)
+        return (cleaned, True) if changed else (value, False)
+    return value, False
+
+
+def _clean_text_attribute(rules: Redaction, text: str) -> tuple[str, bool]:
+    head = text.lstrip()[:1]
+    if head in ("{", "[", '"'):
+        cleaned = _clean_encoded(rules, text, 0)
+        if cleaned is not None:
+            return cleaned, cleaned != text
+    if rules.mentions_secret_key(text):
+        return rules.marker, True
+    cleaned = rules.replace_values(text)
+    return cleaned, cleaned != text
+
+
+def _clean_encoded(rules: Redaction, text: str, depth: int) -> str | None:
+    """JSON or Python-literal text, cleaned and re-encoded; ``None`` when it is neither."""
+    try:
+        parsed = json.loads(text)
+        encode = _json_text
+    except (ValueError, RecursionError):
+        if len(text) > _MAX_LITERAL_CHARS:
+            return None
+        try:
+            parsed = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return None
+        encode = repr
+    if isinstance(parsed, str) and depth < 2 and parsed.lstrip()[:1] in ("{", "["):
+        inner = _clean_encoded(rules, parsed, depth + 1)
+        if inner is None or inner == parsed:
+            return text if inner is not None else None
+        return encode(inner)
+    if not isinstance(parsed, (dict, list)):
+        return text
+    cleaned, changed = rules.clean(parsed)
+    return encode(cleaned) if changed else text
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
