@@ -47,26 +47,30 @@ _SPAN_ID = re.compile(r"[0-9a-f]{16}")
 
 
 class ScoreLike(Protocol):
-    """What an event needs of ``tooltrail.checks.Score``."""
+    """What an event needs of ``tooltrail.checks.Score`` (also ``required``, ``skipped``,
+    ``span_ids`` and ``error`` when present)."""
 
-    name: str
-    metric: str
-    value: float
-    passed: bool
-    explanation: str
-    required: bool
-    skipped: bool
-    span_ids: tuple[str, ...]
-    error: str | None
+    @property
+    def name(self) -> str: ...
+    @property
+    def metric(self) -> str: ...
+    @property
+    def value(self) -> float: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def explanation(self) -> str: ...
 
 
 class CaseResultLike(Protocol):
     """What an event needs of ``tooltrail.evaluate.CaseResult``."""
 
-    case_id: str
-    passed: bool
-    scores: Sequence[Any]
-    trace_id: str | None
+    @property
+    def case_id(self) -> str: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def scores(self) -> Sequence[ScoreLike]: ...
 
 
 @dataclass(slots=True)
