@@ -18,3 +18,7 @@ def main() -> None:
 
 
 # Subcommands register themselves here, one line each.
+from tooltrail.cli.eval import eval_command, gate_command  # noqa: E402
+
+main.add_command(eval_command)
+main.add_command(gate_command)

@@ -1,0 +1,194 @@
+"""The batch pass: plan chunks, run them anywhere, merge traces split across chunks, order rows.
+
+``run_batch`` is the one function the CLI (and any Python caller) uses. The verdicts do not
+depend on where the tasks ran, how files were cut or in which order tasks finished: each
+group's rows sort by the first appearance of its traces in the input (chunk, then order within
+the chunk), and a trace (or conversation) seen in several chunks is evaluated once, whole, by a
+merge task that re-reads only its records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from tooltrail.batch.chunks import DEFAULT_CHUNK_BYTES, Chunk, Extent, plan_chunks
+from tooltrail.batch.executors import Executor, InlineExecutor, make_executor
+from tooltrail.batch.matching import UnmatchedTrace
+from tooltrail.batch.tasks import (
+    ChunkOutcome,
+    ChunkTask,
+    EvalSettings,
+    Grouping,
+    GroupOutcome,
+    MergeTask,
+    Position,
+    evaluate_chunk,
+    evaluate_merge,
+)
+from tooltrail.evaluate import CaseResult
+from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits
+from tooltrail.suite import TestSuite
+
+#: Called after each chunk with (groups evaluated, spans read, bytes read).
+ProgressCallback = Callable[[int, int, int], None]
+
+
+@dataclass(slots=True)
+class BatchResult:
+    """Everything a batch pass found, in report order."""
+
+    results: list[CaseResult] = field(default_factory=list)
+    unmatched: list[UnmatchedTrace] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: Traces (or conversations) read, matched or not.
+    group_count: int = 0
+    span_count: int = 0
+    chunk_count: int = 0
+    #: Groups read in several chunks (or files) and evaluated once, merged.
+    merged_count: int = 0
+
+
+def run_batch(
+    suite: TestSuite,
+    paths: Sequence[str],
+    *,
+    group: Grouping = "trace",
+    workers: int | None = None,
+    dask_address: str | None = None,
+    limits: Limits | None = None,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    on_progress: ProgressCallback | None = None,
+) -> BatchResult:
+    """Evaluate every trace in ``paths`` (files, directories, globs) against ``suite``.
+
+    ``workers``: local processes (default: all cores; 1 runs in this process).
+    ``dask_address``: run the same tasks on that Dask distributed scheduler instead.
+    Raises ``InputError`` when a path names nothing.
+    """
+    chunks = plan_chunks(paths, chunk_bytes=chunk_bytes, limits=limits or DEFAULT_LIMITS)
+    settings = EvalSettings(suite=suite, group=group, limits=limits)
+    executor: Executor
+    if dask_address is None and len(chunks) <= 1:
+        executor = InlineExecutor()  # one chunk: a pool would only add its startup time
+    else:
+        executor = make_executor(workers, dask_address)
+    try:
+        return _run(executor, settings, chunks, on_progress)
+    finally:
+        executor.close()
+
+
+def _run(
+    executor: Executor,
+    settings: EvalSettings,
+    chunks: list[Chunk],
+    on_progress: ProgressCallback | None,
+) -> BatchResult:
+    outcomes: list[ChunkOutcome] = []
+    for outcome in executor.run(evaluate_chunk, [ChunkTask(settings, c) for c in chunks]):
+        outcomes.append(outcome)
+        if on_progress is not None:
+            on_progress(len(outcome.groups), outcome.span_count, outcome.byte_count)
+    outcomes.sort(key=lambda o: o.chunk_index)
+
+    kept, merges = plan_merges(outcomes, chunks, settings)
+    merged: list[GroupOutcome] = []
+    for outcome in executor.run(evaluate_merge, merges):
+        merged.extend(outcome.groups)
+        outcomes.append(outcome)
+
+    result = BatchResult(chunk_count=len(chunks), merged_count=len(merged))
+    for outcome in sorted(outcomes, key=lambda o: (o.chunk_index, o.merged)):
+        result.diagnostics.extend(outcome.diagnostics)
+        if not outcome.merged:
+            result.span_count += outcome.span_count
+    for g in sorted(kept + merged, key=lambda g: g.position):
+        result.group_count += 1
+        result.results.extend(g.results)
+        if g.unmatched is not None:
+            result.unmatched.append(g.unmatched)
+    number_repeated_labels(result.results)
+    return result
+
+
+def plan_merges(
+    outcomes: list[ChunkOutcome], chunks: list[Chunk], settings: EvalSettings
+) -> tuple[list[GroupOutcome], list[MergeTask]]:
+    """Groups complete within their chunk, and merge tasks for the groups seen in several.
+
+    Groups are linked when they share a trace id or a key (a conversation id), so a
+    conversation whose turns lie in different chunks is merged like a trace split in two.
+    Linked groups that span the same chunks share one merge task.
+    """
+    links = _Links()
+    for outcome in outcomes:
+        for g in outcome.groups:
+            for trace_id in g.trace_ids:
+                links.union(("k", g.key), ("t", trace_id))
+
+    spread: dict[tuple[str, str], list[GroupOutcome]] = {}
+    for outcome in outcomes:
+        for g in outcome.groups:
+            spread.setdefault(links.find(("k", g.key)), []).append(g)
+
+    kept: list[GroupOutcome] = []
+    by_chunks: dict[tuple[int, ...], list[GroupOutcome]] = {}
+    for parts in spread.values():
+        involved = tuple(sorted({g.position[0] for g in parts}))
+        if len(involved) == 1:
+            kept.extend(parts)
+        else:
+            by_chunks.setdefault(involved, []).extend(parts)
+
+    by_index = {c.index: c for c in chunks}
+    merges: list[MergeTask] = []
+    for involved, parts in by_chunks.items():
+        extents: dict[int, Extent] = {}
+        positions: dict[str, Position] = {}
+        for g in parts:
+            index = g.position[0]
+            if g.extent is not None:
+                known = extents.get(index)
+                extents[index] = g.extent if known is None else known.union(g.extent)
+            for trace_id in g.trace_ids:
+                positions[trace_id] = min(positions.get(trace_id, g.position), g.position)
+        narrowed = tuple(
+            by_index[i].narrowed(extents[i]) if i in extents else by_index[i] for i in involved
+        )
+        merges.append(MergeTask(settings, narrowed, positions))
+    merges.sort(key=lambda m: min(m.positions.values()))
+    return kept, merges
+
+
+def number_repeated_labels(results: list[CaseResult]) -> None:
+    """Rows sharing a label (runs of one case) become ``label run 1``, ``label run 2``..."""
+    counts: dict[str, int] = {}
+    for row in results:
+        counts[row.label] = counts.get(row.label, 0) + 1
+    seen: dict[str, int] = {}
+    for row in results:
+        if counts[row.label] > 1:
+            n = seen[row.label] = seen.get(row.label, 0) + 1
+            row.label = f"{row.label} run {n}"
+
+
+class _Links:
+    """Union-find over trace ids and group keys."""
+
+    def __init__(self) -> None:
+        self.parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(self, node: tuple[str, str]) -> tuple[str, str]:
+        parent = self.parent
+        root = node
+        while parent.setdefault(root, root) != root:
+            root = parent[root]
+        while parent[node] != root:
+            parent[node], node = root, parent[node]
+        return root
+
+    def union(self, a: tuple[str, str], b: tuple[str, str]) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)

@@ -1,0 +1,224 @@
+"""The two task functions every executor runs: evaluate one chunk, evaluate merged traces.
+
+A chunk task reads its records, keeps compact per-trace facts (never the decoded spans),
+groups traces (by trace, or by conversation), converts, matches cases, evaluates, and returns
+per-group outcomes: verdicts, the trace ids the group holds and where its records lie. The
+driver finds groups seen in more than one chunk and gives them to a merge task, which re-reads
+only those records, keeps only those traces and evaluates each merged group once.
+
+Both are module-level functions of picklable dataclasses, so a process pool and a Dask cluster
+run them unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tooltrail.batch.chunks import Chunk, Extent, read_chunk
+from tooltrail.batch.matching import UnmatchedTrace, row_label, unmatched
+from tooltrail.checks import default_registry
+from tooltrail.convert import TraceFacts, build_eval_trace
+from tooltrail.evaluate import CaseResult, evaluate_trace
+from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span
+from tooltrail.suite import TestSuite
+
+Grouping = Literal["trace", "conversation"]
+#: Sort key of a group's rows: (chunk index, order of first appearance in that chunk).
+Position = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class EvalSettings:
+    """What every task needs besides its input; shipped with each task, so kept small."""
+
+    suite: TestSuite
+    group: Grouping = "trace"
+    limits: Limits | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkTask:
+    settings: EvalSettings
+    chunk: Chunk
+
+
+@dataclass(frozen=True, slots=True)
+class MergeTask:
+    """Traces seen in several chunks: read ``parts`` (chunks narrowed to those traces'
+    records), keep only ``positions``' trace ids, evaluate."""
+
+    settings: EvalSettings
+    parts: tuple[Chunk, ...]
+    #: trace id -> its first appearance in the chunk pass (orders the merged rows).
+    positions: dict[str, Position]
+
+
+@dataclass(slots=True)
+class GroupOutcome:
+    """The verdicts on one trace (or conversation) read by one task."""
+
+    key: str
+    trace_ids: tuple[str, ...]
+    position: Position
+    #: Where the group's records lie in its chunk (chunk pass only).
+    extent: Extent | None = None
+    results: list[CaseResult] = field(default_factory=list)
+    unmatched: UnmatchedTrace | None = None
+
+
+@dataclass(slots=True)
+class ChunkOutcome:
+    #: The chunk read (for a merge: the first chunk involved).
+    chunk_index: int
+    groups: list[GroupOutcome]
+    diagnostics: list[Diagnostic]
+    span_count: int
+    byte_count: int
+    merged: bool = False
+
+
+def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
+    """Evaluate every group of one chunk; groups that continue elsewhere are redone by a merge."""
+    diagnostics: list[Diagnostic] = []
+    traces = _TraceCollector(task.settings.limits, diagnostics)
+    for extent, spans in read_chunk(task.chunk, task.settings.limits, diagnostics):
+        traces.add_record(extent, spans)
+    ordinal = {trace_id: n for n, trace_id in enumerate(traces.facts)}
+    index = task.chunk.index
+    groups = _evaluate_groups(
+        traces,
+        task.settings,
+        lambda ids: (index, min(ordinal[t] for t in ids)),
+        diagnostics,
+        task.chunk.path,
+    )
+    return ChunkOutcome(index, groups, diagnostics, traces.span_count, task.chunk.size)
+
+
+def evaluate_merge(task: MergeTask) -> ChunkOutcome:
+    """Evaluate the merged groups of ``task``. Read problems were reported by the chunk pass,
+    so the re-read's diagnostics are dropped."""
+    ignored: list[Diagnostic] = []
+    traces = _TraceCollector(task.settings.limits, ignored, wanted=task.positions.keys())
+    for part in task.parts:
+        for extent, spans in read_chunk(part, task.settings.limits, ignored):
+            traces.add_record(extent, spans)
+    positions = task.positions
+    diagnostics: list[Diagnostic] = []
+    groups = _evaluate_groups(
+        traces,
+        task.settings,
+        lambda ids: min(positions[t] for t in ids),
+        diagnostics,
+        task.parts[0].path,
+    )
+    return ChunkOutcome(task.parts[0].index, groups, diagnostics, traces.span_count, 0, merged=True)
+
+
+class _TraceCollector:
+    """Compact facts per trace (the converter's ``TraceFacts``) and where each trace's records
+    lie, in order of first appearance."""
+
+    def __init__(
+        self,
+        limits: Limits | None,
+        diagnostics: list[Diagnostic],
+        wanted: Iterable[str] | None = None,
+    ) -> None:
+        self.max_spans = (limits or DEFAULT_LIMITS).max_spans_per_trace
+        self.diagnostics = diagnostics
+        self.wanted = frozenset(wanted) if wanted is not None else None
+        self.facts: dict[str, TraceFacts] = {}
+        self.extents: dict[str, Extent] = {}
+        self.span_count = 0
+        self._over_limit: set[str] = set()
+
+    def add_record(self, extent: Extent, spans: list[Span]) -> None:
+        wanted = self.wanted
+        last_id = ""
+        facts: TraceFacts | None = None
+        seen_here: list[str] = []
+        for span in spans:
+            trace_id = span.trace_id
+            if trace_id != last_id:
+                if wanted is not None and trace_id not in wanted:
+                    last_id, facts = trace_id, None
+                    continue
+                last_id = trace_id
+                facts = self.facts.get(trace_id)
+                if facts is None:
+                    facts = self.facts[trace_id] = TraceFacts(trace_id, max_spans=self.max_spans)
+                if not seen_here or seen_here[-1] != trace_id:
+                    seen_here.append(trace_id)
+            elif facts is None:
+                continue
+            self.span_count += 1
+            if not facts.add(span) and facts.dropped and trace_id not in self._over_limit:
+                self._over_limit.add(trace_id)
+                self.diagnostics.append(_over_limit(span, self.max_spans))
+        for trace_id in set(seen_here):
+            known = self.extents.get(trace_id)
+            self.extents[trace_id] = extent if known is None else known.union(extent)
+
+    def groups(self, group: Grouping) -> list[list[TraceFacts]]:
+        """Traces, or the traces of each conversation, in order of first appearance."""
+        if group == "trace":
+            return [[facts] for facts in self.facts.values()]
+        conversations: dict[str, list[TraceFacts]] = {}
+        for facts in self.facts.values():
+            key = facts.conversation_id or "\0" + facts.trace_id
+            conversations.setdefault(key, []).append(facts)
+        return list(conversations.values())
+
+
+def _evaluate_groups(
+    traces: _TraceCollector,
+    settings: EvalSettings,
+    position_of: Callable[[tuple[str, ...]], Position],
+    diagnostics: list[Diagnostic],
+    where: str,
+) -> list[GroupOutcome]:
+    registry = default_registry()
+    suite = settings.suite
+    outcomes: list[GroupOutcome] = []
+    for members in traces.groups(settings.group):
+        trace_ids = tuple(f.trace_id for f in members)
+        key = members[0].trace_id
+        if settings.group == "conversation":
+            key = members[0].conversation_id or key
+        extent: Extent | None = None
+        for trace_id in trace_ids:
+            part = traces.extents.get(trace_id)
+            if part is not None:
+                extent = part if extent is None else extent.union(part)
+        outcome = GroupOutcome(key, trace_ids, position_of(trace_ids), extent)
+        outcomes.append(outcome)
+        try:
+            trace = build_eval_trace(members)
+        except Exception as exc:  # one broken trace must not lose the rest of the chunk
+            diagnostics.append(
+                Diagnostic(
+                    where, None, None, f"trace {key}: not converted ({type(exc).__name__}: {exc})"
+                )
+            )
+            continue
+        cases = suite.cases_for(trace)
+        if not cases:
+            outcome.unmatched = unmatched(trace)
+        for case in cases:
+            result = evaluate_trace(case, trace, registry=registry)
+            result.label = row_label(case, trace)
+            outcome.results.append(result)
+    return outcomes
+
+
+def _over_limit(span: Span, max_spans: int) -> Diagnostic:
+    return Diagnostic(
+        span.origin or "?",
+        None,
+        None,
+        f"trace {span.trace_id} has more than {max_spans} spans (limits.max_spans_per_trace): "
+        "the rest of it was dropped and the trace is marked partial",
+    )

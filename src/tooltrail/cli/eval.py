@@ -1,0 +1,293 @@
+"""``tooltrail eval SUITE PATH...`` and ``tooltrail gate REPORT.json --config FILE``.
+
+``eval`` evaluates every trace of OTLP dumps against a suite's cases and prints a report;
+``gate`` checks a report written earlier. Exit codes: 0 all cases pass (or the gate passes),
+1 failures (or the gate failed), 2 usage or suite error, 3 input records were skipped and
+nothing failed. Diagnostics go to stderr as ``file:line: reason``; the report goes to stdout
+or ``--out``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import IO, Any
+
+import click
+import orjson
+
+from tooltrail.batch import (
+    BatchResult,
+    DaskUnavailableError,
+    InputError,
+    UnmatchedTrace,
+    run_batch,
+)
+from tooltrail.evaluate import EvaluationReport, ReportError
+from tooltrail.otlp import Diagnostic
+from tooltrail.report import (
+    Gate,
+    GateResult,
+    render_json,
+    render_junit,
+    render_markdown,
+    render_text,
+)
+from tooltrail.suite import SuiteError, TestSuite
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
+#: Diagnostics printed before the rest are only counted.
+MAX_DIAGNOSTICS_SHOWN = 100
+
+RENDERERS = {
+    "text": render_text,
+    "json": render_json,
+    "junit": render_junit,
+    "markdown": render_markdown,
+}
+
+
+@click.command("eval")
+@click.argument("suite_path", metavar="SUITE", type=click.Path(exists=True, dir_okay=False))
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True)
+@click.option(
+    "--group",
+    type=click.Choice(["trace", "conversation"]),
+    default="trace",
+    show_default=True,
+    help="Evaluate each trace, or each conversation (all its turns) as one trajectory.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(RENDERERS)),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the report here, not stdout.")
+@click.option(
+    "--gate",
+    "gate_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Gate file (min_pass_rate, min_metric_pass_rate, max_failed_cases); default: the "
+    "suite's gate keys.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Local worker processes [default: all cores].",
+)
+@click.option(
+    "--dask",
+    "dask_address",
+    metavar="ADDRESS",
+    help="Run on this Dask scheduler (tcp://host:8786) instead of local processes.",
+)
+@click.option("--show-unmatched", is_flag=True, help="List the traces no case selected.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary line.")
+@click.option(
+    "--chunk-mb",
+    type=click.IntRange(min=1),
+    default=32,
+    show_default=True,
+    help="Cut large uncompressed dumps into tasks of about this many megabytes.",
+)
+def eval_command(
+    suite_path: str,
+    paths: tuple[str, ...],
+    group: str,
+    fmt: str,
+    out: str | None,
+    gate_path: str | None,
+    workers: int | None,
+    dask_address: str | None,
+    show_unmatched: bool,
+    quiet: bool,
+    chunk_mb: int,
+) -> None:
+    """Evaluate the traces in OTLP dumps (files, directories, globs, - for stdin) against SUITE.
+
+    A case with `match:` applies to every trace it selects; a case without applies to traces
+    tagged with its id (tooltrail.case_id). Each (case, trace) evaluation is one report row.
+    """
+    err = click.get_text_stream("stderr")
+    try:
+        suite = TestSuite.load(suite_path)
+        gate = Gate.load(gate_path) if gate_path else suite.gate
+    except SuiteError as exc:
+        _fail_usage(err, str(exc))
+    with _stdin_spooled(paths) as (inputs, stdin_copy):
+        try:
+            with _progress(err, enabled=not quiet and err.isatty()) as on_progress:
+                batch = run_batch(
+                    suite,
+                    inputs,
+                    group=group,  # type: ignore[arg-type]
+                    workers=workers,
+                    dask_address=dask_address,
+                    chunk_bytes=chunk_mb << 20,
+                    on_progress=on_progress,
+                )
+        except InputError as exc:
+            _fail_usage(err, str(exc))
+        except DaskUnavailableError as exc:
+            _fail_usage(err, str(exc))
+        except OSError as exc:
+            if dask_address:
+                _fail_usage(err, f"cannot use the Dask scheduler at {dask_address}: {exc}")
+            raise
+    report = EvaluationReport.from_results(suite, batch.results)
+    _write_report(RENDERERS[fmt](report), out)
+    _print_diagnostics(err, batch.diagnostics, stdin_copy)
+    _print_unmatched(err, batch.unmatched, show_unmatched)
+    gate_result = gate.check(report) if gate is not None else None
+    if gate_result is not None:
+        _print_gate(err, gate_result)
+    if not quiet:
+        click.echo(_summary(batch), file=err)
+    sys.exit(exit_code(report, gate_result, batch.diagnostics))
+
+
+@click.command("gate")
+@click.argument("report_path", metavar="REPORT.json", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Gate file, or a suite file with gate keys.",
+)
+def gate_command(report_path: str, config_path: str) -> None:
+    """Check a JSON report made earlier (tooltrail eval --format json) against a gate."""
+    err = click.get_text_stream("stderr")
+    try:
+        with open(report_path, "rb") as handle:
+            report = EvaluationReport.from_dict(orjson.loads(handle.read()))
+    except (orjson.JSONDecodeError, ReportError) as exc:
+        _fail_usage(err, f"{report_path}: {exc}")
+    try:
+        gate = _load_gate(config_path)
+    except SuiteError as exc:
+        _fail_usage(err, str(exc))
+    result = gate.check(report)
+    click.echo("gate: PASS" if result.passed else "gate: FAIL")
+    for reason in result.reasons:
+        click.echo(f"    {reason}")
+    sys.exit(EXIT_OK if result.passed else EXIT_FAILED)
+
+
+def exit_code(
+    report: EvaluationReport, gate: GateResult | None, diagnostics: Sequence[Diagnostic]
+) -> int:
+    """0 all pass (or the gate passes), 1 failures or gate failed, 3 records skipped."""
+    failed = not gate.passed if gate is not None else not report.passed
+    if failed:
+        return EXIT_FAILED
+    return EXIT_SKIPPED if diagnostics else EXIT_OK
+
+
+def _load_gate(path: str) -> Gate:
+    """A gate file; a suite file's ``gate:`` section also works."""
+    try:
+        return Gate.load(path)
+    except SuiteError:
+        suite = TestSuite.load(path)
+        if suite.gate is None:
+            raise SuiteError(f"{path}: no gate keys in this suite file") from None
+        return suite.gate
+
+
+def _fail_usage(err: IO[str], message: str) -> Any:
+    click.echo(f"error: {message}", file=err)
+    sys.exit(EXIT_USAGE)
+
+
+def _write_report(text: str, out: str | None) -> None:
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    with open(out, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _print_diagnostics(
+    err: IO[str], diagnostics: Sequence[Diagnostic], stdin_copy: str | None
+) -> None:
+    for diagnostic in diagnostics[:MAX_DIAGNOSTICS_SHOWN]:
+        text = str(diagnostic)
+        if stdin_copy is not None:
+            text = text.replace(stdin_copy, "-")
+        click.echo(text, file=err)
+    hidden = len(diagnostics) - MAX_DIAGNOSTICS_SHOWN
+    if hidden > 0:
+        click.echo(f"... and {hidden} more skipped records or values", file=err)
+
+
+def _print_unmatched(err: IO[str], unmatched: Sequence[UnmatchedTrace], show: bool) -> None:
+    if not unmatched:
+        return
+    noun = "trace" if len(unmatched) == 1 else "traces"
+    if not show:
+        click.echo(
+            f"{len(unmatched)} {noun} matched no case (--show-unmatched lists them)", file=err
+        )
+        return
+    click.echo(f"{len(unmatched)} {noun} matched no case:", file=err)
+    for trace in unmatched:
+        click.echo(f"    {trace.describe()}", file=err)
+
+
+def _print_gate(err: IO[str], result: GateResult) -> None:
+    click.echo("gate: PASS" if result.passed else "gate: FAIL", file=err)
+    for reason in result.reasons:
+        click.echo(f"    {reason}", file=err)
+
+
+def _summary(batch: BatchResult) -> str:
+    rows = len(batch.results)
+    text = (
+        f"{batch.group_count} traces read ({batch.span_count} spans), {rows} rows evaluated, "
+        f"{len(batch.unmatched)} unmatched, {len(batch.diagnostics)} skipped"
+    )
+    if batch.merged_count:
+        text += f", {batch.merged_count} merged across files or chunks"
+    return text
+
+
+@contextmanager
+def _progress(err: IO[str], *, enabled: bool) -> Iterator[Any]:
+    """A traces/s progress bar on stderr, or nothing (piped, ``--quiet``)."""
+    if not enabled:
+        yield None
+        return
+    from tqdm import tqdm
+
+    bar = tqdm(file=err, unit=" traces", unit_scale=True, desc="evaluating", leave=False)
+
+    def update(groups: int, spans: int, _bytes: int) -> None:
+        bar.update(groups)
+
+    try:
+        yield update
+    finally:
+        bar.close()
+
+
+@contextmanager
+def _stdin_spooled(paths: Sequence[str]) -> Iterator[tuple[list[str], str | None]]:
+    """``-`` becomes a temporary copy of stdin, so workers can read (and re-read) it."""
+    if "-" not in paths:
+        yield list(paths), None
+        return
+    fd, copy = tempfile.mkstemp(prefix="tooltrail-stdin-", suffix=".otlp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle)
+        yield [copy if p == "-" else p for p in paths], copy
+    finally:
+        os.unlink(copy)
