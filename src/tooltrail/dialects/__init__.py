@@ -59,6 +59,11 @@ BY_MARKER: tuple[tuple[str, frozenset[Any], Reader], ...] = (
 
 #: Spans named ``execute_tool {name}`` without a GenAI operation (ADK legacy) are GenAI too.
 EXECUTE_TOOL_PREFIX = "execute_tool "
+_PREFIX_LEN = len(EXECUTE_TOOL_PREFIX)
+
+_MARKER_KEYS = frozenset(key for key, _, _ in BY_MARKER)
+_FIRST_KEY, _FIRST_VALUES, _FIRST_READER = BY_MARKER[0]
+_OTHER_KEYS = frozenset(key for key, _, _ in BY_MARKER[1:])
 
 
 def read_tool_call(span: SpanLike) -> DialectCall | None:
@@ -66,23 +71,31 @@ def read_tool_call(span: SpanLike) -> DialectCall | None:
 
     ``span`` needs ``.name``, ``.attributes`` (a Mapping) and ``.events`` (objects with
     ``.name`` and ``.attributes``): an otlp ``Span`` and an SDK ``ReadableSpan`` both work.
+    Cost for a span that is not a tool call: a dict lookup of its name, one set test over its
+    attribute keys (two when it has a GenAI operation), one prefix test of its name.
     """
     name = span.name
     attrs = span.attributes
     reader = BY_SPAN_NAME.get(name)
+    if reader is None and attrs and not _MARKER_KEYS.isdisjoint(attrs):
+        value = attrs.get(_FIRST_KEY)
+        if value.__class__ is str and value in _FIRST_VALUES:
+            reader = _FIRST_READER
+        elif not _OTHER_KEYS.isdisjoint(attrs):
+            reader = _marked_reader(attrs)
     if reader is None:
-        if attrs:
-            get = attrs.get
-            for key, values, marked in BY_MARKER:
-                value = get(key)
-                if value.__class__ is str and value in values:
-                    reader = marked
-                    break
-        if reader is None:
-            if not name.startswith(EXECUTE_TOOL_PREFIX):
-                return None
-            reader = read_genai
+        if name[:_PREFIX_LEN] != EXECUTE_TOOL_PREFIX:
+            return None
+        reader = read_genai
     return reader(span, attrs if attrs is not None else {})
+
+
+def _marked_reader(attrs: Mapping[str, Any]) -> Reader | None:
+    for key, values, reader in BY_MARKER[1:]:
+        value = attrs.get(key)
+        if value.__class__ is str and value in values:
+            return reader
+    return None
 
 
 __all__ = [
