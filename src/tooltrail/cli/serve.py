@@ -1,0 +1,243 @@
+"""``tooltrail serve``: receive OTLP, evaluate complete traces, send the scores back.
+
+Prints where it listens (one line on stderr, once both listeners are bound), runs until
+SIGTERM or SIGINT, shuts down gracefully and prints the final counters as JSON on stderr.
+Exit codes: 0 after a clean shutdown, 2 for a usage, suite or listen (port in use) error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+
+import click
+import orjson
+
+from tooltrail.serve import ServeConfig, TraceReceiver
+from tooltrail.serve.config import (
+    DEFAULT_GRPC_PORT,
+    DEFAULT_HOST,
+    DEFAULT_HTTP_PORT,
+    HEALTH_PATH,
+    STATS_PATH,
+    TRACES_PATH,
+)
+from tooltrail.serve.forward import PROTOCOLS
+from tooltrail.suite import SuiteError
+
+EXIT_OK, EXIT_USAGE = 0, 2
+_DEFAULTS = ServeConfig()
+
+
+@click.command("serve")
+@click.option(
+    "--suite",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Suite of policies (YAML or JSON) every complete trace is evaluated against.",
+)
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
+@click.option(
+    "--grpc-port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_GRPC_PORT,
+    show_default=True,
+    help="OTLP/gRPC port (0: any free port).",
+)
+@click.option(
+    "--http-port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_HTTP_PORT,
+    show_default=True,
+    help="OTLP/HTTP port (0: any free port).",
+)
+@click.option("--no-grpc", is_flag=True, help="Do not listen for OTLP/gRPC.")
+@click.option("--no-http", is_flag=True, help="Do not listen for OTLP/HTTP.")
+@click.option(
+    "--scores-endpoint",
+    metavar="URL",
+    help="OTLP endpoint for the gen_ai.evaluation.result events (default: none).",
+)
+@click.option(
+    "--scores-protocol",
+    type=click.Choice(PROTOCOLS),
+    default=_DEFAULTS.scores_protocol,
+    show_default=True,
+)
+@click.option(
+    "--explanations",
+    is_flag=True,
+    help="Put score explanations on events and in results (they may quote argument values).",
+)
+@click.option(
+    "--results",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Append one JSON line per evaluated trace to this file.",
+)
+@click.option(
+    "--forward",
+    metavar="ENDPOINT",
+    help="Send every received trace on to this OTLP endpoint, tool spans tagged with tool_args.",
+)
+@click.option(
+    "--forward-protocol",
+    type=click.Choice(PROTOCOLS),
+    default=_DEFAULTS.forward_protocol,
+    show_default=True,
+)
+@click.option(
+    "--dump",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Append every received trace to this OTLP file (collector file exporter format).",
+)
+@click.option(
+    "--dump-format",
+    type=click.Choice(["json", "proto"]),
+    default=_DEFAULTS.dump_format,
+    show_default=True,
+)
+@click.option(
+    "--max-request-bytes",
+    type=click.IntRange(1024),
+    default=_DEFAULTS.max_request_bytes,
+    show_default=True,
+    help="Largest request body, compressed and decompressed (413 above).",
+)
+@click.option(
+    "--max-buffered-spans",
+    type=click.IntRange(1),
+    default=_DEFAULTS.max_buffered_spans,
+    show_default=True,
+    help="Spans held before requests get 503 / RESOURCE_EXHAUSTED.",
+)
+@click.option(
+    "--max-traces",
+    type=click.IntRange(1),
+    default=_DEFAULTS.max_traces,
+    show_default=True,
+    help="Traces held before requests get 503 / RESOURCE_EXHAUSTED.",
+)
+@click.option(
+    "--max-spans-per-trace",
+    type=click.IntRange(1),
+    default=_DEFAULTS.max_spans_per_trace,
+    show_default=True,
+    help="A trace past this many spans is evaluated partial.",
+)
+@click.option(
+    "--grace",
+    type=click.FloatRange(0),
+    default=_DEFAULTS.grace,
+    show_default=True,
+    help="Seconds to wait for late children after a trace's root span arrived.",
+)
+@click.option(
+    "--max-age",
+    type=click.FloatRange(0, min_open=True),
+    default=_DEFAULTS.max_age,
+    show_default=True,
+    help="Seconds after which a trace whose root never arrived is evaluated partial.",
+)
+@click.option(
+    "--shutdown-timeout",
+    type=click.FloatRange(0),
+    default=_DEFAULTS.shutdown_timeout,
+    show_default=True,
+    help="Seconds shutdown waits for requests in flight.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="warning",
+    show_default=True,
+)
+def serve_command(
+    suite: Path | None,
+    host: str,
+    grpc_port: int,
+    http_port: int,
+    no_grpc: bool,
+    no_http: bool,
+    scores_endpoint: str | None,
+    scores_protocol: str,
+    explanations: bool,
+    results: Path | None,
+    forward: str | None,
+    forward_protocol: str,
+    dump: Path | None,
+    dump_format: str,
+    max_request_bytes: int,
+    max_buffered_spans: int,
+    max_traces: int,
+    max_spans_per_trace: int,
+    grace: float,
+    max_age: float,
+    shutdown_timeout: float,
+    log_level: str,
+) -> None:
+    """Receive OTLP traces (gRPC and HTTP), evaluate each complete trace, send the scores back.
+
+    Listens on 127.0.0.1 by default: pass --host 0.0.0.0 to accept other machines.
+    """
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    if no_grpc and no_http:
+        raise click.UsageError("--no-grpc and --no-http leave nothing to listen on")
+    config = ServeConfig(
+        suite=suite,
+        host=host,
+        grpc_port=None if no_grpc else grpc_port,
+        http_port=None if no_http else http_port,
+        max_request_bytes=max_request_bytes,
+        max_buffered_spans=max_buffered_spans,
+        max_traces=max_traces,
+        max_spans_per_trace=max_spans_per_trace,
+        grace=grace,
+        max_age=max_age,
+        shutdown_timeout=shutdown_timeout,
+        results=results,
+        scores_endpoint=scores_endpoint,
+        scores_protocol=scores_protocol,
+        explanations=explanations,
+        forward=forward,
+        forward_protocol=forward_protocol,
+        dump=dump,
+        dump_format=dump_format,
+    )
+    try:
+        receiver = TraceReceiver(config)
+    except SuiteError as exc:
+        click.echo(f"tooltrail serve: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except (OSError, ValueError) as exc:
+        click.echo(f"tooltrail serve: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+    def ready() -> None:
+        click.echo(f"tooltrail serve: {_listening(receiver)}", err=True)
+
+    try:
+        stats = asyncio.run(receiver.run_until_signal(on_ready=ready))
+    except OSError as exc:
+        click.echo(f"tooltrail serve: cannot listen: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(
+        "tooltrail serve: stopped; " + orjson.dumps(stats, option=orjson.OPT_SORT_KEYS).decode(),
+        err=True,
+    )
+    sys.exit(EXIT_OK)
+
+
+def _listening(receiver: TraceReceiver) -> str:
+    host = receiver.config.host
+    where = f"[{host}]" if ":" in host else host
+    parts = []
+    if receiver.grpc_port is not None:
+        parts.append(f"OTLP/gRPC on {where}:{receiver.grpc_port}")
+    if receiver.http_port is not None:
+        base = f"http://{where}:{receiver.http_port}"
+        parts.append(
+            f"OTLP/HTTP on {base}{TRACES_PATH} (health {HEALTH_PATH}, counters {STATS_PATH})"
+        )
+    cases = len(receiver.suite.cases)
+    return "; ".join(parts) + f"; {cases} case(s) from suite {receiver.suite.name!r}"

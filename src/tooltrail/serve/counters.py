@@ -1,0 +1,43 @@
+"""What the receiver has done since it started, for ``/stats`` and the shutdown summary."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, fields
+
+
+@dataclass(slots=True)
+class ReceiverCounters:
+    """Monotonic counts. Increment through ``add`` (thread-safe); read through ``snapshot``."""
+
+    requests: int = 0
+    #: Requests refused before any span was taken: 400, 413, 415, 503 and their gRPC twins.
+    requests_refused: int = 0
+    #: Requests refused because the buffer was full (503 / RESOURCE_EXHAUSTED).
+    requests_throttled: int = 0
+    spans_received: int = 0
+    #: Spans of accepted requests that were not taken (bad ids and the like): partial_success.
+    spans_rejected: int = 0
+    traces_evaluated: int = 0
+    #: Traces flushed before they were known complete (age, size or shutdown).
+    traces_partial: int = 0
+    #: Spans that came after their trace was evaluated: dumped and forwarded, not scored again.
+    late_pieces: int = 0
+    #: Traces that no policy of the suite selected (still counted as evaluated).
+    traces_unmatched: int = 0
+    cases_passed: int = 0
+    cases_failed: int = 0
+    scores_sent: int = 0
+    #: Errors inside conversion or evaluation of one trace; the trace is still counted.
+    evaluation_errors: int = 0
+
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, **deltas: int) -> None:
+        with self._lock:
+            for name, delta in deltas.items():
+                setattr(self, name, getattr(self, name) + delta)
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "_lock"}

@@ -1,0 +1,156 @@
+"""OTLP/HTTP receiver on aiohttp: ``POST /v1/traces``, ``GET /healthz``, ``GET /stats``.
+
+Status codes follow the OTLP/HTTP specification: 200 with ``partial_success`` when some spans
+were rejected, 400 for a body that is not OTLP, 413 over the size limit (checked against
+Content-Length first, then while streaming, then while decompressing), 415 for a content type or
+content coding the receiver cannot read, 503 with ``Retry-After`` when the buffer is full. Every
+4xx/5xx body is a ``google.rpc.Status`` in the request's encoding (protobuf unless it was JSON).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from aiohttp import web
+from google.rpc import code_pb2, status_pb2
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from tooltrail.serve import body
+from tooltrail.serve.config import HEALTH_PATH, STATS_PATH, TRACES_PATH
+from tooltrail.serve.counters import ReceiverCounters
+from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled, Undecodable
+
+_log = logging.getLogger(__name__)
+
+#: ``ingest(encoding, data)``: decode an export request ("protobuf" or "json") and take its spans.
+Ingest = Callable[[str, bytes], Accepted]
+
+_CHUNK = 64 * 1024
+
+
+def build_app(
+    ingest: Ingest,
+    counters: ReceiverCounters,
+    *,
+    max_request_bytes: int,
+    stats: Callable[[], dict[str, Any]] | None = None,
+    healthy: Callable[[], bool] = lambda: True,
+) -> web.Application:
+    """The aiohttp application serving OTLP/HTTP traces, health and counters."""
+    routes = _Routes(ingest, counters, max_request_bytes, stats or counters.snapshot, healthy)
+    # client_max_size bounds aiohttp's own readers; the traces route streams with its own limit.
+    app = web.Application(client_max_size=max_request_bytes)
+    app.router.add_post(TRACES_PATH, routes.export_traces)
+    app.router.add_get(HEALTH_PATH, routes.health)
+    app.router.add_get(STATS_PATH, routes.stats)
+    return app
+
+
+class _Routes:
+    def __init__(
+        self,
+        ingest: Ingest,
+        counters: ReceiverCounters,
+        limit: int,
+        stats: Callable[[], dict[str, Any]],
+        healthy: Callable[[], bool],
+    ) -> None:
+        self._ingest = ingest
+        self._counters = counters
+        self._limit = limit
+        self._stats = stats
+        self._healthy = healthy
+
+    async def export_traces(self, request: web.Request) -> web.Response:
+        self._counters.add(requests=1)
+        encoding = body.encoding_of(request.content_type)
+        if encoding is None:
+            return self._refuse(
+                415,
+                code_pb2.INVALID_ARGUMENT,
+                f"unsupported content type {request.content_type!r}: "
+                f"send {body.PROTOBUF} or {body.JSON}",
+                "protobuf",
+            )
+        codings = body.codings_of(request.headers.get("Content-Encoding", ""))
+        if codings is None:
+            return self._refuse(
+                415,
+                code_pb2.INVALID_ARGUMENT,
+                f"unsupported content encoding {request.headers['Content-Encoding']!r}: "
+                "send gzip, deflate, zstd or none",
+                encoding,
+            )
+        length = request.content_length
+        if length is not None and length > self._limit:
+            return self._too_large(f"request body is over the {self._limit}-byte limit", encoding)
+        try:
+            raw = await body.read_limited(request.content.iter_chunked(_CHUNK), self._limit)
+            data = body.decompress(raw, codings, self._limit) if codings else raw
+        except body.BodyTooLarge as exc:
+            return self._too_large(str(exc), encoding)
+        except body.BadBody as exc:
+            return self._refuse(400, code_pb2.INVALID_ARGUMENT, str(exc), encoding)
+        try:
+            outcome = self._ingest(encoding, data)
+        except Undecodable as exc:
+            return self._refuse(400, code_pb2.INVALID_ARGUMENT, str(exc), encoding)
+        except Throttled as exc:
+            self._counters.add(requests_throttled=1)
+            response = self._refuse(503, code_pb2.UNAVAILABLE, str(exc), encoding)
+            response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+            return response
+        except ShuttingDown as exc:
+            response = self._refuse(503, code_pb2.UNAVAILABLE, str(exc), encoding)
+            response.headers["Retry-After"] = "1"
+            return response
+        return _export_response(outcome, encoding)
+
+    async def health(self, request: web.Request) -> web.Response:
+        if self._healthy():
+            return web.json_response({"status": "ok"})
+        return web.json_response({"status": "shutting down"}, status=503)
+
+    async def stats(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=orjson.dumps(self._stats(), option=orjson.OPT_INDENT_2),
+            content_type="application/json",
+        )
+
+    def _too_large(self, message: str, encoding: str) -> web.Response:
+        return self._refuse(413, code_pb2.RESOURCE_EXHAUSTED, message, encoding)
+
+    def _refuse(self, http_status: int, code: int, message: str, encoding: str) -> web.Response:
+        self._counters.add(requests_refused=1)
+        _log.debug("refused an export request: %s %s", http_status, message)
+        if encoding == "json":
+            return web.Response(
+                status=http_status,
+                body=orjson.dumps({"code": code, "message": message}),
+                content_type=body.JSON,
+            )
+        status = status_pb2.Status(code=code, message=message)
+        return web.Response(
+            status=http_status, body=status.SerializeToString(), content_type=body.PROTOBUF
+        )
+
+
+def _export_response(outcome: Accepted, encoding: str) -> web.Response:
+    """``ExportTraceServiceResponse``: empty on full success, ``partial_success`` otherwise."""
+    if encoding == "json":
+        payload: dict[str, Any] = {}
+        if outcome.rejected:
+            payload["partialSuccess"] = {
+                "rejectedSpans": str(outcome.rejected),
+                "errorMessage": outcome.message,
+            }
+        return web.Response(body=orjson.dumps(payload), content_type=body.JSON)
+    response = ExportTraceServiceResponse()
+    if outcome.rejected:
+        response.partial_success.rejected_spans = outcome.rejected
+        response.partial_success.error_message = outcome.message
+    return web.Response(body=response.SerializeToString(), content_type=body.PROTOBUF)

@@ -1,0 +1,218 @@
+"""``tooltrail serve`` as one object: listeners -> intake -> TraceBuffer -> dump, forward, score.
+
+    server = TraceReceiver(ServeConfig(suite=Path("policies.yaml"), results=Path("r.jsonl")))
+    await server.start()          # binds 4317 and 4318 on 127.0.0.1
+    ...
+    await server.stop()           # stop accepting, drain, evaluate, flush partials
+
+``start_in_thread`` runs the same thing on a background event loop (tests, embedding).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from tooltrail.live.buffer import TraceBuffer, TraceSink
+from tooltrail.live.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
+from tooltrail.serve.config import ServeConfig
+from tooltrail.serve.counters import ReceiverCounters
+from tooltrail.serve.forward import ForwardSink
+from tooltrail.serve.intake import TraceIntake
+from tooltrail.serve.listeners import Listeners
+from tooltrail.serve.pipeline import DumpSink, ReceivedTraceEvaluator, ReleaseSink
+from tooltrail.suite import TestSuite
+
+
+class TraceReceiver:
+    """The receiver service. ``suite`` overrides ``config.suite``; ``log_exporter`` (any SDK
+    ``LogRecordExporter``) overrides ``config.scores_endpoint`` for the evaluation events.
+
+    Raises ``SuiteError`` for a bad suite file before anything is started.
+    """
+
+    def __init__(
+        self,
+        config: ServeConfig,
+        *,
+        suite: TestSuite | None = None,
+        log_exporter: Any = None,
+    ) -> None:
+        self.config = config
+        if suite is None:
+            suite = TestSuite.load(config.suite) if config.suite else TestSuite("(no suite)")
+        self.suite = suite
+        self.counters = ReceiverCounters()
+        self._stopping = False
+        sinks: list[TraceSink] = []
+        if config.dump is not None:
+            sinks.append(DumpSink(config.dump, format=config.dump_format))
+        self.forwarder: ForwardSink | None = None
+        if config.forward:
+            self.forwarder = ForwardSink(
+                config.forward, protocol=config.forward_protocol, unwrap=lambda r: r.span
+            )
+            sinks.append(self.forwarder)
+        self.emitter: EvaluationEventEmitter | None = None
+        if log_exporter is not None or config.scores_endpoint:
+            exporter = log_exporter or otlp_log_exporter(
+                config.scores_protocol, endpoint=config.scores_endpoint
+            )
+            self.emitter = EvaluationEventEmitter(
+                exporter, explanations=config.explanations, suite=suite.name
+            )
+        self.evaluator = ReceivedTraceEvaluator(
+            suite,
+            self.counters,
+            on_result=[self.emitter] if self.emitter is not None else None,
+            results_path=config.results,
+            explanations=config.explanations,
+        )
+        sinks.append(self.evaluator)
+        sinks.append(ReleaseSink(lambda trace_id, n: self.intake.release(trace_id, n)))
+        self.buffer = TraceBuffer(
+            *sinks,
+            grace_s=config.grace,
+            max_age_s=config.max_age,
+            # The intake refuses before this is reached; the buffer's own bound is a backstop.
+            max_traces=2 * config.max_traces,
+            max_spans=config.max_spans_per_trace,
+        )
+        self.intake = TraceIntake(
+            self.buffer,
+            self.counters,
+            max_buffered_spans=config.max_buffered_spans,
+            max_traces=config.max_traces,
+            retry_after=config.retry_after,
+        )
+        self.listeners = Listeners(
+            config, self.intake, self.counters, stats=self.stats, healthy=self.healthy
+        )
+
+    @property
+    def grpc_port(self) -> int | None:
+        return self.listeners.grpc_port
+
+    @property
+    def http_port(self) -> int | None:
+        return self.listeners.http_port
+
+    def healthy(self) -> bool:
+        return not self._stopping
+
+    def stats(self) -> dict[str, Any]:
+        """Counters since start, plus what is held now (the ``/stats`` document)."""
+        stats: dict[str, Any] = self.counters.snapshot()
+        stats["scores_sent"] = self.emitter.emitted if self.emitter is not None else 0
+        buffer = self.buffer.stats()
+        stats["sink_errors"] = buffer.sink_errors + self.evaluator.errors
+        stats["spans_held"] = self.intake.held_spans
+        stats["traces_held"] = self.intake.held_traces
+        if self.forwarder is not None:
+            stats["traces_forwarded"] = self.forwarder.traces_forwarded
+            stats["traces_not_forwarded"] = self.forwarder.traces_dropped
+        return stats
+
+    async def start(self) -> None:
+        """Bind the listeners; the receiver takes requests once this returns."""
+        try:
+            await self.listeners.start()
+        except BaseException:
+            await asyncio.get_running_loop().run_in_executor(None, self.buffer.shutdown)
+            raise
+
+    async def stop(self) -> dict[str, Any]:
+        """Stop accepting, let requests in flight finish, evaluate everything held (traces not
+        yet complete are evaluated partial), flush every sink. Returns the final ``stats()``."""
+        self._stopping = True
+        await self.listeners.stop(self.config.shutdown_timeout)
+        self.intake.close()
+        await asyncio.get_running_loop().run_in_executor(None, self.buffer.shutdown)
+        return self.stats()
+
+    async def run(
+        self, stop: asyncio.Event, *, on_ready: Callable[[], None] | None = None
+    ) -> dict[str, Any]:
+        """Start, call ``on_ready``, serve until ``stop`` is set, then ``stop()`` gracefully."""
+        await self.start()
+        if on_ready is not None:
+            on_ready()
+        await stop.wait()
+        return await self.stop()
+
+    async def run_until_signal(
+        self, *, on_ready: Callable[[], None] | None = None
+    ) -> dict[str, Any]:
+        """``run`` until SIGTERM or SIGINT."""
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        try:
+            return await self.run(stop, on_ready=on_ready)
+        finally:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(signum)
+
+
+class RunningReceiver:
+    """A ``TraceReceiver`` serving on a background thread's event loop; ``stop()`` ends it."""
+
+    def __init__(self, receiver: TraceReceiver) -> None:
+        self.receiver = receiver
+        self._loop = asyncio.new_event_loop()
+        self._started = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._error: BaseException | None = None
+        self.final_stats: dict[str, Any] | None = None
+        self._thread = threading.Thread(target=self._main, name="tooltrail-serve", daemon=True)
+        self._thread.start()
+        self._started.wait()
+        if self._error is not None:
+            raise self._error
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._serve())
+        finally:
+            self._loop.close()
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        try:
+            self.final_stats = await self.receiver.run(self._stop, on_ready=self._started.set)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the starting thread
+            self._error = exc
+            self._started.set()
+
+    @property
+    def grpc_port(self) -> int | None:
+        return self.receiver.grpc_port
+
+    @property
+    def http_port(self) -> int | None:
+        return self.receiver.http_port
+
+    def stop(self, timeout: float = 60.0) -> dict[str, Any]:
+        """Shut down gracefully (as on SIGTERM) and return the final stats."""
+        if self._thread.is_alive() and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout)
+        return self.final_stats if self.final_stats is not None else self.receiver.stats()
+
+    def __enter__(self) -> RunningReceiver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_in_thread(
+    config: ServeConfig, *, suite: TestSuite | None = None, log_exporter: Any = None
+) -> RunningReceiver:
+    """Build a ``TraceReceiver`` and serve it on a background thread until ``stop()``."""
+    return RunningReceiver(TraceReceiver(config, suite=suite, log_exporter=log_exporter))
