@@ -131,6 +131,10 @@ def _combine(patterns: Iterable[str], flags: int) -> re.Pattern[str] | None:
 
 def _clean(rules: Redaction, value: Any, depth: int) -> tuple[Any, bool]:
     if isinstance(value, str):
+        if value[:1] in ("{", "[") and depth < 8:  # JSON text inside arguments or results
+            inner = _clean_encoded(rules, value, depth + 1, literals=False)
+            if inner is not None:
+                return inner, inner != value
         cleaned = rules.clean_text(value)
         return cleaned, cleaned is not value and cleaned != value
     if depth > 64:  # deeper than any real argument: hide rather than recurse further
@@ -227,13 +231,14 @@ def _clean_text_attribute(rules: Redaction, text: str) -> tuple[str, bool]:
     return cleaned, cleaned != text
 
 
-def _clean_encoded(rules: Redaction, text: str, depth: int) -> str | None:
-    """JSON or Python-literal text, cleaned and re-encoded; ``None`` when it is neither."""
+def _clean_encoded(rules: Redaction, text: str, depth: int, literals: bool = True) -> str | None:
+    """JSON (or, with ``literals``, Python-literal) text, cleaned and re-encoded; ``None`` when
+    it is neither."""
     try:
         parsed = json.loads(text)
         encode = _json_text
     except (ValueError, RecursionError):
-        if len(text) > _MAX_LITERAL_CHARS:
+        if not literals or len(text) > _MAX_LITERAL_CHARS:
             return None
         try:
             parsed = ast.literal_eval(text.strip())
@@ -241,13 +246,13 @@ def _clean_encoded(rules: Redaction, text: str, depth: int) -> str | None:
             return None
         encode = repr
     if isinstance(parsed, str) and depth < 2 and parsed.lstrip()[:1] in ("{", "["):
-        inner = _clean_encoded(rules, parsed, depth + 1)
+        inner = _clean_encoded(rules, parsed, depth + 1, literals)
         if inner is None or inner == parsed:
             return text if inner is not None else None
         return encode(inner)
     if not isinstance(parsed, (dict, list)):
         return text
-    cleaned, changed = rules.clean(parsed)
+    cleaned, changed = _clean(rules, parsed, depth)
     return encode(cleaned) if changed else text
 
 

@@ -1,0 +1,209 @@
+"""ToolArgsProcessor on real SDK spans: every dialect's tool span leaves with tool_name/tool_args."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from test_live_helpers import (
+    CORPUS,
+    Recorder,
+    corpus_spans,
+    provider_with,
+    replay,
+    tool_spans,
+    truth,
+)
+
+from tooltrail.checks.equality import values_equal
+from tooltrail.live import Redaction, ToolArgsProcessor
+from tooltrail.live.spancopy import CopiedSpan
+
+FRAMEWORKS = sorted(
+    p.name for p in CORPUS.iterdir() if p.is_dir() and p.name != "google-adk-default-nocontent"
+)
+SCENARIOS = ["a_refund_ok", "f_tool_error_retry", "h_nested_agent_tool", "i_complex_args"]
+#: The Node SDK cannot hold 9007199254740993 or tell 2.0 from 2: what it sent is what it meant.
+JS_PRECISION = {("vercel-ai", "i_complex_args")}
+
+
+def _tagged_calls(rec: Recorder) -> list[tuple[str, Any]]:
+    return [
+        (s.attributes["tool_name"], json.loads(s.attributes["tool_args"]))
+        for s in tool_spans(rec.ended)
+    ]
+
+
+def _run(folder: str, scenario: str, at_start: bool, **kwargs: Any) -> Recorder:
+    rec = Recorder()
+    provider = provider_with(ToolArgsProcessor(rec, **kwargs))
+    replay(provider, corpus_spans(folder, scenario), attributes_at_start=at_start)
+    return rec
+
+
+@pytest.mark.parametrize("at_start", [True, False], ids=["args-at-start", "args-after-start"])
+@pytest.mark.parametrize(
+    ("folder", "scenario"),
+    [(f, s) for f in FRAMEWORKS for s in SCENARIOS if (f, s) not in JS_PRECISION],
+)
+def test_every_dialects_tool_spans_carry_the_true_arguments(
+    folder: str, scenario: str, at_start: bool
+) -> None:
+    rec = _run(folder, scenario, at_start)
+    got = _tagged_calls(rec)
+    expected = [(c["tool"], c["args"]) for c in truth(folder, scenario)["calls"]]
+    assert len(got) == len(expected)
+    for name, args in expected:
+        assert any(n == name and values_equal(args, a) for n, a in got), (name, args, got)
+
+
+def test_javascript_numbers_arrive_as_the_node_sdk_sent_them() -> None:
+    got = dict(_tagged_calls(_run("vercel-ai", "i_complex_args", True)))
+    assert got["create_shipment"]["big_int"] == 9007199254740992
+    assert got["create_shipment"]["weight_kg"] == 2
+
+
+def test_uncaptured_arguments_give_tool_name_but_no_tool_args() -> None:
+    rec = _run("google-adk-default-nocontent", "a_refund_ok", True)
+    tagged = tool_spans(rec.ended)
+    assert [s.attributes["tool_name"] for s in tagged] == [
+        "lookup_order",
+        "verify_identity",
+        "issue_refund",
+    ]
+    assert all("tool_args" not in s.attributes for s in tagged)
+
+
+def test_positional_traceloop_arguments_stay_under_args() -> None:
+    got = _tagged_calls(_run("traceloop", "j_positional_args", True))
+    assert ("issue_refund", {"args": ["ORD-7731", 49.99]}) in got
+
+
+def test_tool_args_is_canonical_json_sorted_and_compact() -> None:
+    rec = Recorder()
+    tracer = provider_with(ToolArgsProcessor(rec)).get_tracer("t")
+    tracer.start_span(
+        "execute_tool issue_refund",
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "issue_refund",
+            "gen_ai.tool.call.arguments": '{ "order_id" : "ORD-7731",\n "amount": 49.99, "n": {"z": 1, "a": [1, 2]} }',
+        },
+    ).end()
+    assert (
+        rec.ended[0].attributes["tool_args"]
+        == '{"amount":49.99,"n":{"a":[1,2],"z":1},"order_id":"ORD-7731"}'
+    )
+
+
+def test_non_tool_spans_pass_through_unchanged() -> None:
+    rec = _run("pydantic-ai", "a_refund_ok", True)
+    others = [s for s in rec.ended if "tool_name" not in s.attributes]
+    assert others and all(type(s) is ReadableSpan for s in others)
+    originals = {s.name: dict(s.attributes) for s in corpus_spans("pydantic-ai", "a_refund_ok")}
+    for span in others:
+        assert set(span.attributes) == set(originals[span.name])
+
+
+def test_arguments_known_at_start_are_tagged_on_the_live_span_without_a_copy() -> None:
+    rec = _run("pydantic-ai", "a_refund_ok", True)
+    started_tagged = [a for a in rec.started if "tool_args" in a]
+    assert len(started_tagged) == 3
+    assert all(type(s) is ReadableSpan for s in tool_spans(rec.ended))
+
+
+def test_arguments_set_after_start_are_tagged_on_a_copy() -> None:
+    rec = _run("pydantic-ai", "a_refund_ok", False)
+    tagged = tool_spans(rec.ended)
+    assert len(tagged) == 3 and all(isinstance(s, CopiedSpan) for s in tagged)
+
+
+def test_a_copy_keeps_ids_times_status_events_and_resource() -> None:
+    rec = _run("strands", "f_tool_error_retry", False)
+    plain = Recorder()
+    replay(
+        provider_with(plain),
+        corpus_spans("strands", "f_tool_error_retry"),
+        attributes_at_start=False,
+    )
+    for copied, original in zip(rec.ended, plain.ended, strict=True):
+        assert copied.name == original.name
+        assert (copied.start_time, copied.end_time) == (original.start_time, original.end_time)
+        assert copied.status.status_code == original.status.status_code
+        assert [e.name for e in copied.events] == [e.name for e in original.events]
+        assert copied.resource.attributes == original.resource.attributes
+        assert copied.context.trace_id != 0 and copied.context.span_id != 0
+
+
+class Exploding(SpanProcessor):
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        raise RuntimeError("boom")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        raise RuntimeError("boom")
+
+
+def test_a_failing_downstream_processor_neither_raises_nor_starves_the_next() -> None:
+    rec = Recorder()
+    processor = ToolArgsProcessor(Exploding(), rec)
+    provider_with(processor).get_tracer("t").start_span("work").end()
+    assert len(rec.ended) == 1
+    assert processor.errors == 2
+
+
+def test_a_failing_reader_passes_the_span_on_as_it_was() -> None:
+    def broken(span: Any) -> Any:
+        raise ValueError("bad reader")
+
+    rec = Recorder()
+    processor = ToolArgsProcessor(rec, read_call=broken)
+    provider_with(processor).get_tracer("t").start_span("execute_tool x").end()
+    assert [s.name for s in rec.ended] == ["execute_tool x"]
+    assert processor.errors == 2
+
+
+def test_force_flush_and_shutdown_reach_every_wrapped_processor() -> None:
+    calls: list[str] = []
+
+    class Flushable(SpanProcessor):
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            calls.append("flush")
+            return True
+
+        def shutdown(self) -> None:
+            calls.append("shutdown")
+
+    processor = ToolArgsProcessor(Flushable(), Flushable())
+    assert processor.force_flush(1000) is True
+    processor.shutdown()
+    assert calls == ["flush", "flush", "shutdown", "shutdown"]
+
+
+def test_default_redaction_applies_without_configuration() -> None:
+    rec = Recorder()
+    tracer = provider_with(ToolArgsProcessor(rec)).get_tracer("t")
+    tracer.start_span(
+        "execute_tool pay",
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.call.arguments": '{"cardNumber": "4111111111111111", "amount": 5}',
+        },
+    ).end()
+    span = rec.ended[0]
+    assert "4111" not in span.attributes["tool_args"]
+    assert "4111" not in span.attributes["gen_ai.tool.call.arguments"]
+    assert json.loads(span.attributes["tool_args"]) == {"amount": 5, "cardNumber": "[REDACTED]"}
+
+
+def test_custom_redaction_is_used() -> None:
+    rec = _run(
+        "pydantic-ai",
+        "a_refund_ok",
+        True,
+        redaction=Redaction(keys=("customer_id",), marker="<hidden>"),
+    )
+    got = dict(_tagged_calls(rec))
+    assert got["verify_identity"] == {"customer_id": "<hidden>"}
+    assert got["lookup_order"] == {"order_id": "ORD-7731"}
