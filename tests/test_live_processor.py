@@ -1,4 +1,4 @@
-"""ToolArgsProcessor on real SDK spans: every dialect's tool span leaves with tool_name/tool_args."""
+"""ToolArgsProcessor on real SDK spans: every dialect's tool span gets tool_name/tool_args."""
 
 from __future__ import annotations
 
@@ -89,7 +89,9 @@ def test_tool_args_is_canonical_json_sorted_and_compact() -> None:
         attributes={
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": "issue_refund",
-            "gen_ai.tool.call.arguments": '{ "order_id" : "ORD-7731",\n "amount": 49.99, "n": {"z": 1, "a": [1, 2]} }',
+            "gen_ai.tool.call.arguments": (
+                '{ "order_id" : "ORD-7731",\n "amount": 49.99, "n": {"z": 1, "a": [1, 2]} }'
+            ),
         },
     ).end()
     assert (
