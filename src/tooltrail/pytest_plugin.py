@@ -86,7 +86,7 @@ def pytest_runtest_makereport(
     opened = item.stash.get(_trail_key, None)
     if opened is not None and call.when == "call":
         # Plain data on the report travels to the controller under pytest-xdist too.
-        results: list[dict[str, Any]] = opened.result_dicts()
-        if results:
-            report.tooltrail_results = results  # type: ignore[attr-defined]
+        data: dict[str, Any] = opened.report_data()
+        if data["rows"]:
+            report.tooltrail = data  # type: ignore[attr-defined]
     return report

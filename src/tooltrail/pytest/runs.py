@@ -74,27 +74,38 @@ class RunsResult:
         return [run.result for run in self.runs]
 
     def summary(self) -> str:
-        """``3/5 runs passed (threshold 0.8 needs 4)``."""
+        """``3/5 runs passed; threshold 0.8 needs 4/5`` (or ``...; every run must pass``)."""
         total = len(self.runs)
         if self.threshold is None:
             rule = "every run must pass"
         else:
-            rule = f"threshold {self.threshold:g} needs {runs_needed(self.threshold, total)}"
-        return f"{self.passed_runs}/{total} runs passed ({rule})"
+            rule = (
+                f"threshold {self.threshold:g} needs {runs_needed(self.threshold, total)}/{total}"
+            )
+        return f"{self.passed_runs}/{total} runs passed; {rule}"
 
     def failure_message(self) -> str:
-        """Each failing run, its turn-labelled reasons and calls; passing runs summarised."""
-        lines = [self.summary()]
+        """Each failing run with its turn-labelled reasons and calls; passing runs summarised.
+
+        Failing runs with the same reasons and the same calls share one block
+        (``runs 1, 3 failed:``), so five identical failures read as one.
+        """
         turn_count = len(self.case.turns)
+        blocks: dict[tuple[str, ...], list[int]] = {}
         for run in self.runs:
             if run.passed:
                 continue
-            lines.append(f"run {run.number} failed:")
-            lines.extend(f"    {message}" for message in run.result.failure_messages())
-            lines.append("    calls made:")
-            lines.extend(
+            body = [f"    {message}" for message in run.result.failure_messages()]
+            body.append("    calls made:")
+            body.extend(
                 f"      {line}" for line in format_turn_calls(run.trace.tool_calls, turn_count)
             )
+            blocks.setdefault(tuple(body), []).append(run.number)
+        lines = [self.summary()]
+        for body, numbers in blocks.items():
+            label = "run" if len(numbers) == 1 else "runs"
+            lines.append(f"{label} {', '.join(map(str, numbers))} failed:")
+            lines.extend(body)
         passed = [str(run.number) for run in self.runs if run.passed]
         lines.append(f"passed runs: {', '.join(passed) if passed else 'none'}")
         return "\n".join(lines)

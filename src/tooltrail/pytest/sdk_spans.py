@@ -13,10 +13,21 @@ from tooltrail.otlp.span import Span, SpanEvent
 
 
 def trace_of_spans(spans: Sequence[ReadableSpan]) -> EvalTrace:
-    """One ``EvalTrace`` of the spans (one trace, or several read as one conversation)."""
+    """One ``EvalTrace`` of the spans (one trace, or several read as one conversation).
+
+    The converter counts a trace with no agent span as one turn. In a test, tools are often
+    called directly, each call a trace of its own: when every call is a root span, they are
+    all turn 1 of one trajectory rather than one turn each.
+    """
     if not spans:
         return EvalTrace(trace_id="", metadata={"turn_count": 0})
-    return to_eval_trace([otlp_span(span) for span in spans])
+    trace = to_eval_trace([otlp_span(span) for span in spans])
+    calls = trace.tool_calls
+    if len(calls) > 1 and all(not call.parent_span_id for call in calls):
+        for call in calls:
+            call.turn = 1
+        trace.metadata["turn_count"] = 1
+    return trace
 
 
 def otlp_span(span: ReadableSpan) -> Span:

@@ -70,8 +70,8 @@ class Trail:
         self.runs = runs
         self.threshold = threshold
         self.concurrency = concurrency
-        #: Every verdict this test produced (checks and runs), for ``--tooltrail-report``.
-        self.results: list[CaseResult] = []
+        self._check_scores: list[Score] = []
+        self._run_results: list[RunsResult] = []
         self._provider: TracerProvider | None = None
         self._cached: tuple[int, EvalTrace] | None = None
 
@@ -196,10 +196,7 @@ class Trail:
         raise TrajectoryAssertionError(f"{reasons}\n{format_calls(self.calls)}")
 
     def _record(self, scores: list[Score]) -> None:
-        passed = all(not score.failed for score in scores)
-        self.results.append(
-            CaseResult(self.test_id, passed, list(scores), self.trace.trace_id or None)
-        )
+        self._check_scores.extend(scores)
 
     # -- conversations, repeated ------------------------------------------------------------
 
@@ -287,14 +284,55 @@ class Trail:
 
     def _conclude(self, result: RunsResult) -> RunsResult:
         __tracebackhide__ = True
-        self.results.extend(result.results)
+        self._run_results.append(result)
         if not result.passed:
             raise TrajectoryAssertionError(result.failure_message())
         return result
 
-    def result_dicts(self) -> list[dict[str, Any]]:
-        """This test's verdicts as plain data (what ``--tooltrail-report`` collects)."""
-        return [result.to_dict() for result in self.results]
+    @property
+    def results(self) -> list[CaseResult]:
+        """This test's verdicts as report rows: one row for all its assertions, one per run.
+
+        Rows of the first ``run_turns`` call have the test's node id as case id (later calls
+        add ``#2``, ``#3``...); the assertions' row adds `` assertions`` when runs exist too.
+        """
+        rows: list[CaseResult] = []
+        for index, runs in enumerate(self._run_results, 1):
+            case_id = self._runs_case_id(index)
+            for run in runs.runs:
+                result = run.result
+                rows.append(
+                    CaseResult(
+                        case_id,
+                        result.passed,
+                        result.scores,
+                        result.trace_id,
+                        f"{case_id} run {run.number}",
+                    )
+                )
+        if self._check_scores:
+            case_id = f"{self.test_id} assertions" if self._run_results else self.test_id
+            passed = not any(score.failed for score in self._check_scores)
+            trace_id = self.trace.trace_id or None
+            rows.insert(0, CaseResult(case_id, passed, list(self._check_scores), trace_id))
+        return rows
+
+    def _runs_case_id(self, index: int) -> str:
+        return self.test_id if index == 1 else f"{self.test_id} #{index}"
+
+    def report_data(self) -> dict[str, Any]:
+        """:attr:`results` as plain data, with each ``run_turns`` call's runs and threshold."""
+        return {
+            "rows": [row.to_dict() for row in self.results],
+            "runs": [
+                {
+                    "case_id": self._runs_case_id(index),
+                    "runs": len(r.runs),
+                    "threshold": r.threshold,
+                }
+                for index, r in enumerate(self._run_results, 1)
+            ],
+        }
 
     def close(self) -> None:
         if self._provider is not None:
