@@ -1,8 +1,9 @@
-"""Which cases of a suite apply to a trace, and how its report rows are labelled.
+"""How batch report rows are labelled, and what is kept of a trace no case selected.
 
-A case with ``match:`` is a policy: it applies to every trace its selector picks. A case
-without ``match:`` applies to the traces tagged with its id (``tooltrail.case_id``). A trace
-that no case selects is not evaluated; the batch pass counts and lists it instead.
+Which cases apply is the suite's rule (``TestSuite.cases_for``): a case with ``match:`` is a
+policy applied to every trace its selector picks; a case without ``match:`` applies to the
+traces tagged with its id (``tooltrail.case_id``). A trace no case selects is not evaluated;
+the batch pass counts and lists it instead.
 """
 
 from __future__ import annotations
@@ -34,19 +35,6 @@ class UnmatchedTrace:
         return "  ".join(parts)
 
 
-def select_cases(suite: TestSuite, trace: EvalTrace) -> list[TestCase]:
-    """The cases that apply to ``trace``, in suite order."""
-    tag = trace.metadata.get("case_id")
-    selected: list[TestCase] = []
-    for case in suite.cases:
-        if case.match is not None:
-            if case.match.selects(trace):
-                selected.append(case)
-        elif tag is not None and tag == case.id:
-            selected.append(case)
-    return selected
-
-
 def unmatched(trace: EvalTrace) -> UnmatchedTrace:
     """The listing entry of a trace no case selected."""
     meta = trace.metadata
@@ -59,18 +47,19 @@ def unmatched(trace: EvalTrace) -> UnmatchedTrace:
     )
 
 
-def row_label(case: TestCase, trace: EvalTrace) -> str:
+def row_label(case: TestCase, trace: EvalTrace, suite: TestSuite) -> str:
     """The label of one (case, trace) row.
 
-    A tagged case labels its row with the case id, as in an offline test set. A policy runs
-    over many traces, so its rows are told apart by the trace: its ``tooltrail.case_id`` tag
-    when it has one (a run name), else its trace id; then the policy id in brackets.
+    A tagged case labels its row with its id, as an offline test set does. A policy runs over
+    many traces, so its rows are told apart by the trace: its ``tooltrail.case_id`` tag when it
+    has one (a run name), else its trace id; followed by ``[policy id]`` when the suite has
+    more than one case.
     """
     if case.match is None:
         return case.id
     tag = trace.metadata.get("case_id")
     name = tag if isinstance(tag, str) and tag else trace.trace_id
-    return f"{name} [{case.id}]"
+    return name if len(suite.cases) == 1 else f"{name} [{case.id}]"
 
 
 def _str_or_none(value: object) -> str | None:

@@ -209,7 +209,7 @@ def _evaluate_groups(
             outcome.unmatched = unmatched(trace)
         for case in cases:
             result = evaluate_trace(case, trace, registry=registry)
-            result.label = row_label(case, trace)
+            result.label = row_label(case, trace, suite)
             outcome.results.append(result)
     return outcomes
 
