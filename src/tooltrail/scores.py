@@ -1,23 +1,29 @@
 """Scores as OpenTelemetry ``gen_ai.evaluation.result`` events, and evaluation events read back.
 
-Pure: no OpenTelemetry import, no I/O. ``evaluation_events`` decides, for each score of a case,
-which span it judges (the calls that caused the verdict, else the trace's agent or root span)
-and which attributes the event carries. The live emitter (``tooltrail.live.evaluation_events``)
-and the offline writers (``tooltrail.annotate``) only deliver what this module builds, so both
-paths put the same verdict on the same span.
+Pure: no OpenTelemetry import, no I/O (``explanations_from_env`` reads one variable).
+``evaluation_events`` decides, for each score of a case, which span it judges (the calls that
+caused the verdict, else the trace's agent or root span) and which attributes the event
+carries. The live emitter (``tooltrail.live.evaluation_events``) and the offline writers
+(``tooltrail.annotate``) only deliver what this module builds, so both paths put the same
+verdict on the same span.
 
-Explanations can quote argument values (customer data), so they are left out unless asked for.
+Explanations can quote argument values (customer data), so they are left out unless asked
+for (``TOOLTRAIL_EVALUATION_EXPLANATIONS=true``, or explicitly).
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tooltrail.model import EvalTrace
+
+_log = logging.getLogger(__name__)
 
 #: Event name of one evaluation result (OpenTelemetry GenAI semantic conventions >= 1.38).
 EVENT_NAME = "gen_ai.evaluation.result"
@@ -41,6 +47,10 @@ LABEL_FAIL = "fail"
 #: OpenTelemetry log severities used for events: INFO for a pass, WARN for a fail.
 SEVERITY_INFO = (9, "INFO")
 SEVERITY_WARN = (13, "WARN")
+
+#: Set to ``true`` to include ``gen_ai.evaluation.explanation`` (it may quote argument values).
+#: Read by the live emitter and by ``tooltrail eval --annotate``.
+ENV_EXPLANATIONS = "TOOLTRAIL_EVALUATION_EXPLANATIONS"
 
 _TRACE_ID = re.compile(r"[0-9a-f]{32}")
 _SPAN_ID = re.compile(r"[0-9a-f]{16}")
@@ -124,6 +134,20 @@ class _Targets:
             trace_id = self.trace_of_span.get(sid)
             return (trace_id, sid) if trace_id else self.agent
         return (self.default_trace_id, sid) if self.default_trace_id else self.agent
+
+
+def explanations_from_env(default: bool = False) -> bool:
+    """``TOOLTRAIL_EVALUATION_EXPLANATIONS`` as a bool; a bad value warns and keeps the default."""
+    raw = os.environ.get(ENV_EXPLANATIONS)
+    if raw is None or not raw.strip():
+        return default
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    _log.warning("Ignoring %s=%r: expected true or false", ENV_EXPLANATIONS, raw)
+    return default
 
 
 def evaluation_events(

@@ -97,6 +97,21 @@ RENDERERS = {
     show_default=True,
     help="Cut large uncompressed dumps into tasks of about this many megabytes.",
 )
+@click.option(
+    "--annotate",
+    "annotate_path",
+    metavar="OUT",
+    type=click.Path(dir_okay=False),
+    help="Write the scores as gen_ai.evaluation.result events to this OTLP logs file "
+    "(explanations only with TOOLTRAIL_EVALUATION_EXPLANATIONS=true).",
+)
+@click.option(
+    "--annotate-traces",
+    "annotate_traces_path",
+    metavar="OUT",
+    type=click.Path(dir_okay=False),
+    help="Write a copy of the evaluated traces with one tooltrail.evaluation span per case.",
+)
 def eval_command(
     suite_path: str,
     paths: tuple[str, ...],
@@ -109,6 +124,8 @@ def eval_command(
     show_unmatched: bool,
     quiet: bool,
     chunk_mb: int,
+    annotate_path: str | None,
+    annotate_traces_path: str | None,
 ) -> None:
     """Evaluate the traces in OTLP dumps (files, directories, globs, - for stdin) against SUITE.
 
@@ -141,6 +158,8 @@ def eval_command(
             if dask_address:
                 _fail_usage(err, f"cannot use the Dask scheduler at {dask_address}: {exc}")
             raise
+        if annotate_path or annotate_traces_path:
+            _annotate(err, suite, inputs, batch, group, annotate_path, annotate_traces_path)
     report = EvaluationReport.from_results(suite, batch.results)
     _write_report(RENDERERS[fmt](report), out)
     _print_diagnostics(err, batch.diagnostics, stdin_copy)
@@ -291,3 +310,30 @@ def _stdin_spooled(paths: Sequence[str]) -> Iterator[tuple[list[str], str | None
         yield [copy if p == "-" else p for p in paths], copy
     finally:
         os.unlink(copy)
+
+
+def _annotate(
+    err: IO[str],
+    suite: TestSuite,
+    inputs: Sequence[str],
+    batch: BatchResult,
+    group: str,
+    annotate_path: str | None,
+    annotate_traces_path: str | None,
+) -> None:
+    """``--annotate`` / ``--annotate-traces``: scores written back next to their traces."""
+    from tooltrail.annotate import annotate_run
+    from tooltrail.scores import explanations_from_env
+
+    try:
+        annotate_run(
+            inputs,
+            batch.results,
+            annotate=annotate_path,
+            annotate_traces=annotate_traces_path,
+            group=group,
+            suite=suite.name or None,
+            explanations=explanations_from_env(),
+        )
+    except OSError as exc:
+        _fail_usage(err, f"cannot write annotations: {exc}")

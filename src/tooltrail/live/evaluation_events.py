@@ -39,17 +39,26 @@ from opentelemetry.trace import (
 from tooltrail import __version__
 from tooltrail.model import EvalTrace
 from tooltrail.scores import (
+    ENV_EXPLANATIONS,
     EVENT_NAME,
     CaseResultLike,
     EvaluationEvent,
     EventOptions,
     evaluation_events,
+    explanations_from_env,
 )
+
+__all__ = [
+    "ENV_EXPLANATIONS",
+    "SCOPE_NAME",
+    "EvaluationEventEmitter",
+    "explanations_from_env",
+    "otlp_log_exporter",
+    "span_context_of",
+]
 
 _log = logging.getLogger(__name__)
 
-#: Set to ``true`` to include ``gen_ai.evaluation.explanation`` (it may quote argument values).
-ENV_EXPLANATIONS = "TOOLTRAIL_EVALUATION_EXPLANATIONS"
 #: Name of the instrumentation scope the events are emitted under.
 SCOPE_NAME = "tooltrail"
 
@@ -92,20 +101,6 @@ def otlp_log_exporter(
     )
 
     return HttpLogExporter(endpoint=endpoint, headers=headers, timeout=timeout)
-
-
-def explanations_from_env(default: bool = False) -> bool:
-    """``TOOLTRAIL_EVALUATION_EXPLANATIONS`` as a bool; a bad value warns and keeps the default."""
-    raw = os.environ.get(ENV_EXPLANATIONS)
-    if raw is None or not raw.strip():
-        return default
-    value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    _log.warning("Ignoring %s=%r: expected true or false", ENV_EXPLANATIONS, raw)
-    return default
 
 
 def span_context_of(trace_id: str, span_id: str) -> Context:
