@@ -1,0 +1,127 @@
+"""The seed's checks on real recorded traces: every framework's refund and booking runs, read
+from the corpus dumps by tooltrail's converter, get the verdicts the story says they should."""
+
+from pathlib import Path
+
+import pytest
+
+from tooltrail import (
+    EvaluatorConfig,
+    Expect,
+    TestCase,
+    ToolCallArgs,
+    Turn,
+    evaluate_trace,
+)
+from tooltrail.convert import read_traces
+
+CORPUS = Path(__file__).parent / "data" / "corpus"
+WITH_ARGS = [
+    "google-adk",
+    "mlflow-genai-semconv",
+    "pydantic-ai",
+    "pydantic-ai-logfire",
+    "strands",
+    "strands-latest-semconv",
+    "traceloop",
+    "vercel-ai",
+]
+#: Frameworks whose two-turn booking traces share a conversation id.
+LINKED = [f for f in WITH_ARGS if f != "mlflow-genai-semconv"]
+
+REFUND = TestCase(
+    id="refund",
+    expected_contains=["$49.99", "ORD-7731"],
+    required_tools=["lookup_order", "verify_identity", "issue_refund"],
+    required_tool_order=["lookup_order", "verify_identity", "issue_refund"],
+    expected_tool_arguments={"issue_refund": {"order_id": "ORD-7731", "amount": 49.99}},
+    evaluators=[
+        EvaluatorConfig(name="tool_call_precision", threshold=1.0),
+        EvaluatorConfig(name="no_redundant_tool_calls", threshold=1.0),
+    ],
+)
+BOOKING = TestCase(
+    id="booking",
+    turns=[
+        Turn(
+            "",
+            Expect(
+                tool_calls_include=["create_booking"],
+                tool_calls_args=[ToolCallArgs("create_booking", {"time": "10am"})],
+            ),
+        ),
+        Turn(
+            "", Expect(tool_calls_include=["update_booking"], tool_calls_exclude=["create_booking"])
+        ),
+    ],
+)
+
+
+def one(framework, scenario, group="trace"):
+    (trace,) = read_traces(str(CORPUS / framework / f"{scenario}.otlp.jsonl"), group=group)
+    return trace
+
+
+def failed(result):
+    return [s.name for s in result.failures]
+
+
+@pytest.mark.parametrize("framework", WITH_ARGS)
+def test_the_correct_refund_passes(framework):
+    assert failed(evaluate_trace(REFUND, one(framework, "a_refund_ok"))) == []
+
+
+@pytest.mark.parametrize("framework", WITH_ARGS)
+def test_skipping_verification_fails_required_tool_and_order(framework):
+    result = evaluate_trace(REFUND, one(framework, "b_refund_skip_verify"))
+    assert failed(result) == ["required_tool:verify_identity", "tool_order"]
+
+
+@pytest.mark.parametrize("framework", WITH_ARGS)
+def test_the_wrong_amount_is_caught_in_the_arguments_and_the_reply(framework):
+    trace = one(framework, "c_refund_wrong_amount")
+    result = evaluate_trace(REFUND, trace)
+    assert failed(result) == ["contains:$49.99", "tool_arg_values:issue_refund"]
+    (arg_score,) = [s for s in result.failures if s.metric == "tool_arg_values"]
+    refund_calls = [c for c in trace.tool_calls if c.name == "issue_refund"]
+    assert arg_score.explanation == (
+        f"Tool 'issue_refund' was called with {[c.args for c in refund_calls]}, "
+        "not {'order_id': 'ORD-7731', 'amount': 49.99}."
+    )
+    assert "499.9" in arg_score.explanation
+    assert arg_score.span_ids == tuple(c.span_id for c in refund_calls)
+
+
+@pytest.mark.parametrize("framework", WITH_ARGS)
+def test_the_loop_points_at_each_repeated_lookup(framework):
+    trace = one(framework, "d_loop_web_search")
+    (redundancy,) = [
+        s for s in evaluate_trace(REFUND, trace).scores if s.metric == "no_redundant_tool_calls"
+    ]
+    lookups = [c.span_id for c in trace.tool_calls if c.name == "lookup_order"]
+    assert redundancy.explanation == "2/4 tool calls exactly duplicated an earlier call."
+    assert redundancy.span_ids == tuple(lookups[1:])
+
+
+def test_arguments_that_were_not_captured_are_reported_as_none():
+    result = evaluate_trace(REFUND, one("google-adk-default-nocontent", "a_refund_ok"))
+    (arg_score,) = [s for s in result.scores if s.metric == "tool_arg_values"]
+    assert arg_score.explanation == (
+        "Tool 'issue_refund' was called with [None], not {'order_id': 'ORD-7731', 'amount': 49.99}."
+    )
+
+
+@pytest.mark.parametrize("framework", LINKED)
+def test_the_good_booking_conversation_passes_both_turns(framework):
+    assert (
+        failed(evaluate_trace(BOOKING, one(framework, "e_booking_multiturn_ok", "conversation")))
+        == []
+    )
+
+
+@pytest.mark.parametrize("framework", LINKED)
+def test_the_second_booking_is_caught_in_turn_two(framework):
+    result = evaluate_trace(BOOKING, one(framework, "e_booking_multiturn_bad", "conversation"))
+    assert result.failure_messages() == [
+        "turn2:tool_calls_exclude:create_booking: Forbidden tool 'create_booking' was called"
+    ]
