@@ -16,6 +16,7 @@ from tooltrail.annotate import (
     EVALUATION_SPAN_NAME,
     annotate_run,
     read_evaluations,
+    read_traces_with_evaluations,
     write_annotated_traces,
     write_annotations,
 )
@@ -300,3 +301,75 @@ def test_annotate_run_writes_both_files_from_the_inputs(tmp_path):
     assert counts.evaluation_spans == 4
     assert counts.events == len(list(read_log_records(events)))
     assert [s.name for s in read_spans(copy)].count(EVALUATION_SPAN_NAME) == 4
+
+
+# --- earlier verdicts read back with the traces ---------------------------------------------
+
+OTHER_PRODUCER_EVENT = {
+    "resourceLogs": [
+        {
+            "resource": {
+                "attributes": [{"key": "service.name", "value": {"stringValue": "judge"}}]
+            },
+            "scopeLogs": [
+                {
+                    "scope": {"name": "some-llm-judge"},
+                    "logRecords": [
+                        {
+                            "timeUnixNano": "1796003452484441000",
+                            "eventName": "gen_ai.evaluation.result",
+                            "traceId": "E562EA0902561C76B362A32DB16B4BD3",
+                            "spanId": "08d609656bbb20a3",
+                            "attributes": [
+                                {
+                                    "key": "gen_ai.evaluation.name",
+                                    "value": {"stringValue": "relevance"},
+                                },
+                                {
+                                    "key": "gen_ai.evaluation.score.value",
+                                    "value": {"doubleValue": 0.25},
+                                },
+                                {
+                                    "key": "gen_ai.evaluation.score.label",
+                                    "value": {"stringValue": "irrelevant"},
+                                },
+                            ],
+                        }
+                    ],
+                }
+            ],
+        }
+    ]
+}
+
+
+def test_traces_read_with_an_events_file_carry_earlier_verdicts(refund_events):
+    out, _, _, _ = refund_events
+    traces = list(read_traces_with_evaluations(REFUND_RUNS, evaluations=[str(out)]))
+    assert len(traces) == 4
+    for trace in traces:
+        [verdict] = [e for e in trace.evaluations if e["name"] == "tooltrail.case"]
+        assert verdict["span_id"] == trace.metadata["root_span_id"]
+
+
+def test_events_of_another_producer_in_the_input_directory_are_attached(tmp_path):
+    for path in REFUND_RUNS:
+        (tmp_path / Path(path).name).write_bytes(Path(path).read_bytes())
+    (tmp_path / "judge.logs.jsonl").write_text(json.dumps(OTHER_PRODUCER_EVENT) + "\n")
+    diagnostics: list = []
+    traces = {
+        t.trace_id: t
+        for t in read_traces_with_evaluations([str(tmp_path)], diagnostics=diagnostics)
+    }
+    assert diagnostics == []
+    assert len(traces) == 4
+    [evaluation] = traces["e562ea0902561c76b362a32db16b4bd3"].evaluations
+    assert (evaluation["name"], evaluation["value"], evaluation["label"]) == (
+        "relevance",
+        0.25,
+        "irrelevant",
+    )
+    assert evaluation["span_id"] == "08d609656bbb20a3"
+    assert all(
+        not t.evaluations for k, t in traces.items() if k != "e562ea0902561c76b362a32db16b4bd3"
+    )

@@ -160,6 +160,37 @@ def read_evaluations(
             yield evaluation
 
 
+def read_traces_with_evaluations(
+    paths: str | Iterable[str],
+    *,
+    evaluations: str | Iterable[str] | None = None,
+    group: str = "trace",
+    limits: Limits | None = None,
+    diagnostics: list[Diagnostic] | None = None,
+) -> Iterator[EvalTrace]:
+    """``tooltrail.convert.read_traces`` with earlier verdicts attached to each trace.
+
+    Evaluation events (tooltrail's or any producer's ``gen_ai.evaluation.result`` records)
+    are read from ``evaluations`` (OTLP logs files), else looked for in ``paths`` themselves
+    (a directory holding both traces and logs files, say); they land in
+    ``EvalTrace.evaluations`` of the trace (or conversation) they name. Problems reading
+    ``evaluations`` go to ``diagnostics``; when the trace inputs are scanned for events, only
+    the trace reader reports problems.
+    """
+    from tooltrail.convert import read_traces
+
+    scan = paths if evaluations is None else evaluations
+    found: dict[str, list[dict[str, Any]]] = {}
+    scan_diagnostics = [] if evaluations is None else diagnostics
+    for evaluation in read_evaluations(scan, diagnostics=scan_diagnostics):
+        found.setdefault(evaluation["trace_id"], []).append(evaluation)
+    for trace in read_traces(paths, group=group, limits=limits, diagnostics=diagnostics):  # type: ignore[arg-type]
+        trace_ids = dict.fromkeys([trace.trace_id, *(trace.metadata.get("trace_ids") or ())])
+        for trace_id in trace_ids:
+            trace.evaluations.extend(found.get(trace_id, ()))
+        yield trace
+
+
 # --- a copy of the traces with evaluation spans ---------------------------------------------
 
 
