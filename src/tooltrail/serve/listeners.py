@@ -95,7 +95,7 @@ class Listeners:
         await runner.setup()
         self._runner = runner
         sock = _bind(host, port)
-        site = web.SockSite(runner, sock, shutdown_timeout=self._config.shutdown_timeout)
+        site = web.SockSite(runner, sock)
         await site.start()
         self._site = site
         self.http_port = sock.getsockname()[1]

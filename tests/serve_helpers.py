@@ -1,0 +1,123 @@
+"""Shared pieces of the ``tooltrail serve`` tests: loopback endpoints, requests, corpus bodies."""
+
+from __future__ import annotations
+
+import http.client
+import threading
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+from opentelemetry.proto.logs.v1 import logs_pb2
+
+CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
+
+REFUND_SUITE = """\
+name: refund-policies
+version: "1"
+cases:
+  - id: refund_policy
+    match:
+      agent_name: refund_agent
+    required_tools: [lookup_order, verify_identity, issue_refund]
+    required_tool_order: [verify_identity, issue_refund]
+    expected_tool_arguments:
+      issue_refund: {amount: 49.99}
+    evaluators:
+      - name: no_redundant_tool_calls
+        threshold: 1.0
+"""
+
+#: A policy every trace meets as long as it has a tool call: it counts evaluations.
+ANY_TRACE_SUITE = """\
+name: any-trace
+cases:
+  - id: any_trace
+    match: all
+    evaluators:
+      - name: max_tool_calls
+        threshold: 1.0
+        config: {max: 1000}
+"""
+
+
+def corpus(relative: str) -> bytes:
+    return (CORPUS / relative).read_bytes()
+
+
+def write_suite(directory: Path, text: str = REFUND_SUITE) -> Path:
+    path = directory / "suite.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def post(
+    port: int,
+    body: bytes,
+    headers: dict[str, str] | None = None,
+    *,
+    path: str = "/v1/traces",
+    method: str = "POST",
+) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP request to 127.0.0.1; (status, lower-cased headers, body)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        return (
+            response.status,
+            {k.lower(): v for k, v in response.getheaders()},
+            response.read(),
+        )
+    finally:
+        connection.close()
+
+
+class LogsReceiver(logs_service_pb2_grpc.LogsServiceServicer):
+    """A loopback OTLP/gRPC logs endpoint keeping every log record it receives."""
+
+    def __init__(self) -> None:
+        self._records: list[logs_pb2.LogRecord] = []
+        self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        logs_service_pb2_grpc.add_LogsServiceServicer_to_server(self, self.server)
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.server.start()
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def Export(self, request, context):  # noqa: N802 - the gRPC method name
+        with self._arrived:
+            for resource_logs in request.resource_logs:
+                for scope_logs in resource_logs.scope_logs:
+                    self._records.extend(scope_logs.log_records)
+            self._arrived.notify_all()
+        return logs_service_pb2.ExportLogsServiceResponse()
+
+    def records(self) -> list[logs_pb2.LogRecord]:
+        with self._lock:
+            return list(self._records)
+
+    def wait_for(self, count: int, timeout: float = 20.0) -> list[logs_pb2.LogRecord]:
+        with self._arrived:
+            self._arrived.wait_for(lambda: len(self._records) >= count, timeout)
+            return list(self._records)
+
+    def stop(self) -> None:
+        self.server.stop(grace=None)
+
+
+def attributes_of(record: logs_pb2.LogRecord) -> dict[str, object]:
+    """A received record's attributes as plain values (arrays as lists)."""
+    out: dict[str, object] = {}
+    for kv in record.attributes:
+        kind = kv.value.WhichOneof("value")
+        if kind == "array_value":
+            out[kv.key] = [getattr(v, v.WhichOneof("value")) for v in kv.value.array_value.values]
+        else:
+            out[kv.key] = getattr(kv.value, kind) if kind else None
+    return out
