@@ -15,7 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import Any
 
 import click
 import orjson
@@ -132,15 +132,14 @@ def eval_command(
     A case with `match:` applies to every trace it selects; a case without applies to traces
     tagged with its id (tooltrail.case_id). Each (case, trace) evaluation is one report row.
     """
-    err = click.get_text_stream("stderr")
     try:
         suite = TestSuite.load(suite_path)
         gate = Gate.load(gate_path) if gate_path else suite.gate
     except SuiteError as exc:
-        _fail_usage(err, str(exc))
+        _fail_usage(str(exc))
     with _stdin_spooled(paths) as (inputs, stdin_copy):
         try:
-            with _progress(err, enabled=not quiet and err.isatty()) as on_progress:
+            with _progress(enabled=not quiet and sys.stderr.isatty()) as on_progress:
                 batch = run_batch(
                     suite,
                     inputs,
@@ -151,24 +150,24 @@ def eval_command(
                     on_progress=on_progress,
                 )
         except InputError as exc:
-            _fail_usage(err, str(exc))
+            _fail_usage(str(exc))
         except DaskUnavailableError as exc:
-            _fail_usage(err, str(exc))
+            _fail_usage(str(exc))
         except OSError as exc:
             if dask_address:
-                _fail_usage(err, f"cannot use the Dask scheduler at {dask_address}: {exc}")
+                _fail_usage(f"cannot use the Dask scheduler at {dask_address}: {exc}")
             raise
         if annotate_path or annotate_traces_path:
-            _annotate(err, suite, inputs, batch, group, annotate_path, annotate_traces_path)
+            _annotate(suite, inputs, batch, group, annotate_path, annotate_traces_path)
     report = EvaluationReport.from_results(suite, batch.results)
     _write_report(RENDERERS[fmt](report), out)
-    _print_diagnostics(err, batch.diagnostics, stdin_copy)
-    _print_unmatched(err, batch.unmatched, show_unmatched)
+    _print_diagnostics(batch.diagnostics, stdin_copy)
+    _print_unmatched(batch.unmatched, show_unmatched)
     gate_result = gate.check(report) if gate is not None else None
     if gate_result is not None:
-        _print_gate(err, gate_result)
+        _print_gate(gate_result)
     if not quiet:
-        click.echo(_summary(batch), file=err)
+        click.echo(_summary(batch), err=True)
     sys.exit(exit_code(report, gate_result, batch.diagnostics))
 
 
@@ -183,16 +182,15 @@ def eval_command(
 )
 def gate_command(report_path: str, config_path: str) -> None:
     """Check a JSON report made earlier (tooltrail eval --format json) against a gate."""
-    err = click.get_text_stream("stderr")
     try:
         with open(report_path, "rb") as handle:
             report = EvaluationReport.from_dict(orjson.loads(handle.read()))
     except (orjson.JSONDecodeError, ReportError) as exc:
-        _fail_usage(err, f"{report_path}: {exc}")
+        _fail_usage(f"{report_path}: {exc}")
     try:
         gate = _load_gate(config_path)
     except SuiteError as exc:
-        _fail_usage(err, str(exc))
+        _fail_usage(str(exc))
     result = gate.check(report)
     click.echo("gate: PASS" if result.passed else "gate: FAIL")
     for reason in result.reasons:
@@ -221,8 +219,8 @@ def _load_gate(path: str) -> Gate:
         return suite.gate
 
 
-def _fail_usage(err: IO[str], message: str) -> Any:
-    click.echo(f"error: {message}", file=err)
+def _fail_usage(message: str) -> Any:
+    click.echo(f"error: {message}", err=True)
     sys.exit(EXIT_USAGE)
 
 
@@ -234,37 +232,35 @@ def _write_report(text: str, out: str | None) -> None:
         handle.write(text)
 
 
-def _print_diagnostics(
-    err: IO[str], diagnostics: Sequence[Diagnostic], stdin_copy: str | None
-) -> None:
+def _print_diagnostics(diagnostics: Sequence[Diagnostic], stdin_copy: str | None) -> None:
     for diagnostic in diagnostics[:MAX_DIAGNOSTICS_SHOWN]:
         text = str(diagnostic)
         if stdin_copy is not None:
             text = text.replace(stdin_copy, "-")
-        click.echo(text, file=err)
+        click.echo(text, err=True)
     hidden = len(diagnostics) - MAX_DIAGNOSTICS_SHOWN
     if hidden > 0:
-        click.echo(f"... and {hidden} more skipped records or values", file=err)
+        click.echo(f"... and {hidden} more skipped records or values", err=True)
 
 
-def _print_unmatched(err: IO[str], unmatched: Sequence[UnmatchedTrace], show: bool) -> None:
+def _print_unmatched(unmatched: Sequence[UnmatchedTrace], show: bool) -> None:
     if not unmatched:
         return
     noun = "trace" if len(unmatched) == 1 else "traces"
     if not show:
         click.echo(
-            f"{len(unmatched)} {noun} matched no case (--show-unmatched lists them)", file=err
+            f"{len(unmatched)} {noun} matched no case (--show-unmatched lists them)", err=True
         )
         return
-    click.echo(f"{len(unmatched)} {noun} matched no case:", file=err)
+    click.echo(f"{len(unmatched)} {noun} matched no case:", err=True)
     for trace in unmatched:
-        click.echo(f"    {trace.describe()}", file=err)
+        click.echo(f"    {trace.describe()}", err=True)
 
 
-def _print_gate(err: IO[str], result: GateResult) -> None:
-    click.echo("gate: PASS" if result.passed else "gate: FAIL", file=err)
+def _print_gate(result: GateResult) -> None:
+    click.echo("gate: PASS" if result.passed else "gate: FAIL", err=True)
     for reason in result.reasons:
-        click.echo(f"    {reason}", file=err)
+        click.echo(f"    {reason}", err=True)
 
 
 def _summary(batch: BatchResult) -> str:
@@ -279,14 +275,14 @@ def _summary(batch: BatchResult) -> str:
 
 
 @contextmanager
-def _progress(err: IO[str], *, enabled: bool) -> Iterator[Any]:
+def _progress(*, enabled: bool) -> Iterator[Any]:
     """A traces/s progress bar on stderr, or nothing (piped, ``--quiet``)."""
     if not enabled:
         yield None
         return
     from tqdm import tqdm
 
-    bar = tqdm(file=err, unit=" traces", unit_scale=True, desc="evaluating", leave=False)
+    bar = tqdm(file=sys.stderr, unit=" traces", unit_scale=True, desc="evaluating", leave=False)
 
     def update(groups: int, spans: int, _bytes: int) -> None:
         bar.update(groups)
@@ -313,7 +309,6 @@ def _stdin_spooled(paths: Sequence[str]) -> Iterator[tuple[list[str], str | None
 
 
 def _annotate(
-    err: IO[str],
     suite: TestSuite,
     inputs: Sequence[str],
     batch: BatchResult,
@@ -336,4 +331,4 @@ def _annotate(
             explanations=explanations_from_env(),
         )
     except OSError as exc:
-        _fail_usage(err, f"cannot write annotations: {exc}")
+        _fail_usage(f"cannot write annotations: {exc}")
