@@ -6,6 +6,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from concurrent import futures
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import grpc
 import pytest
@@ -127,6 +128,52 @@ def test_event_reaches_an_otlp_grpc_receiver_parented_to_the_judged_span(receive
         "tooltrail.case_id": "wrong-amount",
         "tooltrail.failed_scores": ["a", "b"],
     }
+
+
+class HttpLogsReceiver(ThreadingHTTPServer):
+    """A loopback OTLP/HTTP (protobuf) logs endpoint keeping every request body it receives."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, logs_service_pb2.ExportLogsServiceRequest]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                request = logs_service_pb2.ExportLogsServiceRequest.FromString(body)
+                receiver.requests.append((self.path, request))
+                reply = logs_service_pb2.ExportLogsServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+def test_event_reaches_an_otlp_http_receiver_when_the_variable_asks_for_it(monkeypatch):
+    server = HttpLogsReceiver()
+    try:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "http/protobuf")
+        monkeypatch.setenv(
+            "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", f"http://127.0.0.1:{server.server_port}/v1/logs"
+        )
+        emitter = EvaluationEventEmitter(batch=False)
+        emitter.emit([failing_event()])
+        emitter.shutdown()
+    finally:
+        server.shutdown()
+        server.server_close()
+    [(path, request)] = server.requests
+    record = request.resource_logs[0].scope_logs[0].log_records[0]
+    assert path == "/v1/logs"
+    assert (record.trace_id.hex(), record.span_id.hex()) == (TRACE_ID, SPAN_ID)
+    assert record.event_name == EVENT_NAME
 
 
 def test_score_value_is_sent_as_a_double(receiver):
