@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +106,23 @@ def test_an_unknown_report_extension_is_a_usage_error(sample: pytest.Pytester) -
             "(JSON report) or .xml (JUnit XML)"
         ]
     )
+
+
+def test_rows_survive_the_serialization_pytest_xdist_applies_to_reports(
+    sample: pytest.Pytester, tmp_path: Path
+) -> None:
+    from _pytest.reports import TestReport
+
+    from tooltrail.pytest.session_report import SessionReport
+
+    recorder = sample.inline_run(*INNER)
+    collector = SessionReport(tmp_path / "report.json")
+    for report in recorder.getreports("pytest_runtest_logreport"):
+        collector.pytest_runtest_logreport(TestReport._from_json(report._to_json()))
+
+    assert [row.label for row in collector.rows] == [
+        "test_sample.py::test_assertions",
+        "test_sample.py::test_runs run 1",
+        "test_sample.py::test_runs run 2",
+        "test_sample.py::test_runs run 3",
+    ]

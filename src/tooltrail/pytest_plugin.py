@@ -51,7 +51,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     report_path = config.getoption("tooltrail_report", None)
-    if report_path:
+    # Under pytest-xdist only the controller writes the report; workers' rows reach it on
+    # their test reports.
+    if report_path and not hasattr(config, "workerinput"):
         from tooltrail.pytest.session_report import SessionReport
 
         config.pluginmanager.register(SessionReport(Path(report_path)), "tooltrail-report")
