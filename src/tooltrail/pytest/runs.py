@@ -95,17 +95,15 @@ class RunsResult:
         for run in self.runs:
             if run.passed:
                 continue
-            body = [f"    {message}" for message in run.result.failure_messages()]
-            body.append("    calls made:")
-            body.extend(
-                f"      {line}" for line in format_turn_calls(run.trace.tool_calls, turn_count)
-            )
-            blocks.setdefault(tuple(body), []).append(run.number)
+            reasons = [f"    {message}" for message in run.result.failure_messages()]
+            calls = format_turn_calls(run.trace.tool_calls, turn_count)
+            block = (*reasons, "    calls made:", *(f"      {line}" for line in calls))
+            blocks.setdefault(block, []).append(run.number)
         lines = [self.summary()]
-        for body, numbers in blocks.items():
+        for block, numbers in blocks.items():
             label = "run" if len(numbers) == 1 else "runs"
             lines.append(f"{label} {', '.join(map(str, numbers))} failed:")
-            lines.extend(body)
+            lines.extend(block)
         passed = [str(run.number) for run in self.runs if run.passed]
         lines.append(f"passed runs: {', '.join(passed) if passed else 'none'}")
         return "\n".join(lines)
