@@ -378,3 +378,27 @@ def test_not_captured(trail):
 """
     )
     pytester.runpytest_subprocess(*INNER).assert_outcomes(passed=1)
+
+
+def test_a_provider_that_is_not_the_sdks_gets_one_warning(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+from opentelemetry import trace
+
+trace.set_tracer_provider(trace.NoOpTracerProvider())
+"""
+    )
+    pytester.makepyfile(
+        test_noop="""
+def test_first(trail):
+    assert trail.calls == []
+
+def test_second(trail):
+    assert trail.calls == []
+"""
+    )
+    result = pytester.runpytest_subprocess(*INNER)
+    result.assert_outcomes(passed=2, warnings=1)
+    result.stdout.fnmatch_lines(
+        ["*UserWarning: tooltrail: the global tracer provider is a NoOpTracerProvider, not an*"]
+    )

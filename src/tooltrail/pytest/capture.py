@@ -122,6 +122,7 @@ ACTIVE_TESTS = _ActiveTests()
 _GLOBAL_ROUTER = CaptureRouter(ACTIVE_TESTS.top)
 _global_lock = threading.Lock()
 _attached_to: set[int] = set()
+_warned_about: set[int] = set()
 
 GlobalHookup = Literal["installed", "attached", "unsupported"]
 
@@ -132,7 +133,8 @@ def connect_global_provider() -> GlobalHookup:
     - no global provider yet: install an SDK ``TracerProvider`` (no exporters) as the global one;
     - an SDK ``TracerProvider`` is already global: add the router to it (its own processors and
       exporters keep working);
-    - any other provider: its spans cannot be observed; warn and return ``"unsupported"``.
+    - any other provider: its spans cannot be observed; warn (once per provider) and return
+      ``"unsupported"``.
 
     Idempotent: the router is added to a provider at most once.
     """
@@ -148,6 +150,9 @@ def connect_global_provider() -> GlobalHookup:
                 provider.add_span_processor(_GLOBAL_ROUTER)
                 _attached_to.add(id(provider))
             return hookup
+        if id(provider) in _warned_about:
+            return "unsupported"
+        _warned_about.add(id(provider))
     warnings.warn(
         f"tooltrail: the global tracer provider is a {type(provider).__name__}, not an "
         "OpenTelemetry SDK TracerProvider, so spans sent through it are not captured; "
