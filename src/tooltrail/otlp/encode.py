@@ -21,7 +21,9 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
 from tooltrail.otlp.span import Span
 
-_MAX_DEPTH = 64
+#: AnyValue nesting written at most; deeper values are left empty (OTLP/JSON of 48 levels
+#: stays within orjson's nesting limit).
+_MAX_DEPTH = 48
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -139,8 +141,10 @@ def _double(value: float) -> Any:
     return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
-def _any_json(value: AnyValue) -> dict[str, Any]:
+def _any_json(value: AnyValue, depth: int = 0) -> dict[str, Any]:
     kind = value.WhichOneof("value")
+    if depth > _MAX_DEPTH and kind in ("array_value", "kvlist_value"):
+        return {}
     if kind == "string_value":
         return {"stringValue": value.string_value}
     if kind == "int_value":
@@ -152,16 +156,16 @@ def _any_json(value: AnyValue) -> dict[str, Any]:
     if kind == "bytes_value":
         return {"bytesValue": base64.b64encode(value.bytes_value).decode()}
     if kind == "array_value":
-        items = [_any_json(v) for v in value.array_value.values]
+        items = [_any_json(v, depth + 1) for v in value.array_value.values]
         return {"arrayValue": {"values": items} if items else {}}
     if kind == "kvlist_value":
-        pairs = _attributes_json(value.kvlist_value.values)
+        pairs = _attributes_json(value.kvlist_value.values, depth + 1)
         return {"kvlistValue": {"values": pairs} if pairs else {}}
     return {}
 
 
-def _attributes_json(pairs: Any) -> list[dict[str, Any]]:
-    return [{"key": kv.key, "value": _any_json(kv.value)} for kv in pairs]
+def _attributes_json(pairs: Any, depth: int = 0) -> list[dict[str, Any]]:
+    return [{"key": kv.key, "value": _any_json(kv.value, depth)} for kv in pairs]
 
 
 def _put(out: dict[str, Any], key: str, value: Any) -> None:

@@ -12,9 +12,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.kv import Undecodable, kv_key, kv_value
 from tooltrail.otlp.limits import Limits
 from tooltrail.otlp.span import Diagnostic, SpanEvent
-from tooltrail.otlp.values import Notes, json_attributes, json_int, pb_raw_attributes
+from tooltrail.otlp.values import Notes, json_attributes, json_int, json_value, pb_raw_attributes
 
 
 class Where:
@@ -56,47 +57,98 @@ def span_path(ri: int, si: int, pi: int) -> str:
     return f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]"
 
 
-class LazyAttributes(Mapping[str, Any]):
-    """A read-only mapping over attributes still in wire form; decoded once, on first use."""
+_MISSING: Any = object()
 
-    __slots__ = ("_raw", "_where", "_loc", "_dict")
+
+class LazyAttributes(Mapping[str, Any]):
+    """A read-only mapping over attributes still in wire form.
+
+    The first lookup indexes the keys (wire order; a repeated key: the last value wins);
+    a value is decoded when it is first asked for. ``items()``/``values()``/``==`` decode all.
+    A value that cannot be decoded reads as ``None`` and is reported as a diagnostic.
+    """
+
+    __slots__ = ("_raw", "_where", "_loc", "_index", "_values")
 
     def __init__(self, raw: Any, where: Where, loc: tuple[int, int, int]) -> None:
         self._raw = raw
         self._where = where
         self._loc = loc
-        self._dict: dict[str, Any] | None = None
+        self._index: dict[str, Any] | None = None
+        self._values: dict[str, Any] = {}
 
-    def _decode(self) -> dict[str, Any]:  # pragma: no cover - overridden
+    # -- to be provided by the wire format --------------------------------------------------
+
+    def _build_index(self, notes: Notes) -> dict[str, Any]:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _full(self) -> dict[str, Any]:
-        d = self._dict
-        if d is None:
-            d = self._dict = self._decode()
-            self._raw = None
-        return d
+    def _decode_item(self, key: str, item: Any, notes: Notes) -> Any:  # pragma: no cover
+        raise NotImplementedError
 
-    def __getitem__(self, key: str) -> Any:
-        return self._full()[key]
+    # -- Mapping ------------------------------------------------------------------------------
+
+    def _report(self, notes: Notes) -> None:
+        prefix = span_path(*self._loc) + ".attributes"
+        for field, reason in notes:
+            self._where.report(f"{prefix}.{field}" if field else prefix, reason)
+
+    def _keys(self) -> dict[str, Any]:
+        index = self._index
+        if index is None:
+            notes: Notes = []
+            index = self._index = self._build_index(notes)
+            if notes:
+                self._report(notes)
+        return index
+
+    def _value(self, key: str, item: Any) -> Any:
+        notes: Notes = []
+        value = self._values[key] = self._decode_item(key, item, notes)
+        if notes:
+            self._report(notes)
+        return value
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self._full().get(key, default)
+        value = self._values.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
+        index = self._index
+        if index is None:
+            index = self._keys()
+        item = index.get(key, _MISSING)
+        if item is _MISSING:
+            return default
+        return self._value(key, item)
+
+    def __getitem__(self, key: str) -> Any:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
 
     def __contains__(self, key: object) -> bool:
-        return key in self._full()
+        return key in self._keys()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._full())
+        return iter(self._keys())
 
     def __len__(self) -> int:
-        return len(self._full())
+        return len(self._keys())
+
+    def __bool__(self) -> bool:
+        return bool(self._raw) if self._index is None else bool(self._index)
+
+    def _full(self) -> dict[str, Any]:
+        index = self._keys()
+        values = self._values
+        if len(values) != len(index):
+            for key, item in index.items():
+                if key not in values:
+                    self._value(key, item)
+        return {key: values[key] for key in index}
 
     def items(self):  # type: ignore[no-untyped-def,override]
         return self._full().items()
-
-    def keys(self):  # type: ignore[no-untyped-def,override]
-        return self._full().keys()
 
     def values(self):  # type: ignore[no-untyped-def,override]
         return self._full().values()
@@ -117,25 +169,75 @@ class PbAttributes(LazyAttributes):
 
     __slots__ = ()
 
-    def _decode(self) -> dict[str, Any]:
-        notes: Notes = []
-        path = span_path(*self._loc) + ".attributes"
-        out = pb_raw_attributes(self._raw, self._where.limits, path, notes)
-        self._where.report_notes(notes)
-        return out
+    def _build_index(self, notes: Notes) -> dict[str, Any]:
+        raws = self._raw
+        limit = self._where.limits.max_attributes
+        index: dict[str, Any] = {}
+        try:  # the common case: every key shorter than 128 bytes, valid UTF-8
+            for raw in raws:
+                n = raw[1]
+                if raw[0] != 10 or n > 127 or len(raw) < n + 2:
+                    break
+                index[raw[2 : 2 + n].decode()] = raw
+            else:
+                if len(index) <= limit:
+                    return index
+        except (IndexError, UnicodeDecodeError):
+            pass
+        index = {}
+        for i, raw in enumerate(raws):
+            if i >= limit:
+                notes.append(("", f"more than {limit} attributes; rest dropped"))
+                break
+            try:
+                index[kv_key(raw)] = raw
+            except Undecodable as exc:
+                notes.append((f"[{i}]", f"undecodable attribute dropped ({exc})"))
+        return index
+
+    def _decode_item(self, key: str, item: Any, notes: Notes) -> Any:
+        try:
+            return kv_value(item, self._where.limits, notes, key)
+        except Undecodable as exc:
+            notes.append((key, f"undecodable value read as None ({exc})"))
+            return None
 
 
 class JsonAttributes(LazyAttributes):
-    """Attributes kept as the OTLP/JSON list (or object) orjson produced."""
+    """Attributes kept as the OTLP/JSON list (or plain object) orjson produced."""
 
     __slots__ = ()
 
-    def _decode(self) -> dict[str, Any]:
-        notes: Notes = []
-        path = span_path(*self._loc) + ".attributes"
-        out = decode_json_attributes_tolerant(self._raw, self._where.limits, path, notes)
-        self._where.report_notes(notes)
-        return out
+    def _build_index(self, notes: Notes) -> dict[str, Any]:
+        raw = self._raw
+        if isinstance(raw, dict):
+            return raw
+        index: dict[str, Any] = {}
+        if not isinstance(raw, list):
+            notes.append(("", "expected a list of key/value objects; attributes dropped"))
+            return index
+        limit = self._where.limits.max_attributes
+        for i, pair in enumerate(raw):
+            if i >= limit:
+                notes.append(("", f"more than {limit} attributes; rest dropped"))
+                break
+            key = pair.get("key") if type(pair) is dict else None
+            if type(key) is not str:
+                notes.append((f"[{i}]", "expected a key/value object with a string key; dropped"))
+                continue
+            index[key] = pair.get("value")
+        return index
+
+    def _decode_item(self, key: str, item: Any, notes: Notes) -> Any:
+        if item is None:
+            return None
+        try:
+            if isinstance(self._raw, dict):
+                return json_attributes({key: item}, self._where.limits, "", notes)[key]
+            return json_value(item, self._where.limits, key, notes)
+        except DecodeError as exc:
+            notes.append((exc.field or key, f"{exc.reason}; value read as None"))
+            return None
 
 
 def decode_json_attributes_tolerant(

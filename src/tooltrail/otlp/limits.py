@@ -20,8 +20,11 @@ class Limits:
     #: One record: a JSON line, a length-prefixed message (after decompression), a whole
     #: un-framed file, a request body. Larger records are skipped with a diagnostic.
     max_record_bytes: int = 64 * MiB
-    #: Total bytes decompressed from one file (zstd/gzip bombs stop here).
+    #: Total bytes decompressed from one file.
     max_decompressed_bytes: int = 16 * GiB
+    #: Decompressed / compressed bytes of a compressed file, checked once more than
+    #: ``max_record_bytes`` came out. Real OTLP compresses 5-50x; a bomb 1000x and more.
+    max_compression_ratio: int = 1000
     #: A string or bytes attribute value longer than this is truncated to this many bytes and
     #: ends with ``TRUNCATED_MARKER``; a diagnostic says which span and key.
     max_attribute_value_bytes: int = 4 * MiB

@@ -166,51 +166,140 @@ def spans_from_json(doc: Any, where: Where, *, lazy: bool = True) -> list[Span]:
             if not isinstance(scope_name, str):
                 scope_name = ""
             for pi, s in enumerate(_list(ss, "spans", "spans", spath)):
-                try:
-                    if type(s) is not dict:
-                        raise DecodeError("expected a span object")
-                    trace_key = _get(s, "traceId", "trace_id")
-                    field = "traceId"
-                    trace_hex = trace_cache.get(trace_key) if type(trace_key) is str else None
-                    if trace_hex is None:
-                        trace_hex = json_id(trace_key, 16)
-                        if type(trace_key) is str:
-                            trace_cache[trace_key] = trace_hex
-                    field = "spanId"
-                    span_hex = json_id(_get(s, "spanId", "span_id"), 8)
-                    field = "parentSpanId"
-                    parent = _get(s, "parentSpanId", "parent_span_id")
-                    if not parent:
-                        parent_hex = ""
-                    else:
-                        try:
-                            parent_hex = json_id(parent, 8)
-                        except DecodeError:
-                            if parent != _ZERO[8]:
-                                raise
-                            parent_hex = ""
-                    field = "name"
-                    name = s.get("name", "")
-                    if type(name) is not str:
-                        raise DecodeError(f"expected a string, got {type(name).__name__}")
-                    field = ""
-                    span = _span_rest(s, where, (ri, si, pi), lazy)
-                except DecodeError as exc:
-                    path = span_path(ri, si, pi)
-                    path = f"{path}.{exc.field or field}" if (exc.field or field) else path
-                    if exc.field.startswith("resourceSpans"):
-                        path = exc.field
-                    where.report(path, f"span rejected: {exc.reason}")
-                    continue
-                span.trace_id = trace_hex
-                span.span_id = span_hex
-                span.parent_span_id = parent_hex
-                span.name = name
-                span.resource = resource
-                span.scope_name = scope_name
-                span.origin = origin
-                append(span)
+                if lazy:
+                    span = _fast_span(s, where, (ri, si, pi), trace_cache)
+                    if span is not None:
+                        span.resource = resource
+                        span.scope_name = scope_name
+                        span.origin = origin
+                        append(span)
+                        continue
+                span = _careful_span(s, where, (ri, si, pi), lazy, trace_cache)
+                if span is not None:
+                    span.resource = resource
+                    span.scope_name = scope_name
+                    span.origin = origin
+                    append(span)
     return out
+
+
+_fromhex = bytes.fromhex
+_ZERO_SPAN = bytes(8)
+
+
+def _fast_span(
+    s: Any, where: Where, loc: tuple[int, int, int], trace_cache: dict[Any, str]
+) -> Span | None:
+    """The common case (lowerCamelCase, hex ids, string times, int enums) at speed, or
+    ``None`` to let ``_careful_span`` handle (and report) anything else."""
+    try:
+        trace_key = s["traceId"]
+        trace_hex = trace_cache.get(trace_key)
+        if trace_hex is None:
+            return None
+        span_id = s["spanId"]
+        if len(span_id) != 16:
+            return None
+        raw = _fromhex(span_id)
+        if len(raw) != 8 or raw == _ZERO_SPAN:
+            return None
+        parent = s.get("parentSpanId")
+        if parent:
+            if len(parent) != 16:
+                return None
+            parent_raw = _fromhex(parent)
+            if len(parent_raw) != 8:
+                return None
+            parent_hex = parent_raw.hex() if parent_raw != _ZERO_SPAN else ""
+        else:
+            parent_hex = ""
+        name = s.get("name", "")
+        kind = s.get("kind", 0)
+        start = s["startTimeUnixNano"]
+        end = s["endTimeUnixNano"]
+        if (
+            type(name) is not str
+            or type(kind) is not int
+            or type(start) is not str
+            or type(end) is not str
+        ):
+            return None
+        status = s.get("status")
+        if status:
+            code = status.get("code", 0)
+            message = status.get("message", "")
+            if type(code) is not int or type(message) is not str:
+                return None
+        else:
+            code, message = 0, ""
+        attrs = s.get("attributes")
+        events = s.get("events")
+        if events is not None and type(events) is not list:
+            return None
+        return Span(
+            trace_hex,
+            raw.hex(),
+            parent_hex,
+            name,
+            kind,
+            int(start),
+            int(end),
+            code,
+            message,
+            JsonAttributes(attrs, where, loc) if attrs else {},
+            JsonEvents(events, where, loc) if events else _NO_EVENTS,
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def _careful_span(
+    s: Any, where: Where, loc: tuple[int, int, int], lazy: bool, trace_cache: dict[Any, str]
+) -> Span | None:
+    """One span, every accepted spelling checked; a bad span is reported, ``None``."""
+    field = ""
+    try:
+        if type(s) is not dict:
+            raise DecodeError("expected a span object")
+        trace_key = _get(s, "traceId", "trace_id")
+        field = "traceId"
+        trace_hex = trace_cache.get(trace_key) if type(trace_key) is str else None
+        if trace_hex is None:
+            trace_hex = json_id(trace_key, 16)
+            if type(trace_key) is str:
+                trace_cache[trace_key] = trace_hex
+        field = "spanId"
+        span_hex = json_id(_get(s, "spanId", "span_id"), 8)
+        field = "parentSpanId"
+        parent = _get(s, "parentSpanId", "parent_span_id")
+        if not parent:
+            parent_hex = ""
+        else:
+            try:
+                parent_hex = json_id(parent, 8)
+            except DecodeError:
+                if parent != _ZERO[8]:
+                    raise
+                parent_hex = ""
+        field = "name"
+        name = s.get("name", "")
+        if type(name) is not str:
+            raise DecodeError(f"expected a string, got {type(name).__name__}")
+        field = ""
+        span = _span_rest(s, where, loc, lazy)
+    except DecodeError as exc:
+        path = span_path(*loc)
+        if exc.field.startswith("resourceSpans"):
+            path = exc.field
+        elif exc.field or field:
+            path = f"{path}.{exc.field or field}"
+        where.report(path, f"span rejected: {exc.reason}")
+        return None
+    span.trace_id = trace_hex
+    span.span_id = span_hex
+    span.parent_span_id = parent_hex
+    span.name = name
+    return span
 
 
 def _span_rest(s: dict[str, Any], where: Where, loc: tuple[int, int, int], lazy: bool) -> Span:

@@ -224,7 +224,7 @@ class _FileReader:
         head, stream = peek(self.stream, 4)
         if not head:
             return
-        stream, codec = decompressed(stream, head, self.limits.max_decompressed_bytes)
+        stream, codec = decompressed(stream, head, self.limits)
         size = self.size
         if codec is not None:
             size = None
@@ -324,6 +324,9 @@ class _FileReader:
                 self.report(None, start, f"truncated length prefix ({len(prefix)} of 4 bytes)")
                 return
             n = int.from_bytes(prefix, "big")
+            if n == 0:  # an empty message; a run of them (zero bytes) is skipped in bulk
+                self.offset += 4 + self._skip_zero_words(stream)
+                continue
             if n > limit:
                 self.report(
                     None, start, f"record of {n} bytes exceeds the {limit} byte limit; skipped"
@@ -381,6 +384,22 @@ class _FileReader:
             return None, f"corrupt compressed record ({exc}); skipped"
         self.index += 1
         return Record(self.path, self.index - 1, None, start, spans), ""
+
+    def _skip_zero_words(self, stream: IO[bytes]) -> int:
+        """Consume zero bytes, four at a time (so framing stays aligned); returns the count."""
+        skipped = 0
+        peek_ = getattr(stream, "peek", None)
+        while peek_ is not None:
+            buf = peek_(_SKIP_CHUNK)[:_SKIP_CHUNK]
+            zeros = len(buf) - len(buf.lstrip(b"\0"))
+            take = zeros - zeros % 4
+            if not take:
+                break
+            stream.read(take)
+            skipped += take
+            if zeros < len(buf):
+                break
+        return skipped
 
     def _skip(self, stream: IO[bytes], n: int) -> bool:
         while n > 0:

@@ -1,7 +1,8 @@
 """Opening OTLP files as byte streams: compression by magic number, bounded decompression.
 
 Memory stays bounded by one record: compressed files are decompressed as streams, and every
-decompressed byte counts against ``Limits.max_decompressed_bytes`` so a bomb stops early.
+decompressed byte counts against ``Limits.max_decompressed_bytes`` and
+``Limits.max_compression_ratio``, so a bomb stops early.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import IO, Any
 
 import zstandard
 
+from tooltrail.otlp.limits import Limits
+
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 16
@@ -22,13 +25,28 @@ class LimitExceeded(Exception):
     """More decompressed bytes than the limit allows."""
 
 
-class _CountingRaw(io.RawIOBase):
-    """A raw stream that counts what it reads and stops at a byte budget."""
+class _Counted:
+    """A read-only stream that counts the bytes read through it (compressed input)."""
 
-    def __init__(self, inner: Any, budget: int) -> None:
+    def __init__(self, inner: IO[bytes]) -> None:
         self._inner = inner
-        self._left = budget
-        self.budget = budget
+        self.count = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._inner.read(n)
+        self.count += len(data)
+        return data
+
+
+class _CountingRaw(io.RawIOBase):
+    """Decompressed output that stops at a byte budget and at a compression ratio."""
+
+    def __init__(self, inner: Any, source: _Counted, limits: Limits) -> None:
+        self._inner = inner
+        self._source = source
+        self._limits = limits
+        self._left = limits.max_decompressed_bytes
+        self._out = 0
 
     def readable(self) -> bool:
         return True
@@ -39,8 +57,18 @@ class _CountingRaw(io.RawIOBase):
         data = self._inner.read(want)
         n = len(data)
         if n > self._left:
-            raise LimitExceeded(f"decompressed size exceeds the {self.budget} byte limit")
+            limit = self._limits.max_decompressed_bytes
+            raise LimitExceeded(f"decompressed size exceeds the {limit} byte limit")
         self._left -= n
+        self._out += n
+        limits = self._limits
+        if self._out > limits.max_record_bytes:
+            ratio = self._out / max(self._source.count, 1)
+            if ratio > limits.max_compression_ratio:
+                raise LimitExceeded(
+                    f"compression ratio above {limits.max_compression_ratio} "
+                    f"({self._out} bytes from {self._source.count}): likely a decompression bomb"
+                )
         view[:n] = data
         return n
 
@@ -91,19 +119,21 @@ def peek(stream: IO[bytes], n: int) -> tuple[bytes, IO[bytes]]:
     return head, io.BufferedReader(_PrefixedRaw(head, stream), buffer_size=_CHUNK)
 
 
-def decompressed(stream: IO[bytes], head: bytes, budget: int) -> tuple[IO[bytes], str | None]:
+def decompressed(stream: IO[bytes], head: bytes, limits: Limits) -> tuple[IO[bytes], str | None]:
     """The content of ``stream`` (whose first bytes are ``head``), decompressed when it starts
-    with a zstd or gzip magic number, with a byte budget. Returns the stream and the codec."""
+    with a zstd or gzip magic number, within ``limits``. Returns the stream and the codec."""
     if head.startswith(ZSTD_MAGIC):
-        reader = zstandard.ZstdDecompressor().stream_reader(
-            stream, read_size=_CHUNK, read_across_frames=True
+        source = _Counted(stream)
+        reader: Any = zstandard.ZstdDecompressor().stream_reader(
+            source, read_size=_CHUNK, read_across_frames=True
         )
-        raw = _CountingRaw(reader, budget)
-        return io.BufferedReader(raw, buffer_size=_CHUNK), "zstd"
-    if head.startswith(GZIP_MAGIC):
-        raw = _CountingRaw(gzip.GzipFile(fileobj=stream, mode="rb"), budget)
-        return io.BufferedReader(raw, buffer_size=_CHUNK), "gzip"
-    return stream, None
+    elif head.startswith(GZIP_MAGIC):
+        source = _Counted(stream)
+        reader = gzip.GzipFile(fileobj=source, mode="rb")  # type: ignore[arg-type]
+    else:
+        return stream, None
+    codec = "zstd" if head.startswith(ZSTD_MAGIC) else "gzip"
+    return io.BufferedReader(_CountingRaw(reader, source, limits), buffer_size=_CHUNK), codec
 
 
 def decompress_record(data: bytes, limit: int) -> bytes:

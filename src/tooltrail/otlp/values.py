@@ -21,7 +21,7 @@ from tooltrail.otlp.limits import TRUNCATED_MARKER, Limits
 Notes = list[tuple[str, str]]
 
 
-def _cut_str(value: str, limits: Limits, path: str, notes: Notes) -> str:
+def cut_str(value: str, limits: Limits, path: str, notes: Notes) -> str:
     limit = limits.max_attribute_value_bytes
     raw = value.encode()
     if len(raw) <= limit:
@@ -30,7 +30,7 @@ def _cut_str(value: str, limits: Limits, path: str, notes: Notes) -> str:
     return raw[:limit].decode(errors="ignore") + TRUNCATED_MARKER
 
 
-def _cut_bytes(value: bytes, limits: Limits, path: str, notes: Notes) -> bytes:
+def cut_bytes(value: bytes, limits: Limits, path: str, notes: Notes) -> bytes:
     limit = limits.max_attribute_value_bytes
     if len(value) <= limit:
         return value
@@ -47,14 +47,14 @@ def pb_value(value: AnyValue, limits: Limits, path: str, notes: Notes, depth: in
     if kind == "string_value":
         text = value.string_value
         if len(text) * 4 > limits.max_attribute_value_bytes:  # cheap bound before encoding
-            return _cut_str(text, limits, path, notes)
+            return cut_str(text, limits, path, notes)
         return text
     if kind is None:
         return None
     if kind in ("int_value", "bool_value", "double_value"):
         return getattr(value, kind)
     if kind == "bytes_value":
-        return _cut_bytes(value.bytes_value, limits, path, notes)
+        return cut_bytes(value.bytes_value, limits, path, notes)
     if depth >= limits.max_depth:
         notes.append((path, f"nested deeper than {limits.max_depth} levels; value dropped"))
         return None
@@ -174,7 +174,7 @@ def json_value(value: Any, limits: Limits, path: str, notes: Notes, depth: int =
             if not isinstance(item, str):
                 raise DecodeError(f"expected a string, got {_kind_of(item)}", field=where)
             result = (
-                _cut_str(item, limits, path, notes)
+                cut_str(item, limits, path, notes)
                 if len(item) * 4 > limits.max_attribute_value_bytes
                 else item
             )
@@ -187,7 +187,7 @@ def json_value(value: Any, limits: Limits, path: str, notes: Notes, depth: int =
         elif kind == "d":
             result = _json_double(item, where)
         elif kind == "y":
-            result = _cut_bytes(_json_bytes(item, where), limits, path, notes)
+            result = cut_bytes(_json_bytes(item, where), limits, path, notes)
         elif depth >= limits.max_depth:
             notes.append((path, f"nested deeper than {limits.max_depth} levels; value dropped"))
             result = None

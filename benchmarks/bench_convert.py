@@ -1,0 +1,234 @@
+"""Benchmark: decoding + conversion of OTLP dumps against the raw parse of the same bytes.
+
+Generates ~200k spans of GenAI-dialect agent traces (an ``invoke_agent`` root, ``chat`` model
+spans with growing message histories, ``execute_tool`` spans: about 40% tool spans), writes
+them as length-prefixed protobuf and as collector JSON lines (512 spans per request, like a
+BatchSpanProcessor), then times in one run:
+
+- raw protobuf: ``ExportTraceServiceRequest.ParseFromString`` of every record;
+- raw JSON: ``orjson.loads`` of every line;
+- ``tooltrail.otlp.read_spans`` (decoding only) on each file;
+- ``tooltrail.convert.read_traces`` end to end on each file (when the converter is installed).
+
+Usage: ``python benchmarks/bench_convert.py [--spans N] [--repeat R] [--dir DIR]``.
+Goals (issue 3): read_traces >= 40% of the raw protobuf rate, >= 50% of the orjson rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
+
+from tooltrail.otlp import encode_for_file
+from tooltrail.otlp.encode import set_attributes
+
+TOOLS = {
+    "lookup_order": lambda r: {"order_id": f"ORD-{r.randrange(10**4)}"},
+    "verify_identity": lambda r: {"customer_id": f"C-{r.randrange(999)}", "method": "sms"},
+    "issue_refund": lambda r: {"order_id": f"ORD-{r.randrange(10**4)}", "amount": r.randrange(10**4) / 100},
+    "web_search": lambda r: {"query": "refund policy for damaged items", "max_results": 5},
+    "book_flight": lambda r: {"from": "CDG", "to": "SFO", "date": "2026-03-01", "passengers": [{"name": "A. Martin", "age": 41}]},
+}  # fmt: skip
+BATCH = 512
+
+
+def _ids(rng: random.Random, n: int) -> bytes:
+    return rng.getrandbits(8 * n).to_bytes(n, "big") or b"\x01" * n
+
+
+def _span(name: str, kind: int, attrs: dict, start: int, end: int) -> PbSpan:
+    span = PbSpan(name=name, kind=kind, start_time_unix_nano=start, end_time_unix_nano=end)  # type: ignore[arg-type]
+    set_attributes(span.attributes, attrs)
+    span.status.SetInParent()
+    return span
+
+
+def agent_trace(rng: random.Random, n_tools: int) -> list[PbSpan]:
+    """One agent run: root ``invoke_agent``, then (chat, tool) x n_tools, then a final chat.
+    Spans come out in end order (children first), as SDKs export them."""
+    conv = f"conv-{rng.getrandbits(64):016x}"
+    common = {"gen_ai.agent.name": "support_agent", "gen_ai.conversation.id": conv}
+    t = 1_796_000_000_000_000_000 + rng.randrange(10**15)
+    history = [{"role": "system", "parts": [{"type": "text", "content": "You are a support agent for an online shop. Be brief."}]},
+               {"role": "user", "parts": [{"type": "text", "content": "I want a refund for order ORD-7731, customer C-118."}]}]  # fmt: skip
+    spans: list[PbSpan] = []
+    names = list(TOOLS)
+    for step in range(n_tools + 1):
+        final = step == n_tools
+        tool = names[rng.randrange(len(names))]
+        call_id = f"call_{rng.getrandbits(48):012x}"
+        args = TOOLS[tool](rng)
+        out_parts = (
+            [{"type": "text", "content": "Your refund of 49.99 was issued."}]
+            if final
+            else [{"type": "tool_call", "id": call_id, "name": tool, "arguments": args}]
+        )
+        chat = {
+            "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+            "gen_ai.response.id": f"chatcmpl-{rng.getrandbits(64):x}",
+            "gen_ai.usage.input_tokens": 250 + 40 * step, "gen_ai.usage.output_tokens": 25,
+            "gen_ai.response.finish_reasons": ["stop" if final else "tool_calls"],
+            "gen_ai.input.messages": orjson.dumps(history[-6:]).decode(),
+            "gen_ai.output.messages": orjson.dumps([{"role": "assistant", "parts": out_parts}]).decode(),
+            "server.address": "api.openai.com", **common,
+        }  # fmt: skip
+        spans.append(_span("chat gpt-4o-mini", 3, chat, t, t + 900_000_000))
+        t += 901_000_000
+        history.append({"role": "assistant", "parts": out_parts})
+        if final:
+            break
+        result = {"status": "ok", "detail": "done", "order": {"id": "ORD-7731", "total": 49.99}}
+        attrs = {
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
+            "gen_ai.tool.call.id": call_id, "gen_ai.tool.type": "function",
+            "gen_ai.tool.call.arguments": orjson.dumps(args).decode(),
+            "gen_ai.tool.call.result": orjson.dumps(result).decode(), **common,
+        }  # fmt: skip
+        spans.append(_span(f"execute_tool {tool}", 1, attrs, t, t + 30_000_000))
+        t += 31_000_000
+        history.append({"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": result}]})  # fmt: skip
+    root = {
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 2000,
+        "gen_ai.usage.output_tokens": 200, **common,
+    }  # fmt: skip
+    start = spans[0].start_time_unix_nano - 1_000_000
+    spans.append(_span("invoke_agent support_agent", 1, root, start, t))
+    trace_id, root_id = _ids(rng, 16), _ids(rng, 8)
+    for span in spans:
+        span.trace_id = trace_id
+        span.span_id = _ids(rng, 8)
+        span.parent_span_id = root_id
+    spans[-1].span_id = root_id
+    spans[-1].ClearField("parent_span_id")
+    return spans
+
+
+def generate(n_spans: int, seed: int = 7) -> list[ExportTraceServiceRequest]:
+    """Requests of ``BATCH`` spans holding about ``n_spans`` spans of agent traces."""
+    rng = random.Random(seed)
+    requests: list[ExportTraceServiceRequest] = []
+    request, scope, count, total = None, None, 0, 0
+    while total < n_spans:
+        for span in agent_trace(rng, n_tools=4):  # 1 agent + 5 chat + 4 tool spans: 40% tools
+            if request is None or count == BATCH:
+                request = ExportTraceServiceRequest()
+                group = request.resource_spans.add()
+                set_attributes(group.resource.attributes, {
+                    "service.name": "support-agent", "telemetry.sdk.language": "python",
+                    "telemetry.sdk.name": "opentelemetry", "telemetry.sdk.version": "1.45.0",
+                })  # fmt: skip
+                scope = group.scope_spans.add()
+                scope.scope.name, scope.scope.version = "pydantic-ai", "1.0.0"
+                requests.append(request)
+                count = 0
+            scope.spans.append(span)  # type: ignore[union-attr]
+            count += 1
+            total += 1
+    return requests
+
+
+def timed(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
+    """Best wall time of ``repeat`` runs, and what the function counted."""
+    best, result = float("inf"), 0
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--spans", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--dir", help="write the dumps here (default: a temporary directory)")
+    options = parser.parse_args()
+
+    t0 = time.perf_counter()
+    requests = generate(options.spans)
+    n = sum(len(r.resource_spans[0].scope_spans[0].spans) for r in requests)
+    tools = sum(
+        1 for r in requests for s in r.resource_spans[0].scope_spans[0].spans
+        if s.name.startswith("execute_tool")
+    )  # fmt: skip
+    directory = Path(options.dir or tempfile.mkdtemp(prefix="tooltrail-bench-"))
+    directory.mkdir(parents=True, exist_ok=True)
+    pb_path, json_path = directory / "dump.pb", directory / "dump.jsonl"
+    with open(pb_path, "wb") as out:
+        for request in requests:
+            out.write(encode_for_file(request, "proto"))
+    with open(json_path, "wb") as out:
+        for request in requests:
+            out.write(encode_for_file(request, "json"))
+    records = [r.SerializeToString() for r in requests]
+    lines = json_path.read_bytes().splitlines()
+    del requests
+    print(
+        f"{n} spans ({tools / n:.0%} tool spans) in {len(records)} requests, generated in "
+        f"{time.perf_counter() - t0:.1f}s; protobuf {pb_path.stat().st_size / 1e6:.0f} MB, "
+        f"JSON {json_path.stat().st_size / 1e6:.0f} MB"
+    )
+
+    def raw_pb() -> int:
+        parse = ExportTraceServiceRequest.FromString
+        return sum(len(parse(b).resource_spans[0].scope_spans[0].spans) for b in records)
+
+    def raw_json() -> int:
+        loads = orjson.loads
+        return sum(len(loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]) for line in lines)
+
+    from tooltrail.otlp import read_spans
+
+    def spans_of(path: Path) -> Callable[[], int]:
+        return lambda: sum(1 for _ in read_spans(path))
+
+    rows: list[tuple[str, Callable[[], int]]] = [
+        ("raw protobuf ParseFromString", raw_pb),
+        ("tooltrail.otlp.read_spans, protobuf", spans_of(pb_path)),
+        ("raw orjson.loads per line", raw_json),
+        ("tooltrail.otlp.read_spans, JSON lines", spans_of(json_path)),
+    ]
+    try:
+        from tooltrail.convert import read_traces
+    except ImportError:
+        read_traces = None  # type: ignore[assignment]
+    if read_traces is not None:
+
+        def traces_of(path: Path) -> Callable[[], int]:
+            return lambda: sum(len(t.tool_calls) for t in read_traces(str(path)))
+
+        rows.insert(2, ("tooltrail.convert.read_traces, protobuf", traces_of(pb_path)))
+        rows.append(("tooltrail.convert.read_traces, JSON lines", traces_of(json_path)))
+
+    rates: dict[str, float] = {}
+    print(f"{'':42s} {'seconds':>8s} {'spans/s':>10s}")
+    for label, fn in rows:
+        seconds, _count = timed(fn, options.repeat)
+        rates[label] = n / seconds
+        print(f"{label:42s} {seconds:8.3f} {n / seconds:10,.0f}")
+    for fmt, raw in (("protobuf", "raw protobuf ParseFromString"), ("JSON lines", "raw orjson.loads per line")):
+        for what in ("tooltrail.otlp.read_spans", "tooltrail.convert.read_traces"):
+            label = f"{what}, {fmt}"
+            if label in rates:
+                print(f"{label:42s} {rates[label] / rates[raw]:7.0%} of {raw}")
+    if not options.dir:
+        for path in (pb_path, json_path):
+            os.unlink(path)
+        os.rmdir(directory)
+
+
+if __name__ == "__main__":
+    main()
