@@ -92,23 +92,38 @@ class Extent:
 def plan_chunks(
     paths: Sequence[str],
     *,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    chunk_bytes: int | None = None,
+    parallelism: int = 1,
     limits: Limits = DEFAULT_LIMITS,
 ) -> list[Chunk]:
     """The chunks of ``paths`` (files, directories, globs) in file order.
 
-    Raises ``InputError`` when a path names nothing. The plan depends only on the files and
-    ``chunk_bytes``; report order does not depend on it at all.
+    ``chunk_bytes`` defaults to ``auto_chunk_bytes`` of the total input size and
+    ``parallelism``. Raises ``InputError`` when a path names nothing. The report does not
+    depend on the plan: rows are ordered by first appearance in the input, and traces cut
+    across chunks are merged.
     """
     problems: list[Diagnostic] = []
     files = list(expand_paths(list(paths), problems))
     if problems:
         raise InputError("; ".join(str(p) for p in problems))
+    sizes = [_size(path) for path, _named in files]
+    if chunk_bytes is None:
+        chunk_bytes = auto_chunk_bytes(sum(sizes), parallelism)
     chunks: list[Chunk] = []
-    for path, named in files:
-        for framing, start, end, line, size in _cut(path, chunk_bytes, limits):
-            chunks.append(Chunk(len(chunks), path, framing, start, end, line, size, named))
+    for (path, named), size in zip(files, sizes, strict=True):
+        for framing, start, end, line in _cut(path, size, chunk_bytes, limits):
+            chunk_size = (end if end is not None else size) - start
+            chunks.append(Chunk(len(chunks), path, framing, start, end, line, chunk_size, named))
     return chunks
+
+
+def auto_chunk_bytes(total_bytes: int, parallelism: int) -> int:
+    """About four chunks per worker, so workers finish together, within
+    [``MIN_CHUNK_BYTES``, ``DEFAULT_CHUNK_BYTES``] so memory per worker stays bounded."""
+    if parallelism <= 1:
+        return DEFAULT_CHUNK_BYTES
+    return max(MIN_CHUNK_BYTES, min(DEFAULT_CHUNK_BYTES, total_bytes // (4 * parallelism)))
 
 
 def read_chunk(
@@ -136,41 +151,45 @@ def read_chunk(
 # --- planning ----------------------------------------------------------------------------
 
 
-def _cut(
-    path: str, chunk_bytes: int, limits: Limits
-) -> Iterator[tuple[Framing, int, int | None, int, int]]:
-    """(framing, start, end, first line, size) per chunk of one file."""
+def _size(path: str) -> int:
     try:
-        size = os.path.getsize(path)
+        return os.path.getsize(path) if path != "-" else 0
     except OSError:
-        size = 0
+        return 0
+
+
+def _cut(
+    path: str, size: int, chunk_bytes: int, limits: Limits
+) -> Iterator[tuple[Framing, int, int | None, int]]:
+    """(framing, start, end, first line) per chunk of one file."""
     if size <= chunk_bytes or path == "-":
-        yield "whole", 0, None, 1, size
+        yield "whole", 0, None, 1
         return
+    cuts: list[tuple[int, int, int]] | None = None
+    framing: Framing = "whole"
     with open(path, "rb") as stream:
-        head = stream.readline(limits.max_record_bytes + 1)
+        head = stream.read(4)
         stream.seek(0)
         if head.startswith(ZSTD_MAGIC) or head.startswith(GZIP_MAGIC):
-            cuts = None
+            pass  # one compressed stream: cannot start reading in the middle
         elif head.lstrip(_WHITESPACE)[:1] == b"{":
-            cuts = _line_cuts(stream, head, size, chunk_bytes)
+            framing, cuts = "lines", _line_cuts(stream, size, chunk_bytes, limits)
         else:
-            cuts = _prefix_cuts(stream, size, chunk_bytes, limits)
+            framing, cuts = "prefixed", _prefix_cuts(stream, size, chunk_bytes)
     if cuts is None:
-        yield "whole", 0, None, 1, size
+        yield "whole", 0, None, 1
         return
-    framing: Framing = "lines" if head.lstrip(_WHITESPACE)[:1] == b"{" else "prefixed"
     for start, end, line in cuts:
-        yield framing, start, end, line, end - start
+        yield framing, start, end, line
 
 
 def _line_cuts(
-    stream: IO[bytes], head: bytes, size: int, chunk_bytes: int
+    stream: IO[bytes], size: int, chunk_bytes: int, limits: Limits
 ) -> list[tuple[int, int, int]] | None:
     """Cuts at newlines, with the line number each chunk starts at; ``None`` when the file
     is one (pretty-printed) JSON document rather than JSON lines."""
-    newline = head.find(b"\n")
-    first = head if newline < 0 else head[:newline]
+    first = stream.readline(limits.max_record_bytes + 1)
+    stream.seek(0)
     try:
         doc = orjson.loads(first)
     except orjson.JSONDecodeError:
@@ -205,7 +224,7 @@ def _count_newlines(stream: IO[bytes], n: int) -> int:
 
 
 def _prefix_cuts(
-    stream: IO[bytes], size: int, chunk_bytes: int, limits: Limits
+    stream: IO[bytes], size: int, chunk_bytes: int
 ) -> list[tuple[int, int, int]] | None:
     """Cuts between length-prefixed records; ``None`` unless the prefixes tile the file."""
     cuts: list[tuple[int, int, int]] = []

@@ -12,8 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from tooltrail.batch.chunks import DEFAULT_CHUNK_BYTES, Chunk, Extent, plan_chunks
-from tooltrail.batch.executors import Executor, InlineExecutor, make_executor
+from tooltrail.batch.chunks import Chunk, Extent, plan_chunks
+from tooltrail.batch.executors import (
+    DaskExecutor,
+    Executor,
+    InlineExecutor,
+    ProcessExecutor,
+    default_workers,
+)
 from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.tasks import (
     ChunkOutcome,
@@ -57,22 +63,37 @@ def run_batch(
     workers: int | None = None,
     dask_address: str | None = None,
     limits: Limits | None = None,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    chunk_bytes: int | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> BatchResult:
     """Evaluate every trace in ``paths`` (files, directories, globs) against ``suite``.
 
     ``workers``: local processes (default: all cores; 1 runs in this process).
     ``dask_address``: run the same tasks on that Dask distributed scheduler instead.
-    Raises ``InputError`` when a path names nothing.
+    ``chunk_bytes``: size of the pieces large files are cut into (default: about four per
+    worker, at most ``DEFAULT_CHUNK_BYTES``). Raises ``InputError`` when a path names nothing.
     """
-    chunks = plan_chunks(paths, chunk_bytes=chunk_bytes, limits=limits or DEFAULT_LIMITS)
     settings = EvalSettings(suite=suite, group=group, limits=limits)
+    plan_limits = limits or DEFAULT_LIMITS
     executor: Executor
-    if dask_address is None and len(chunks) <= 1:
-        executor = InlineExecutor()  # one chunk: a pool would only add its startup time
+    if dask_address is not None:
+        executor = DaskExecutor(dask_address)
+        try:
+            chunks = plan_chunks(
+                paths,
+                chunk_bytes=chunk_bytes,
+                parallelism=executor.parallelism(),
+                limits=plan_limits,
+            )
+        except BaseException:
+            executor.close()
+            raise
     else:
-        executor = make_executor(workers, dask_address)
+        n = workers if workers is not None else default_workers()
+        chunks = plan_chunks(paths, chunk_bytes=chunk_bytes, parallelism=n, limits=plan_limits)
+        n = min(n, len(chunks))
+        # One worker or one chunk: a pool would only add its startup time.
+        executor = ProcessExecutor(n) if n > 1 else InlineExecutor()
     try:
         return _run(executor, settings, chunks, on_progress)
     finally:

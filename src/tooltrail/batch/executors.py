@@ -16,6 +16,10 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+#: How long to wait for a Dask scheduler before giving up.
+CONNECT_TIMEOUT_S = 10
+
+
 class DaskUnavailableError(RuntimeError):
     """``--dask`` was asked for but ``dask.distributed`` is not installed."""
 
@@ -79,7 +83,7 @@ class DaskExecutor:
             raise DaskUnavailableError(
                 "--dask needs dask.distributed: pip install 'tooltrail[dask]'"
             ) from exc
-        self._client: Any = Client(address)
+        self._client: Any = Client(address, timeout=CONNECT_TIMEOUT_S)
 
     def run(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         from distributed import as_completed
@@ -89,6 +93,10 @@ class DaskExecutor:
             return
         for _future, result in as_completed(futures, with_results=True):
             yield result
+
+    def parallelism(self) -> int:
+        """Threads across the cluster's workers (at least 1)."""
+        return max(1, sum(self._client.nthreads().values()))
 
     def close(self) -> None:
         self._client.close()
@@ -100,13 +108,3 @@ def default_workers() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-def make_executor(workers: int | None = None, dask_address: str | None = None) -> Executor:
-    """The executor for ``--workers N`` / ``--dask ADDRESS``."""
-    if dask_address:
-        return DaskExecutor(dask_address)
-    n = workers if workers is not None else default_workers()
-    if n <= 1:
-        return InlineExecutor()
-    return ProcessExecutor(n)

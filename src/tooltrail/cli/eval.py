@@ -93,9 +93,8 @@ RENDERERS = {
 @click.option(
     "--chunk-mb",
     type=click.IntRange(min=1),
-    default=32,
-    show_default=True,
-    help="Cut large uncompressed dumps into tasks of about this many megabytes.",
+    help="Cut large uncompressed dumps into tasks of about this many megabytes "
+    "[default: about four per worker, at most 32].",
 )
 @click.option(
     "--annotate",
@@ -123,7 +122,7 @@ def eval_command(
     dask_address: str | None,
     show_unmatched: bool,
     quiet: bool,
-    chunk_mb: int,
+    chunk_mb: int | None,
     annotate_path: str | None,
     annotate_traces_path: str | None,
 ) -> None:
@@ -146,7 +145,7 @@ def eval_command(
                     group=group,  # type: ignore[arg-type]
                     workers=workers,
                     dask_address=dask_address,
-                    chunk_bytes=chunk_mb << 20,
+                    chunk_bytes=chunk_mb << 20 if chunk_mb else None,
                     on_progress=on_progress,
                 )
         except InputError as exc:
