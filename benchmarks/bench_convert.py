@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -32,14 +33,28 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 from tooltrail.otlp import encode_for_file
 from tooltrail.otlp.encode import set_attributes
 
+
+def _refund(r: random.Random) -> dict:
+    return {"order_id": f"ORD-{r.randrange(10**4)}", "amount": r.randrange(10**4) / 100}
+
+
+def _flight(r: random.Random) -> dict:
+    passengers = [{"name": "A. Martin", "age": 41}]
+    return {"from": "CDG", "to": "SFO", "date": "2026-03-01", "passengers": passengers}
+
+
 TOOLS = {
     "lookup_order": lambda r: {"order_id": f"ORD-{r.randrange(10**4)}"},
     "verify_identity": lambda r: {"customer_id": f"C-{r.randrange(999)}", "method": "sms"},
-    "issue_refund": lambda r: {"order_id": f"ORD-{r.randrange(10**4)}", "amount": r.randrange(10**4) / 100},
+    "issue_refund": _refund,
     "web_search": lambda r: {"query": "refund policy for damaged items", "max_results": 5},
-    "book_flight": lambda r: {"from": "CDG", "to": "SFO", "date": "2026-03-01", "passengers": [{"name": "A. Martin", "age": 41}]},
-}  # fmt: skip
+    "book_flight": _flight,
+}
+SYSTEM = "You are a support agent for an online shop. Be brief."
+USER = "I want a refund for order ORD-7731, customer C-118."
 BATCH = 512
+#: Distinct traces generated the slow way; the rest are copies of them with fresh ids.
+TEMPLATES = 64
 
 
 def _ids(rng: random.Random, n: int) -> bytes:
@@ -47,95 +62,127 @@ def _ids(rng: random.Random, n: int) -> bytes:
 
 
 def _span(name: str, kind: int, attrs: dict, start: int, end: int) -> PbSpan:
-    span = PbSpan(name=name, kind=kind, start_time_unix_nano=start, end_time_unix_nano=end)  # type: ignore[arg-type]
+    span = PbSpan(name=name, start_time_unix_nano=start, end_time_unix_nano=end)
+    span.kind = kind  # type: ignore[assignment]
     set_attributes(span.attributes, attrs)
     span.status.SetInParent()
     return span
 
 
+def _text(role: str, content: str) -> dict:
+    return {"role": role, "parts": [{"type": "text", "content": content}]}
+
+
+def _chat_attrs(rng: random.Random, step: int, history: list, out_parts: list) -> dict:
+    final = out_parts[0]["type"] == "text"
+    return {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+        "gen_ai.response.id": f"chatcmpl-{rng.getrandbits(64):x}",
+        "gen_ai.usage.input_tokens": 250 + 40 * step,
+        "gen_ai.usage.output_tokens": 25,
+        "gen_ai.response.finish_reasons": ["stop" if final else "tool_calls"],
+        "gen_ai.input.messages": orjson.dumps(history[-6:]).decode(),
+        "gen_ai.output.messages": orjson.dumps(
+            [{"role": "assistant", "parts": out_parts}]
+        ).decode(),
+        "server.address": "api.openai.com",
+    }
+
+
 def agent_trace(rng: random.Random, n_tools: int) -> list[PbSpan]:
     """One agent run: root ``invoke_agent``, then (chat, tool) x n_tools, then a final chat.
     Spans come out in end order (children first), as SDKs export them."""
-    conv = f"conv-{rng.getrandbits(64):016x}"
-    common = {"gen_ai.agent.name": "support_agent", "gen_ai.conversation.id": conv}
+    common = {
+        "gen_ai.agent.name": "support_agent",
+        "gen_ai.conversation.id": f"conv-{rng.getrandbits(64):016x}",
+    }
     t = 1_796_000_000_000_000_000 + rng.randrange(10**15)
-    history = [{"role": "system", "parts": [{"type": "text", "content": "You are a support agent for an online shop. Be brief."}]},
-               {"role": "user", "parts": [{"type": "text", "content": "I want a refund for order ORD-7731, customer C-118."}]}]  # fmt: skip
+    history = [_text("system", SYSTEM), _text("user", USER)]
     spans: list[PbSpan] = []
     names = list(TOOLS)
     for step in range(n_tools + 1):
-        final = step == n_tools
         tool = names[rng.randrange(len(names))]
         call_id = f"call_{rng.getrandbits(48):012x}"
         args = TOOLS[tool](rng)
-        out_parts = (
-            [{"type": "text", "content": "Your refund of 49.99 was issued."}]
-            if final
-            else [{"type": "tool_call", "id": call_id, "name": tool, "arguments": args}]
-        )
-        chat = {
-            "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
-            "gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
-            "gen_ai.response.id": f"chatcmpl-{rng.getrandbits(64):x}",
-            "gen_ai.usage.input_tokens": 250 + 40 * step, "gen_ai.usage.output_tokens": 25,
-            "gen_ai.response.finish_reasons": ["stop" if final else "tool_calls"],
-            "gen_ai.input.messages": orjson.dumps(history[-6:]).decode(),
-            "gen_ai.output.messages": orjson.dumps([{"role": "assistant", "parts": out_parts}]).decode(),
-            "server.address": "api.openai.com", **common,
-        }  # fmt: skip
+        if step == n_tools:
+            out_parts = [{"type": "text", "content": "Your refund of 49.99 was issued."}]
+        else:
+            out_parts = [{"type": "tool_call", "id": call_id, "name": tool, "arguments": args}]
+        chat = {**_chat_attrs(rng, step, history, out_parts), **common}
         spans.append(_span("chat gpt-4o-mini", 3, chat, t, t + 900_000_000))
         t += 901_000_000
         history.append({"role": "assistant", "parts": out_parts})
-        if final:
+        if step == n_tools:
             break
         result = {"status": "ok", "detail": "done", "order": {"id": "ORD-7731", "total": 49.99}}
         attrs = {
-            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
-            "gen_ai.tool.call.id": call_id, "gen_ai.tool.type": "function",
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool,
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
             "gen_ai.tool.call.arguments": orjson.dumps(args).decode(),
-            "gen_ai.tool.call.result": orjson.dumps(result).decode(), **common,
-        }  # fmt: skip
+            "gen_ai.tool.call.result": orjson.dumps(result).decode(),
+            **common,
+        }
         spans.append(_span(f"execute_tool {tool}", 1, attrs, t, t + 30_000_000))
         t += 31_000_000
-        history.append({"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": result}]})  # fmt: skip
+        part = {"type": "tool_call_response", "id": call_id, "response": result}
+        history.append({"role": "tool", "parts": [part]})
     root = {
-        "gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": "openai",
-        "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 2000,
-        "gen_ai.usage.output_tokens": 200, **common,
-    }  # fmt: skip
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.usage.input_tokens": 2000,
+        "gen_ai.usage.output_tokens": 200,
+        **common,
+    }
     start = spans[0].start_time_unix_nano - 1_000_000
     spans.append(_span("invoke_agent support_agent", 1, root, start, t))
-    trace_id, root_id = _ids(rng, 16), _ids(rng, 8)
-    for span in spans:
-        span.trace_id = trace_id
-        span.span_id = _ids(rng, 8)
-        span.parent_span_id = root_id
-    spans[-1].span_id = root_id
-    spans[-1].ClearField("parent_span_id")
     return spans
 
 
+def _with_fresh_ids(rng: random.Random, template: list[PbSpan], scope: Any) -> None:
+    """Copies of ``template`` appended to ``scope.spans``, with new trace and span ids."""
+    trace_id, root_id = _ids(rng, 16), _ids(rng, 8)
+    last = len(template) - 1
+    for i, span in enumerate(template):
+        copy = scope.spans.add()
+        copy.CopyFrom(span)
+        copy.trace_id = trace_id
+        if i == last:
+            copy.span_id = root_id
+        else:
+            copy.span_id = _ids(rng, 8)
+            copy.parent_span_id = root_id
+
+
 def generate(n_spans: int, seed: int = 7) -> list[ExportTraceServiceRequest]:
-    """Requests of ``BATCH`` spans holding about ``n_spans`` spans of agent traces."""
+    """Requests of about ``BATCH`` spans (whole traces) holding about ``n_spans`` spans."""
     rng = random.Random(seed)
+    templates = [agent_trace(rng, n_tools=4) for _ in range(TEMPLATES)]  # 40% tool spans
     requests: list[ExportTraceServiceRequest] = []
-    request, scope, count, total = None, None, 0, 0
+    total = 0
+    scope: Any = None
     while total < n_spans:
-        for span in agent_trace(rng, n_tools=4):  # 1 agent + 5 chat + 4 tool spans: 40% tools
-            if request is None or count == BATCH:
-                request = ExportTraceServiceRequest()
-                group = request.resource_spans.add()
-                set_attributes(group.resource.attributes, {
-                    "service.name": "support-agent", "telemetry.sdk.language": "python",
-                    "telemetry.sdk.name": "opentelemetry", "telemetry.sdk.version": "1.45.0",
-                })  # fmt: skip
-                scope = group.scope_spans.add()
-                scope.scope.name, scope.scope.version = "pydantic-ai", "1.0.0"
-                requests.append(request)
-                count = 0
-            scope.spans.append(span)  # type: ignore[union-attr]
-            count += 1
-            total += 1
+        if scope is None or len(scope.spans) >= BATCH:
+            request = ExportTraceServiceRequest()
+            group = request.resource_spans.add()
+            resource = {
+                "service.name": "support-agent",
+                "telemetry.sdk.language": "python",
+                "telemetry.sdk.name": "opentelemetry",
+                "telemetry.sdk.version": "1.45.0",
+            }
+            set_attributes(group.resource.attributes, resource)
+            scope = group.scope_spans.add()
+            scope.scope.name, scope.scope.version = "pydantic-ai", "1.0.0"
+            requests.append(request)
+        template = templates[rng.randrange(TEMPLATES)]
+        _with_fresh_ids(rng, template, scope)
+        total += len(template)
     return requests
 
 
@@ -219,7 +266,11 @@ def main() -> None:
         seconds, _count = timed(fn, options.repeat)
         rates[label] = n / seconds
         print(f"{label:42s} {seconds:8.3f} {n / seconds:10,.0f}")
-    for fmt, raw in (("protobuf", "raw protobuf ParseFromString"), ("JSON lines", "raw orjson.loads per line")):
+    baselines = (
+        ("protobuf", "raw protobuf ParseFromString"),
+        ("JSON lines", "raw orjson.loads per line"),
+    )
+    for fmt, raw in baselines:
         for what in ("tooltrail.otlp.read_spans", "tooltrail.convert.read_traces"):
             label = f"{what}, {fmt}"
             if label in rates:

@@ -69,6 +69,8 @@ class LazyAttributes(Mapping[str, Any]):
     """
 
     __slots__ = ("_raw", "_where", "_loc", "_index", "_values")
+    #: Whether the wire form can be dropped once indexed.
+    _index_holds_all = False
 
     def __init__(self, raw: Any, where: Where, loc: tuple[int, int, int]) -> None:
         self._raw = raw
@@ -97,6 +99,8 @@ class LazyAttributes(Mapping[str, Any]):
         if index is None:
             notes: Notes = []
             index = self._index = self._build_index(notes)
+            if self._index_holds_all:
+                self._raw = None  # the index holds what is needed; let the record go
             if notes:
                 self._report(notes)
         return index
@@ -136,7 +140,8 @@ class LazyAttributes(Mapping[str, Any]):
         return len(self._keys())
 
     def __bool__(self) -> bool:
-        return bool(self._raw) if self._index is None else bool(self._index)
+        index = self._index
+        return bool(self._raw) if index is None else bool(index)
 
     def _full(self) -> dict[str, Any]:
         index = self._keys()
@@ -168,6 +173,7 @@ class PbAttributes(LazyAttributes):
     """Attributes kept as serialized protobuf ``KeyValue`` messages."""
 
     __slots__ = ()
+    _index_holds_all = True
 
     def _build_index(self, notes: Notes) -> dict[str, Any]:
         raws = self._raw

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -232,4 +232,4 @@ def read_log_records(
     Lines holding spans or metrics are skipped; bad records go to ``diagnostics``."""
     for path, named in expand_paths(paths, diagnostics):
         for record in _records(path, limits, diagnostics, named, LOGS):
-            yield from record.spans
+            yield from cast("list[LogRecord]", record.spans)  # this signal's records

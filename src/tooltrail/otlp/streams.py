@@ -122,6 +122,7 @@ def peek(stream: IO[bytes], n: int) -> tuple[bytes, IO[bytes]]:
 def decompressed(stream: IO[bytes], head: bytes, limits: Limits) -> tuple[IO[bytes], str | None]:
     """The content of ``stream`` (whose first bytes are ``head``), decompressed when it starts
     with a zstd or gzip magic number, within ``limits``. Returns the stream and the codec."""
+    source: Any
     if head.startswith(ZSTD_MAGIC):
         source = _Counted(stream)
         reader: Any = zstandard.ZstdDecompressor().stream_reader(
@@ -129,7 +130,7 @@ def decompressed(stream: IO[bytes], head: bytes, limits: Limits) -> tuple[IO[byt
         )
     elif head.startswith(GZIP_MAGIC):
         source = _Counted(stream)
-        reader = gzip.GzipFile(fileobj=source, mode="rb")  # type: ignore[arg-type]
+        reader = gzip.GzipFile(fileobj=source, mode="rb")
     else:
         return stream, None
     codec = "zstd" if head.startswith(ZSTD_MAGIC) else "gzip"
