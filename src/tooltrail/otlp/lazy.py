@@ -170,13 +170,19 @@ class LazyAttributes(Mapping[str, Any]):
 
 
 class PbAttributes(LazyAttributes):
-    """Attributes kept as serialized protobuf ``KeyValue`` messages."""
+    """Attributes of a lean protobuf span (``wire.LeanSpan``), kept as serialized
+    ``KeyValue`` messages. Holds the span message: its attributes are not even touched until
+    first use."""
 
     __slots__ = ()
     _index_holds_all = True
 
+    def __bool__(self) -> bool:
+        index = self._index
+        return len(self._raw.attributes) > 0 if index is None else bool(index)
+
     def _build_index(self, notes: Notes) -> dict[str, Any]:
-        raws = self._raw
+        raws = self._raw.attributes
         limit = self._where.limits.max_attributes
         index: dict[str, Any] = {}
         try:  # the common case: every key shorter than 128 bytes, valid UTF-8

@@ -92,6 +92,7 @@ def spans_from_message(message: Any, where: Where, *, lazy: bool = True) -> list
     origin = where.origin
     hex_cache: dict[bytes, str] = {}
     status_of = _status
+    common_status = _COMMON_STATUS
     for ri, resource_spans in enumerate(message.resource_spans):
         resource = _resource(resource_spans.resource, where, ri)
         groups = list(resource_spans.scope_spans)
@@ -126,11 +127,13 @@ def spans_from_message(message: Any, where: Where, *, lazy: bool = True) -> list
                     parent_hex = "" if parent == _ZERO_SPAN else parent.hex()
                 else:
                     parent_hex = ""
-                code, status_message = status_of(s.status)
+                status = s.status
+                known = common_status.get(status)
+                code, status_message = known if known is not None else status_of(status)
                 loc = (ri, si, pi)
                 raw_events = s.events
                 if lazy:
-                    attributes: Any = PbAttributes(s.attributes, where, loc)
+                    attributes: Any = PbAttributes(s, where, loc)
                     events: Any = PbEvents(raw_events, where, loc) if raw_events else _NO_EVENTS
                 else:
                     attributes, events = _eager(s, where, loc)
