@@ -429,3 +429,19 @@ def test_trace_over_the_span_limit_is_partial() -> None:
 
 def names_of(trace: Any) -> list[str]:
     return [c.name for c in trace.tool_calls]
+
+
+def test_deep_arguments_on_tool_and_model_side_do_not_crash() -> None:
+    deep = '{"a": ' * 1000 + "1" + "}" * 1000
+    output = (
+        '[{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "t", '
+        f'"arguments": {deep}}}]}}]'
+    )
+    spans = [
+        agent("a"),
+        model("m1", "a", 5, 9, output),
+        tool("t1", "a", "t", 10, args=deep.replace("1}", "2}", 1), call_id="c1"),
+    ]
+    (call,) = to_eval_trace(spans).tool_calls
+    assert call.source == "genai:gen_ai.tool.call.arguments"
+    assert call.args is not None

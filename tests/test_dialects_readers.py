@@ -186,6 +186,7 @@ def test_adk_retry_plugin_result_marks_an_unset_span_as_failed() -> None:
                 "gen_ai.operation.name": "execute_tool",
                 "gen_ai.tool.name": "issue_refund",
                 "gen_ai.tool.call.result": result,
+                "gcp.vertex.agent.event_id": "8a279df5",
             },
         )
     )

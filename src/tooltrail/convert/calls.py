@@ -205,12 +205,22 @@ def _enrich(record: CallRecord, model: SpanFact, asked: ModelCall) -> None:
         return
     dialect = record.source.partition(":")[0]
     attribute = asked.source.partition(":")[2]
-    if record.args is None or (record.positional and _fits_positional(record.args, asked.args)):
+    if record.args is None or (record.positional and _fits(record.args, asked.args)):
         record.args, record.positional = asked.args, False
         record.source = f"{dialect}:{attribute}"
-    elif not _same(record.args, asked.args) and _same_as_float64(record.args, asked.args):
+    elif _lost_precision(record.args, asked.args):
         record.args = asked.args  # the model's exact text; the span's copy lost precision
         record.source = f"{dialect}:{attribute}"
+
+
+def _lost_precision(recorded: dict[str, Any], asked: dict[str, Any]) -> bool:
+    """Whether ``recorded`` is ``asked`` with numbers rounded to float64 (and not equal)."""
+    try:
+        if recorded == asked:  # the common case: both records agree
+            return False
+        return not _same(recorded, asked) and _same_as_float64(recorded, asked)
+    except RecursionError:  # absurdly deep arguments: keep what the tool span recorded
+        return False
 
 
 def _model_only(trace: TraceFacts, model: SpanFact, asked: ModelCall) -> CallRecord:
@@ -223,7 +233,7 @@ def _model_only(trace: TraceFacts, model: SpanFact, asked: ModelCall) -> CallRec
         source=asked.source,
         status="unset",
         error=None,
-        agent=model.agent or (nearest.agent if nearest is not None else None),
+        agent=nearest.agent if nearest is not None else None,
         start_ns=model.end_ns or model.start_ns,
         end_ns=model.end_ns,
         depth=depth,
@@ -252,6 +262,13 @@ def order_key(record: CallRecord) -> tuple[int, int, int, str, int, int, int, in
         record.end_ns,
         record.fact.span_id,
     )
+
+
+def _fits(recorded: dict[str, Any], asked: dict[str, Any]) -> bool:
+    try:
+        return _fits_positional(recorded, asked)
+    except RecursionError:
+        return False
 
 
 def _fits_positional(recorded: dict[str, Any], asked: dict[str, Any]) -> bool:

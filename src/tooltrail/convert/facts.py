@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltrail import dialects
-from tooltrail.dialects import DialectCall, ModelCall
+from tooltrail.dialects import (
+    ROLE_AGENT,
+    ROLE_MODEL,
+    ROLE_OTHER,
+    ROLE_TOOL,
+    DialectCall,
+    ModelCall,
+)
 from tooltrail.otlp.span import STATUS_ERROR, Span
-
-ROLE_OTHER = 0
-ROLE_TOOL = 1
-ROLE_AGENT = 2
-ROLE_MODEL = 3
 
 #: Longest string attribute copied into ``metadata["attributes"]``.
 MAX_LABEL_CHARS = 1024
@@ -92,17 +94,9 @@ class TraceFacts:
             self.end_ns = end
         if span.status_code == STATUS_ERROR:
             self.error_spans.append((start, span_id))
-        call = dialects.read_tool_call(span)
-        if call is not None:
-            role = ROLE_TOOL
-        elif dialects.is_agent_span(span):
-            role = ROLE_AGENT
-        elif dialects.is_model_span(span):
-            role = ROLE_MODEL
-        elif parent_id:
+        role, call = dialects.classify(span)
+        if role == ROLE_OTHER and parent_id:
             return True
-        else:
-            role = ROLE_OTHER
         self._keep(span, role, call, parent_id)
         return True
 
@@ -121,18 +115,16 @@ class TraceFacts:
                     or "error"
                 )
         elif role == ROLE_AGENT:
-            fact.agent = dialects.agent_name(span)
+            fact.agent = dialects.agent_name(span, invoked=True)
             fact.reply = dialects.agent_reply(span)
         elif role == ROLE_MODEL:
-            fact.agent = dialects.agent_name(span)
-            fact.model_calls = dialects.model_calls(span)
-            fact.reply = dialects.model_reply(span)
+            fact.model_calls, fact.reply = dialects.model_output(span)
         else:
             fact.reply = dialects.agent_reply(span)
         if role in (ROLE_AGENT, ROLE_OTHER) or not parent_id:
             fact.labels = _labels(attrs)
+            self._note_ids(span, attrs, parent_id)
         self.facts[span.span_id] = fact
-        self._note_ids(span, attrs, parent_id)
 
     def _note_ids(self, span: Span, attrs: Any, parent_id: str) -> None:
         conv = dialects.conversation_id(attrs)
@@ -176,15 +168,19 @@ class TraceFacts:
 
 
 def _labels(attrs: Any) -> dict[str, Any]:
-    """Scalar attributes that label a span (no content, arguments or long text)."""
+    """Scalar attributes that label a span (no content, arguments or long text). Content keys
+    are skipped before their values are read, so big messages are never decoded here."""
     labels: dict[str, Any] = {}
-    for key, value in attrs.items():
+    if not attrs:
+        return labels
+    for key in list(attrs):
+        if dialects.is_content_attribute(key):
+            continue
+        value = attrs.get(key)
         if isinstance(value, str):
             if len(value) > MAX_LABEL_CHARS:
                 continue
         elif not isinstance(value, (bool, int, float)):
-            continue
-        if dialects.is_content_attribute(key):
             continue
         labels[key] = value
     return labels

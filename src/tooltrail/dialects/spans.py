@@ -10,71 +10,29 @@ from typing import Any
 from tooltrail.dialects.tools import SpanLike, _message_parts
 from tooltrail.dialects.values import args_from, double_json, ident, json_value, message_text, text
 
-_AGENT_OPERATIONS = frozenset({"invoke_agent"})
-_MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion", "completion"})
-_VERCEL_AGENT_SPANS = frozenset(
-    {"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"}
-)
-_VERCEL_MODEL_SUFFIXES = (".doGenerate", ".doStream")
+_AGENT_NAME_KEYS = ("gen_ai.agent.name", "ai.telemetry.functionId", "agent.name")
+_AGENT_NAME_KEY_SET = frozenset(_AGENT_NAME_KEYS)
 
 
-def _one_of(value: Any, options: frozenset[str]) -> bool:
-    return value.__class__ is str and value in options
-
-
-def is_agent_span(span: SpanLike) -> bool:
-    """An agent invocation: GenAI ``invoke_agent``, OpenInference ``AGENT``, Traceloop
-    ``agent``, a Vercel ``ai.generateText``-family call, MLflow ``AGENT``, LangSmith ``agent``,
-    Pydantic AI v2 ``agent run``."""
+def agent_name(span: SpanLike, *, invoked: bool = False) -> str | None:
+    """The agent a span runs in (``gen_ai.agent.name``, Vercel ``ai.telemetry.functionId``,
+    OpenInference ``agent.name``); with ``invoked=True`` (an agent span) also the agent it
+    invokes, named by Traceloop ``traceloop.entity.name``, ``invoke_agent {name}``, or the
+    span name of MLflow and OpenInference agent spans."""
     attrs = span.attributes
-    if _one_of(attrs.get("gen_ai.operation.name"), _AGENT_OPERATIONS):
-        return True
-    name = span.name
-    if name in _VERCEL_AGENT_SPANS or name == "agent run":
-        return True
-    if attrs.get("openinference.span.kind") == "AGENT":
-        return True
-    if attrs.get("traceloop.span.kind") == "agent":
-        return True
-    kind = attrs.get("mlflow.spanType")
-    if kind is not None:
-        return kind in ('"AGENT"', "AGENT")
-    return attrs.get("langsmith.span.kind") in ("agent", "AGENT")
-
-
-def is_model_span(span: SpanLike) -> bool:
-    """A model call: GenAI ``chat``/``generate_content``, Vercel ``doGenerate``/``doStream``,
-    OpenInference ``LLM``, MLflow ``CHAT_MODEL``/``LLM``, LangSmith ``llm``."""
-    attrs = span.attributes
-    if _one_of(attrs.get("gen_ai.operation.name"), _MODEL_OPERATIONS):
-        return True
-    name = span.name
-    if name.startswith("ai.") and name.endswith(_VERCEL_MODEL_SUFFIXES):
-        return True
-    if attrs.get("openinference.span.kind") == "LLM":
-        return True
-    kind = attrs.get("mlflow.spanType")
-    if kind is not None:
-        return kind in ('"CHAT_MODEL"', '"LLM"', "CHAT_MODEL", "LLM")
-    return attrs.get("langsmith.span.kind") in ("llm", "LLM")
-
-
-def agent_name(span: SpanLike) -> str | None:
-    """The agent a span belongs to (or, for an agent span, the agent it invokes)."""
-    attrs = span.attributes
-    name = (
-        text(attrs.get("gen_ai.agent.name"))
-        or text(attrs.get("ai.telemetry.functionId"))
-        or text(attrs.get("agent.name"))
-    )
-    if name:
-        return name
-    if attrs.get("traceloop.span.kind") == "agent":
+    if attrs and not _AGENT_NAME_KEY_SET.isdisjoint(attrs):
+        for key in _AGENT_NAME_KEYS:
+            name = text(attrs.get(key))
+            if name:
+                return name
+    if not invoked:
+        return None
+    if attrs and attrs.get("traceloop.span.kind") == "agent":
         return text(attrs.get("traceloop.entity.name"))
     span_name = span.name
     if span_name.startswith("invoke_agent "):
         return text(span_name[len("invoke_agent ") :].strip())
-    if (
+    if attrs and (
         attrs.get("mlflow.spanType") in ('"AGENT"', "AGENT")
         or attrs.get("openinference.span.kind") == "AGENT"
     ):
@@ -100,8 +58,13 @@ CONVERSATION_KEYS = (
 CASE_ID_KEY = "tooltrail.case_id"
 
 
+_CONVERSATION_KEY_SET = frozenset(CONVERSATION_KEYS)
+
+
 def conversation_id(attrs: Mapping[str, Any]) -> str | None:
     """The conversation (session) id among ``attrs``, if any."""
+    if not attrs or _CONVERSATION_KEY_SET.isdisjoint(attrs):
+        return None
     for key in CONVERSATION_KEYS:
         value = attrs.get(key)
         if value is not None:
@@ -133,7 +96,7 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
     attrs = span.attributes
     raw = attrs.get("gen_ai.output.messages")
     if raw is not None:
-        return _genai_calls(raw, "model:gen_ai.output.messages")
+        return _genai_calls(_message_parts(raw), "model:gen_ai.output.messages")
     raw = attrs.get("ai.response.toolCalls")
     if raw is not None:
         return _vercel_calls(raw)
@@ -143,13 +106,22 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
         if event.name == "gen_ai.client.inference.operation.details":
             raw = (event.attributes or {}).get("gen_ai.output.messages")
             if raw is not None:
-                return _genai_calls(raw, "model:gen_ai.output.messages")
+                return _genai_calls(_message_parts(raw), "model:gen_ai.output.messages")
     return []
 
 
-def _genai_calls(raw: Any, source: str) -> list[ModelCall]:
+def model_output(span: SpanLike) -> tuple[list[ModelCall], str | None]:
+    """``(model_calls(span), model_reply(span))``, reading the output messages once."""
+    raw = span.attributes.get("gen_ai.output.messages")
+    if raw is not None:
+        parts = _message_parts(raw)
+        return _genai_calls(parts, "model:gen_ai.output.messages"), _parts_text(parts)
+    return model_calls(span), model_reply(span)
+
+
+def _genai_calls(parts: list[dict[str, Any]], source: str) -> list[ModelCall]:
     calls: list[ModelCall] = []
-    for part in _message_parts(raw):
+    for part in parts:
         if part.get("type") != "tool_call":
             continue
         name = text(part.get("name"))
@@ -223,6 +195,8 @@ def agent_reply(span: SpanLike) -> str | None:
     ``ai.response.text``, OpenInference ``output.value``, Traceloop ``traceloop.entity.output``,
     MLflow ``mlflow.spanOutputs``, GenAI output messages, Strands ``gen_ai.choice`` event."""
     attrs = span.attributes
+    if not attrs:
+        return model_reply(span)
     for key in ("final_result", "ai.response.text", "output.value", "traceloop.entity.output"):
         value = attrs.get(key)
         if value is not None:
@@ -256,10 +230,12 @@ def model_reply(span: SpanLike) -> str | None:
 
 
 def _genai_text(raw: Any) -> str | None:
+    return _parts_text(_message_parts(raw))
+
+
+def _parts_text(parts: list[dict[str, Any]]) -> str | None:
     texts = [
-        p["content"]
-        for p in _message_parts(raw)
-        if p.get("type") == "text" and isinstance(p.get("content"), str)
+        p["content"] for p in parts if p.get("type") == "text" and isinstance(p.get("content"), str)
     ]
     return "".join(texts) if texts else None
 

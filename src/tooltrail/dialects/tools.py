@@ -143,6 +143,8 @@ def _genai_failure(attrs: Mapping[str, Any], span: SpanLike) -> str | None:
                 if reply:
                     return reply
         return message_text(attrs.get("gen_ai.tool.call.result")) or "error"
+    if "gcp.vertex.agent.event_id" not in attrs and "gcp.vertex.agent.tool_response" not in attrs:
+        return None  # only ADK's retry plugin hides failures in the result
     result = attrs.get("gen_ai.tool.call.result", attrs.get("gcp.vertex.agent.tool_response"))
     if isinstance(result, str) and _ADK_RETRY_MARK in result:
         parsed = json_value(result)

@@ -1,0 +1,159 @@
+"""What a span is (tool call, agent invocation, model call, other), in as few lookups as possible.
+
+Every span of the live path and of every dump goes through ``classify``, so the tables are
+ordered for the common case: one dict lookup of the span name, one set test over the
+attribute keys, then one ``get`` per marker attribute the span actually has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tooltrail.dialects.tools import (
+    DialectCall,
+    SpanLike,
+    read_genai,
+    read_langsmith,
+    read_mlflow,
+    read_openinference,
+    read_pydantic_v2,
+    read_traceloop,
+    read_vercel,
+)
+
+ROLE_OTHER = 0
+ROLE_TOOL = 1
+ROLE_AGENT = 2
+ROLE_MODEL = 3
+
+Reader = Callable[[SpanLike, Mapping[str, Any]], "DialectCall | None"]
+#: A table entry: a tool-call reader, or the role of a span that is not a tool call.
+Meaning = Reader | int
+
+#: Spans recognised by their exact name (checked first: one dict lookup).
+BY_SPAN_NAME: dict[str, Meaning] = {
+    "ai.toolCall": read_vercel,  # Vercel AI SDK <= v6
+    "running tool": read_pydantic_v2,  # Pydantic AI v2
+    "agent run": ROLE_AGENT,  # Pydantic AI v2
+    "ai.generateText": ROLE_AGENT,
+    "ai.streamText": ROLE_AGENT,
+    "ai.generateObject": ROLE_AGENT,
+    "ai.streamObject": ROLE_AGENT,
+    "ai.generateText.doGenerate": ROLE_MODEL,
+    "ai.streamText.doStream": ROLE_MODEL,
+    "ai.generateObject.doGenerate": ROLE_MODEL,
+    "ai.streamObject.doStream": ROLE_MODEL,
+}
+
+_GENAI_OPERATIONS: dict[str, Meaning] = {
+    "execute_tool": read_genai,
+    "invoke_agent": ROLE_AGENT,
+    "chat": ROLE_MODEL,
+    "generate_content": ROLE_MODEL,
+    "text_completion": ROLE_MODEL,
+    "completion": ROLE_MODEL,
+}
+
+#: Spans recognised by a marker attribute, in this order: the first row whose value is known
+#: decides. OpenLLMetry's LangChain spans carry GenAI and Traceloop markers and are read as
+#: GenAI (which unwraps their envelope).
+BY_MARKER: tuple[tuple[str, dict[str, Meaning]], ...] = (
+    ("gen_ai.operation.name", _GENAI_OPERATIONS),
+    ("mcp.method.name", {"tools/call": read_genai}),
+    (
+        "openinference.span.kind",
+        {"TOOL": read_openinference, "AGENT": ROLE_AGENT, "LLM": ROLE_MODEL},
+    ),
+    ("traceloop.span.kind", {"tool": read_traceloop, "agent": ROLE_AGENT}),
+    (
+        "mlflow.spanType",  # every MLflow value is JSON-encoded once more
+        {
+            '"TOOL"': read_mlflow,
+            "TOOL": read_mlflow,
+            '"AGENT"': ROLE_AGENT,
+            "AGENT": ROLE_AGENT,
+            '"CHAT_MODEL"': ROLE_MODEL,
+            "CHAT_MODEL": ROLE_MODEL,
+            '"LLM"': ROLE_MODEL,
+            "LLM": ROLE_MODEL,
+        },
+    ),
+    (
+        "langsmith.span.kind",
+        {
+            "tool": read_langsmith,
+            "TOOL": read_langsmith,
+            "agent": ROLE_AGENT,
+            "llm": ROLE_MODEL,
+            "LLM": ROLE_MODEL,
+        },
+    ),
+)
+
+#: Spans named ``execute_tool {name}`` without a GenAI operation (ADK legacy) are GenAI too.
+EXECUTE_TOOL_PREFIX = "execute_tool "
+_PREFIX_LEN = len(EXECUTE_TOOL_PREFIX)
+
+_MARKER_KEYS = frozenset(key for key, _ in BY_MARKER)
+_FIRST_KEY, _FIRST_TABLE = BY_MARKER[0]
+_OTHER_ROWS = BY_MARKER[1:]
+_OTHER_KEYS = frozenset(key for key, _ in _OTHER_ROWS)
+
+
+def _meaning(span: SpanLike, attrs: Mapping[str, Any] | None) -> Meaning | None:
+    meaning = BY_SPAN_NAME.get(span.name)
+    if meaning is not None or not attrs or _MARKER_KEYS.isdisjoint(attrs):
+        return meaning
+    value = attrs.get(_FIRST_KEY)
+    if value.__class__ is str:
+        meaning = _FIRST_TABLE.get(value)
+        if meaning is not None:
+            return meaning
+    if _OTHER_KEYS.isdisjoint(attrs):
+        return None
+    for key, table in _OTHER_ROWS:
+        value = attrs.get(key)
+        if value.__class__ is str:
+            meaning = table.get(value)
+            if meaning is not None:
+                return meaning
+    return None
+
+
+def classify(span: SpanLike) -> tuple[int, DialectCall | None]:
+    """``(role, call)``: ``(ROLE_TOOL, call)`` for a tool call, else ``(role, None)``."""
+    attrs = span.attributes
+    meaning = _meaning(span, attrs)
+    if meaning is None:
+        if span.name[:_PREFIX_LEN] != EXECUTE_TOOL_PREFIX:
+            return ROLE_OTHER, None
+        meaning = read_genai
+    if meaning.__class__ is int:
+        return meaning, None  # type: ignore[return-value]
+    call = meaning(span, attrs if attrs is not None else {})  # type: ignore[operator]
+    return (ROLE_TOOL, call) if call is not None else (ROLE_OTHER, None)
+
+
+def read_tool_call(span: SpanLike) -> DialectCall | None:
+    """The tool call ``span`` records, or ``None`` when it is not a tool call.
+
+    ``span`` needs ``.name``, ``.attributes`` (a Mapping) and ``.events`` (objects with
+    ``.name`` and ``.attributes``): an otlp ``Span`` and an SDK ``ReadableSpan`` both work.
+    A span that is not a tool call costs a name lookup and a set test over its keys (plus one
+    ``get`` per marker attribute it has).
+    """
+    return classify(span)[1]
+
+
+def is_agent_span(span: SpanLike) -> bool:
+    """An agent invocation: GenAI ``invoke_agent``, OpenInference ``AGENT``, Traceloop
+    ``agent``, a Vercel ``ai.generateText``-family call, MLflow ``AGENT``, LangSmith ``agent``,
+    Pydantic AI v2 ``agent run``."""
+    return classify(span)[0] == ROLE_AGENT
+
+
+def is_model_span(span: SpanLike) -> bool:
+    """A model call: GenAI ``chat``/``generate_content``, Vercel ``doGenerate``/``doStream``,
+    OpenInference ``LLM``, MLflow ``CHAT_MODEL``/``LLM``, LangSmith ``llm``."""
+    return classify(span)[0] == ROLE_MODEL
