@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from tooltrail.batch.chunks import Chunk, Extent, read_chunk
+from tooltrail.batch.compact import RowCompactor
 from tooltrail.batch.matching import UnmatchedTrace, row_label, unmatched
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts, build_eval_trace
@@ -181,6 +182,7 @@ def _evaluate_groups(
     where: str,
 ) -> list[GroupOutcome]:
     registry = default_registry()
+    compactor = RowCompactor()
     suite = settings.suite
     outcomes: list[GroupOutcome] = []
     for members in traces.groups(settings.group):
@@ -210,6 +212,7 @@ def _evaluate_groups(
         for case in cases:
             result = evaluate_trace(case, trace, registry=registry)
             result.label = row_label(case, trace, suite)
+            compactor.row(result)
             outcome.results.append(result)
     return outcomes
 
