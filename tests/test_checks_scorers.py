@@ -229,3 +229,38 @@ def test_a_score_that_is_not_required_never_fails_its_case():
     assert result.passed
     assert result.scores[0].required is False
     assert not result.scores[0].passed
+
+
+def test_redundancy_spells_null_nan_and_uncaptured_apart():
+    nan = float("nan")
+    trace = EvalTrace(
+        "t",
+        tool_calls=[
+            ToolCall("a", {"x": None}, span_id="n1"),
+            ToolCall("a", {"x": nan}, span_id="nan1"),
+            ToolCall("a", None, span_id="u1"),
+            ToolCall("a", {"x": None}, span_id="n2"),
+            ToolCall("a", {"x": float("inf")}, span_id="inf1"),
+            ToolCall("a", None, span_id="u2"),
+        ],
+    )
+    s = score("no_redundant_tool_calls", trace)
+    assert s.span_ids == ("n2", "u2")
+
+
+def test_redundancy_handles_arguments_orjson_cannot_write():
+    wide = 2**70
+    trace = EvalTrace(
+        "t",
+        tool_calls=[
+            ToolCall("a", {"n": wide}, span_id="w1"),
+            ToolCall("a", {"n": wide + 1}, span_id="w2"),
+            ToolCall("a", {"n": wide}, span_id="w3"),
+        ],
+    )
+    assert score("no_redundant_tool_calls", trace).span_ids == ("w3",)
+
+
+def test_redundancy_is_per_tool_name():
+    s = score("no_redundant_tool_calls", calls(("a", {"q": 1}), ("b", {"q": 1})))
+    assert s.explanation == "0/2 tool calls exactly duplicated an earlier call."

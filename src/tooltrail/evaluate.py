@@ -17,7 +17,7 @@ from tooltrail.checks.expectations import expectation_scores
 from tooltrail.checks.registry import Registry, default_registry, did_you_mean
 from tooltrail.checks.score import Score
 from tooltrail.checks.turns import turn_scores
-from tooltrail.checks.view import trace_view
+from tooltrail.checks.view import CallView, trace_view
 from tooltrail.model import EvalTrace
 from tooltrail.suite.errors import SuiteError
 
@@ -231,26 +231,33 @@ def evaluate_trace(
     ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
     """
     reply = trace.output if output is None else output
+    installed = trace.view_cache is None
+    if installed:  # share one call index between the checks and the scorers of this evaluation
+        trace.view_cache = CallView(trace.tool_calls)
     try:
-        view = trace_view(trace, ignore_failed=case.ignore_failed_calls)
-        scores = expectation_scores(case, trace, view, reply)
-        if case.turns:
-            scores.extend(turn_scores(case.turns, view))
-    except Exception as exc:  # bad input must cost one row, not the run
-        scores = [
-            Score(
-                "checks",
-                "checks",
-                0.0,
-                False,
-                f"The checks could not run: {type(exc).__name__}.",
-                error=type(exc).__name__,
-            )
-        ]
-    if case.evaluators:
-        registry = registry if registry is not None else default_registry()
-        for evaluator in case.evaluators:
-            scores.extend(registry.run(evaluator, trace, case))
+        try:
+            view = trace_view(trace, ignore_failed=case.ignore_failed_calls)
+            scores = expectation_scores(case, trace, view, reply)
+            if case.turns:
+                scores.extend(turn_scores(case.turns, view))
+        except Exception as exc:  # bad input must cost one row, not the run
+            scores = [
+                Score(
+                    "checks",
+                    "checks",
+                    0.0,
+                    False,
+                    f"The checks could not run: {type(exc).__name__}.",
+                    error=type(exc).__name__,
+                )
+            ]
+        if case.evaluators:
+            registry = registry if registry is not None else default_registry()
+            for evaluator in case.evaluators:
+                scores.extend(registry.run(evaluator, trace, case))
+    finally:
+        if installed:
+            trace.view_cache = None
     passed = True
     for score in scores:
         if not score.passed and score.required and not score.skipped:

@@ -72,11 +72,6 @@ class ToolCall:
     #: Which dialect reader (and attribute) the call was read from,
     #: e.g. ``"genai:gen_ai.tool.call.arguments"``.
     source: str = "manual"
-    #: ``(args object, canonical JSON)`` cached by the redundancy check; stale once ``args`` is
-    #: replaced (detected) or mutated in place (not detected: treat ``args`` as read-only).
-    fingerprint_cache: tuple[Any, bytes] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
 
 
 @dataclass(slots=True)
@@ -115,8 +110,7 @@ class EvalTrace:
     evaluations: list[dict[str, Any]] = field(default_factory=list)
     #: Whether the trace was flushed before it was known to be complete.
     partial: bool = False
-    #: The checks' call index (``tooltrail.checks.view.CallView``), built on first use and
-    #: rebuilt when ``tool_calls`` is replaced or changes length.
+    #: The checks' call index (``tooltrail.checks.view.CallView``) while an evaluation runs.
     view_cache: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -65,10 +65,10 @@ def contains_scores(needles: list[str], output: Any) -> list[Score]:
 
 def required_tool_score(tool: str, view: CallView) -> Score:
     """``required_tool:{t}``: ``t`` was called (the first call is the evidence)."""
-    positions = view.by_name.get(tool)
+    first = view.first(tool)
     name = f"required_tool:{tool}"
-    if positions:
-        span_id = view.calls[positions[0]].span_id
+    if first is not None:
+        span_id = view.calls[first].span_id
         return Score(
             name,
             "required_tool",
@@ -83,7 +83,7 @@ def required_tool_score(tool: str, view: CallView) -> Score:
 def forbidden_tool_score(tool: str, view: CallView) -> Score:
     """``forbidden_tool:{t}``: ``t`` was not called (every call of it is evidence against)."""
     name = f"forbidden_tool:{tool}"
-    if tool in view.by_name:
+    if tool in view:
         return Score(
             name,
             "forbidden_tool",
@@ -102,8 +102,7 @@ def tool_args_score(tool: str, keys: list[str], view: CallView) -> Score:
         return config_error(
             name, "tool_args", f"required_tool_arguments[{tool!r}] must be a list of names."
         )
-    calls = view.calls_of(tool)
-    for call in calls:
+    for call in view.iter_calls(tool):
         args = call.args
         if not keys or (args is not None and all(k in args for k in keys)):
             return Score(
@@ -120,7 +119,7 @@ def tool_args_score(tool: str, keys: list[str], view: CallView) -> Score:
         0.0,
         False,
         f"Tool {tool!r} did not include required arguments {keys}.",
-        span_ids=_span_ids(calls),
+        span_ids=_span_ids(view.calls_of(tool)),
     )
 
 
@@ -131,8 +130,7 @@ def tool_arg_values_score(tool: str, expected: dict[str, Any], view: CallView) -
         return config_error(
             name, "tool_arg_values", f"expected_tool_arguments[{tool!r}] must be a mapping."
         )
-    calls = view.calls_of(tool)
-    if not calls:
+    if tool not in view:
         return Score(
             name,
             "tool_arg_values",
@@ -140,7 +138,7 @@ def tool_arg_values_score(tool: str, expected: dict[str, Any], view: CallView) -
             False,
             f"Tool {tool!r} was not called, so {expected} was not passed.",
         )
-    for call in calls:
+    for call in view.iter_calls(tool):
         if args_contain(expected, call.args):
             return Score(
                 name,
@@ -150,6 +148,7 @@ def tool_arg_values_score(tool: str, expected: dict[str, Any], view: CallView) -
                 f"Tool {tool!r} was called with {expected}.",
                 span_ids=(call.span_id,) if call.span_id else (),
             )
+    calls = view.calls_of(tool)
     seen = [call.args for call in calls]
     return Score(
         name,
@@ -163,10 +162,9 @@ def tool_arg_values_score(tool: str, expected: dict[str, Any], view: CallView) -
 
 def tool_order_score(order: list[str], view: CallView) -> Score:
     """``tool_order``: each listed tool's first call comes after the previous one's first call."""
-    by_name = view.by_name
     missing: list[str] = []
     for tool in order:
-        if tool not in by_name and tool not in missing:
+        if tool not in view and tool not in missing:
             missing.append(tool)
     if missing:
         return Score(
@@ -177,8 +175,8 @@ def tool_order_score(order: list[str], view: CallView) -> Score:
             f"Required order {order} not met: {missing} never called.",
         )
     for a, b in zip(order, order[1:], strict=False):
-        first_a = by_name[a][0]
-        first_b = by_name[b][0]
+        first_a = view.first(a)
+        first_b = view.first(b)
         if first_b <= first_a:
             span_id = view.calls[first_b].span_id
             return Score(

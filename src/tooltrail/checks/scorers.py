@@ -34,7 +34,7 @@ def tool_call_precision(trace: EvalTrace, case: TestCase, config: dict[str, Any]
     """Calls of allowed tools / all calls (repeats count); allowed = config or required_tools."""
     name = "tool_call_precision"
     given = config.get("allowed_tools")
-    allowed_list = _tool_names(given) if given is not None else list(case.required_tools)
+    allowed_list = _tool_names(given) if given is not None else case.required_tools
     if allowed_list is None:
         return config_error(name, name, "config['allowed_tools'] must be a list of tool names.")
     if not allowed_list:
@@ -52,23 +52,25 @@ def tool_call_precision(trace: EvalTrace, case: TestCase, config: dict[str, Any]
         return Score(
             name, name, 0.0, False, f"No tool calls in the trace; expected calls from {shown}."
         )
-    ok = 0
-    outside: list[int] = []
-    for tool, positions in view.by_name.items():
-        if tool in allowed:
-            ok += len(positions)
-        else:
-            outside.extend(positions)
+    counts = view.counts
+    ok = sum([counts.get(tool, 0) for tool in allowed])
     value = ok / total
-    outside.sort()
-    calls = view.calls
+    span_ids: tuple[str, ...] = ()
+    if ok < total:  # the calls outside the allowed set are the evidence
+        outside: list[int] = []
+        for tool in counts:
+            if tool not in allowed:
+                outside.extend(view.positions(tool))
+        outside.sort()
+        calls = view.calls
+        span_ids = tuple(s for s in [calls[i].span_id for i in outside] if s)
     return Score(
         name,
         name,
         value,
         value >= 1.0,
         f"{ok}/{total} tool calls were in the allowed set {shown}.",
-        span_ids=tuple(s for s in (calls[i].span_id for i in outside) if s),
+        span_ids=span_ids,
     )
 
 
@@ -87,8 +89,8 @@ def tool_call_recall(trace: EvalTrace, case: TestCase, config: dict[str, Any]) -
             "tool_call_recall needs required tools: set config['required_tools'] or the "
             "case's required_tools.",
         )
-    by_name = _view(trace, case).by_name
-    found = sum(1 for tool in required if tool in by_name)
+    view = _view(trace, case)
+    found = sum(1 for tool in required if tool in view)
     value = found / len(required)
     return Score(
         name, name, value, value >= 1.0, f"{found}/{len(required)} required tools were called."

@@ -30,9 +30,9 @@ def expect_scores(expect: Expect, view: CallView, turn: int) -> list[Score]:
     prefix = f"turn{turn}:"
     scores: list[Score] = []
     for tool in expect.tool_calls_include:
-        positions = view.by_name.get(tool)
-        if positions:
-            span_id = view.calls[positions[0]].span_id
+        first = view.first(tool)
+        if first is not None:
+            span_id = view.calls[first].span_id
             scores.append(
                 Score(
                     f"{prefix}tool_calls_include:{tool}",

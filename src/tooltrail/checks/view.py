@@ -1,74 +1,129 @@
-"""A per-trace index of the tool calls, built once and shared by every check on that trace.
+"""A per-trace index of the tool calls, built once per evaluation and shared by every check.
 
-Checks ask "which calls of tool t?", "where was t first called?", "which calls repeat an
-earlier one?"; answering each from the raw list would rescan it once per check.
+Checks ask "was t called?", "where was t first called?", "which calls of t?", "which calls
+repeat an earlier one?". The index is a list of names and a count per name (both built at C speed);
+positions are found with ``list.index`` on demand. This is the hot path of every evaluation.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from orjson import OPT_SORT_KEYS, JSONEncodeError, dumps
+
 from tooltrail.checks.equality import args_fingerprint
 from tooltrail.model import EvalTrace, ToolCall
+
+try:  # the C helper behind collections.Counter, without Counter's per-instance overhead
+    from collections import _count_elements  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - other Pythons
+
+    def _count_elements(counts: dict[str, int], names: list[str]) -> None:
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
 
 
 class CallView:
     """The tool calls of one trace (optionally without failed attempts), indexed by name."""
 
-    __slots__ = ("calls", "size", "by_name", "_duplicates", "_turns", "_ok")
+    __slots__ = ("calls", "size", "names", "counts", "_duplicates", "_turns", "_ok")
 
     def __init__(self, calls: list[ToolCall]) -> None:
         self.calls = calls
         self.size = len(calls)
-        by_name: dict[str, list[int]] = {}
-        get = by_name.get
-        for i, call in enumerate(calls):
-            positions = get(call.name)
-            if positions is None:
-                by_name[call.name] = [i]
-            else:
-                positions.append(i)
-        #: tool name -> positions of its calls in ``calls``, in order.
-        self.by_name = by_name
+        #: The tool name of each call, in order.
+        self.names = names = [call.name for call in calls]
+        #: tool name -> number of calls.
+        self.counts: dict[str, int] = {}
+        _count_elements(self.counts, names)
         self._duplicates: list[int] | None = None
         self._turns: dict[int, CallView] | None = None
         self._ok: CallView | None = None
 
-    def calls_of(self, tool: str) -> list[ToolCall]:
-        """Every call of ``tool``, in order."""
-        calls = self.calls
-        return [calls[i] for i in self.by_name.get(tool, ())]
+    def __contains__(self, tool: object) -> bool:
+        return tool in self.counts
 
     def first(self, tool: str) -> int | None:
         """Position of the first call of ``tool``, or ``None`` when it was never called."""
-        positions = self.by_name.get(tool)
-        return positions[0] if positions else None
+        if tool not in self.counts:
+            return None
+        return self.names.index(tool)
+
+    def positions(self, tool: str) -> list[int]:
+        """Positions of every call of ``tool``, in order."""
+        count = self.counts.get(tool, 0)
+        if not count:
+            return []
+        index = self.names.index
+        found = [index(tool)]
+        for _ in range(count - 1):
+            found.append(index(tool, found[-1] + 1))
+        return found
+
+    def iter_calls(self, tool: str) -> Iterator[ToolCall]:
+        """Every call of ``tool``, in order, found lazily (for checks that stop at a match)."""
+        count = self.counts.get(tool, 0)
+        if not count:
+            return
+        index = self.names.index
+        calls = self.calls
+        i = index(tool)
+        yield calls[i]
+        for _ in range(count - 1):
+            i = index(tool, i + 1)
+            yield calls[i]
+
+    def calls_of(self, tool: str) -> list[ToolCall]:
+        """Every call of ``tool``, in order."""
+        calls = self.calls
+        return [calls[i] for i in self.positions(tool)]
 
     def duplicates(self) -> list[int]:
-        """Positions of calls that exactly repeat an earlier call (same name, same arguments).
-
-        Only tools called more than once can repeat, so only their arguments are fingerprinted.
-        """
+        """Positions of calls that exactly repeat an earlier call (same name, same canonical
+        arguments, see ``args_fingerprint``). Only tools called more than once are looked at."""
         if self._duplicates is None:
-            calls = self.calls
-            dups: list[int] = []
-            for positions in self.by_name.values():
-                if len(positions) < 2:
-                    continue
-                seen: set[bytes] = set()
-                for i in positions:
-                    fingerprint = call_fingerprint(calls[i])
-                    if fingerprint in seen:
-                        dups.append(i)
-                    else:
-                        seen.add(fingerprint)
-            dups.sort()
-            self._duplicates = dups
+            self._duplicates = self._find_duplicates()
         return self._duplicates
+
+    def _find_duplicates(self) -> list[int]:
+        calls = self.calls
+        if len(self.counts) == self.size:  # every tool called once: nothing can repeat
+            return []
+        try:  # name + canonical arguments in one C call per call
+            keys = [dumps((c.name, c.args), option=OPT_SORT_KEYS) for c in calls]
+        except (TypeError, JSONEncodeError):  # wide ints, odd keys: spell those exactly
+            keys = [_key(c.name, c.args) for c in calls]
+        first: dict[bytes, int] = {}
+        claim = first.setdefault
+        candidates = [i for i, key in enumerate(keys) if claim(key, i) != i]
+        if not candidates:
+            return []
+        # orjson writes None, NaN and infinities all as null: settle those on the exact spelling.
+        exact: dict[bytes, set[bytes]] = {}
+        dups = []
+        for i in candidates:
+            key = keys[i]
+            if key.find(b"null") < 0:
+                dups.append(i)
+                continue
+            seen = exact.get(key)
+            if seen is None:
+                j = first[key]
+                seen = exact[key] = {_slow_key(calls[j].name, calls[j].args)}
+            slow = _slow_key(calls[i].name, calls[i].args)
+            if slow in seen:
+                dups.append(i)
+            else:
+                seen.add(slow)
+        return dups
 
     def without_failed(self) -> CallView:
         """The view without failed attempts (``status == "error"``); ``self`` if there are none."""
         if self._ok is None:
             kept = [c for c in self.calls if c.status != "error"]
-            self._ok = self if len(kept) == self.size else CallView(kept)
+            if len(kept) == self.size:
+                return self  # not stored: a view holding itself would be a reference cycle
+            self._ok = CallView(kept)
         return self._ok
 
     def turn(self, number: int) -> CallView:
@@ -82,21 +137,27 @@ class CallView:
         return view if view is not None else CallView([])
 
 
-def call_fingerprint(call: ToolCall) -> bytes:
-    """The canonical arguments of a call, cached on the call while its ``args`` object stays."""
-    cached = call.fingerprint_cache
-    if cached is not None and cached[0] is call.args:
-        return cached[1]
-    fingerprint = args_fingerprint(call.args)
-    call.fingerprint_cache = (call.args, fingerprint)
-    return fingerprint
+def _key(name: str, args: object) -> bytes:
+    try:
+        return dumps((name, args), option=OPT_SORT_KEYS)
+    except (TypeError, JSONEncodeError):
+        return _slow_key(name, args)
+
+
+def _slow_key(name: str, args: object) -> bytes:
+    # Contains a NUL byte, which the fast path's JSON never does, so the two never collide.
+    return name.encode("utf-8", "surrogatepass") + b"\0" + args_fingerprint(args)  # type: ignore[arg-type]
 
 
 def trace_view(trace: EvalTrace, *, ignore_failed: bool = False) -> CallView:
-    """The (cached) call view of a trace; rebuilt when ``trace.tool_calls`` was replaced."""
+    """The call view of a trace: the one ``evaluate_trace`` installed for the duration of an
+    evaluation (so every check shares it), else a fresh one.
+
+    Views are not kept on traces after an evaluation: holding an index per trace for every
+    trace of a batch costs more memory than rebuilding it costs time.
+    """
     calls = trace.tool_calls
     view = trace.view_cache
     if view is None or view.calls is not calls or view.size != len(calls):
         view = CallView(calls)
-        trace.view_cache = view
     return view.without_failed() if ignore_failed else view
