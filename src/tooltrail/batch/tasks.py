@@ -85,7 +85,10 @@ def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
     diagnostics: list[Diagnostic] = []
     traces = _TraceCollector(task.settings.limits, diagnostics)
     for extent, spans in read_chunk(task.chunk, task.settings.limits, diagnostics):
-        traces.add_record(extent, spans)
+        try:
+            traces.add_record(extent, spans)
+        except Exception as exc:  # a record the converter chokes on must not lose the chunk
+            diagnostics.append(_unreadable(task.chunk, extent, exc))
     ordinal = {trace_id: n for n, trace_id in enumerate(traces.facts)}
     index = task.chunk.index
     groups = _evaluate_groups(
@@ -105,7 +108,10 @@ def evaluate_merge(task: MergeTask) -> ChunkOutcome:
     traces = _TraceCollector(task.settings.limits, ignored, wanted=task.positions.keys())
     for part in task.parts:
         for extent, spans in read_chunk(part, task.settings.limits, ignored):
-            traces.add_record(extent, spans)
+            try:
+                traces.add_record(extent, spans)
+            except Exception:  # reported by the chunk pass
+                continue
     positions = task.positions
     diagnostics: list[Diagnostic] = []
     groups = _evaluate_groups(
@@ -164,11 +170,13 @@ class _TraceCollector:
             self.extents[trace_id] = extent if known is None else known.union(extent)
 
     def groups(self, group: Grouping) -> list[list[TraceFacts]]:
-        """Traces, or the traces of each conversation, in order of first appearance."""
+        """Traces, or the traces of each conversation, in order of first appearance. A trace
+        none of whose spans could be recorded (its records were skipped) is left out."""
+        traces = [facts for facts in self.facts.values() if facts.span_count]
         if group == "trace":
-            return [[facts] for facts in self.facts.values()]
+            return [[facts] for facts in traces]
         conversations: dict[str, list[TraceFacts]] = {}
-        for facts in self.facts.values():
+        for facts in traces:
             key = facts.conversation_id or "\0" + facts.trace_id
             conversations.setdefault(key, []).append(facts)
         return list(conversations.values())
@@ -224,4 +232,14 @@ def _over_limit(span: Span, max_spans: int) -> Diagnostic:
         None,
         f"trace {span.trace_id} has more than {max_spans} spans (limits.max_spans_per_trace): "
         "the rest of it was dropped and the trace is marked partial",
+    )
+
+
+def _unreadable(chunk: Chunk, extent: Extent, exc: Exception) -> Diagnostic:
+    offset = extent.start if chunk.framing == "prefixed" else None
+    return Diagnostic(
+        chunk.path,
+        extent.line,
+        offset,
+        f"record skipped: it could not be converted ({type(exc).__name__}: {exc})",
     )

@@ -162,6 +162,8 @@ def eval_command(
     _write_report(RENDERERS[fmt](report), out)
     _print_diagnostics(batch.diagnostics, stdin_copy)
     _print_unmatched(batch.unmatched, show_unmatched)
+    if batch.group_count == 0:
+        click.echo(f"warning: no traces found in {' '.join(paths)}", err=True)
     gate_result = gate.check(report) if gate is not None else None
     if gate_result is not None:
         _print_gate(gate_result)
