@@ -283,6 +283,7 @@ def _progress(*, enabled: bool) -> Iterator[Any]:
         return
     from tqdm import tqdm
 
+    tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
     bar = tqdm(file=sys.stderr, unit=" traces", unit_scale=True, desc="evaluating", leave=False)
 
     def update(groups: int, spans: int, _bytes: int) -> None:
