@@ -9,7 +9,7 @@ merge task that re-reads only its records.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from tooltrail.batch.chunks import Chunk, Extent, plan_chunks
@@ -148,25 +148,30 @@ def plan_merges(
     conversation whose turns lie in different chunks is merged like a trace split in two.
     Linked groups that span the same chunks share one merge task.
     """
-    links = _Links()
+    component = _components(outcomes, settings.group)
+    chunk_of: dict[Hashable, int] = {}  # component -> its chunk, or -1 when in several
     for outcome in outcomes:
         for g in outcome.groups:
-            for trace_id in g.trace_ids:
-                links.union(("k", g.key), ("t", trace_id))
-
-    spread: dict[tuple[str, str], list[GroupOutcome]] = {}
-    for outcome in outcomes:
-        for g in outcome.groups:
-            spread.setdefault(links.find(("k", g.key)), []).append(g)
+            c = component(g)
+            known = chunk_of.get(c)
+            if known is None:
+                chunk_of[c] = outcome.chunk_index
+            elif known != outcome.chunk_index:
+                chunk_of[c] = -1
 
     kept: list[GroupOutcome] = []
+    spread: dict[Hashable, list[GroupOutcome]] = {}
+    for outcome in outcomes:
+        for g in outcome.groups:
+            c = component(g)
+            if chunk_of[c] == -1:
+                spread.setdefault(c, []).append(g)
+            else:
+                kept.append(g)
     by_chunks: dict[tuple[int, ...], list[GroupOutcome]] = {}
     for parts in spread.values():
         involved = tuple(sorted({g.position[0] for g in parts}))
-        if len(involved) == 1:
-            kept.extend(parts)
-        else:
-            by_chunks.setdefault(involved, []).extend(parts)
+        by_chunks.setdefault(involved, []).extend(parts)
 
     by_index = {c.index: c for c in chunks}
     merges: list[MergeTask] = []
@@ -198,6 +203,21 @@ def number_repeated_labels(results: list[CaseResult]) -> None:
         if counts[row.label] > 1:
             n = seen[row.label] = seen.get(row.label, 0) + 1
             row.label = f"{row.label} run {n}"
+
+
+def _components(
+    outcomes: list[ChunkOutcome], group: Grouping
+) -> Callable[[GroupOutcome], Hashable]:
+    """What identifies the whole a group is part of. By trace: its trace id. By conversation:
+    every group linked to it by a shared trace id or conversation id."""
+    if group == "trace":
+        return lambda g: g.key
+    links = _Links()
+    for outcome in outcomes:
+        for g in outcome.groups:
+            for trace_id in g.trace_ids:
+                links.union(("k", g.key), ("t", trace_id))
+    return lambda g: links.find(("k", g.key))
 
 
 class _Links:
