@@ -133,9 +133,36 @@ def test_unknown_group_is_a_usage_error() -> None:
         next(read_traces(str(CORPUS / "strands" / "a_refund_ok.otlp.pb"), group="turn"))  # type: ignore[arg-type]
 
 
-def test_traces_come_out_in_start_order(tmp_path: Path) -> None:
+def test_traces_come_out_in_the_order_their_last_span_arrives(tmp_path: Path) -> None:
     lines = (CORPUS / "strands" / "e_booking_multiturn_bad.otlp.jsonl").read_bytes().splitlines()
     path = tmp_path / "reversed.jsonl"
     path.write_bytes(b"\n".join(reversed(lines)) + b"\n")
     truth = json.loads((CORPUS / "strands" / "e_booking_multiturn_bad.truth.json").read_text())
-    assert [t.trace_id for t in read_traces(str(path))] == truth["trace_ids"]
+    assert [t.trace_id for t in read_traces(str(path))] == truth["trace_ids"][::-1]
+
+
+@pytest.mark.parametrize("framework", ["google-adk", "traceloop", "vercel-ai"])
+def test_two_passes_give_what_one_pass_gives(tmp_path: Path, framework: str) -> None:
+    path = tmp_path / "dump.pb"
+    with OtlpFileWriter(path, format="proto") as writer:
+        for batch in _batches(framework):
+            writer.write(encode_request(batch))
+    one = [_view(t) for t in read_traces(str(path), two_pass=False)]
+    two = [_view(t) for t in read_traces(str(path), two_pass=True)]
+    assert two == one
+
+
+def test_two_passes_emit_a_trace_before_the_input_is_exhausted(tmp_path: Path) -> None:
+    lines = (CORPUS / "pydantic-ai" / "e_booking_multiturn_ok.otlp.jsonl").read_bytes().splitlines()
+    path = tmp_path / "dump.jsonl"
+    path.write_bytes(b"\n".join([*lines, b"{broken"]) + b"\n")
+    early: list[Diagnostic] = []
+    first = next(read_traces(str(path), diagnostics=early, two_pass=True))
+    assert early == []  # the bad last line was not read yet when the first trace came out
+    late: list[Diagnostic] = []
+    next(read_traces(str(path), diagnostics=late, two_pass=False))
+    assert [d.line for d in late] == [3]
+    assert (
+        first.trace_id
+        == json.loads(lines[0])["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+    )

@@ -1,0 +1,174 @@
+"""``read_traces``: OTLP files -> ``EvalTrace`` per trace or conversation, memory kept small.
+
+Spans of one trace arrive children first and may be spread over many records and files, so
+a trace is known to be complete only after its last span. Two ways to know when that is:
+
+- one pass (small inputs, stdin, ``group="conversation"``): keep ``TraceFacts`` of every
+  trace (a parent link per span, compact facts of tool, agent, model and root spans; about a
+  third of what the decoded spans take) and emit all traces when the input is exhausted;
+- two passes (regular files of ``TWO_PASS_BYTES`` or more, ``group="trace"``): the first pass
+  counts each trace's spans without decoding attributes; the second emits each trace right
+  after its last span. Memory is then bounded by the traces open at one point of the input
+  plus one counter per trace.
+
+Either way traces come out in the order their last span appears in the input, so both ways
+give the same output.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Literal
+
+from tooltrail.convert.build import build_eval_trace
+from tooltrail.convert.facts import TraceFacts
+from tooltrail.model import EvalTrace
+from tooltrail.otlp.span import Diagnostic, Span
+
+if TYPE_CHECKING:
+    from tooltrail.otlp.limits import Limits
+
+Group = Literal["trace", "conversation"]
+GROUPS: tuple[str, ...] = ("trace", "conversation")
+
+#: Spans one trace may hold when no ``Limits`` say otherwise.
+DEFAULT_MAX_SPANS = 1_000_000
+#: Inputs at least this big (bytes on disk, all regular files) are read in two passes.
+TWO_PASS_BYTES = 64 << 20
+
+
+def check_group(group: str) -> None:
+    """A ``ValueError`` naming the choices unless ``group`` is one of ``GROUPS``."""
+    if group not in GROUPS:
+        raise ValueError(f"group must be one of {', '.join(GROUPS)}, not {group!r}")
+
+
+def read_traces(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    group: Group = "trace",
+    limits: Limits | None = None,
+    diagnostics: list[Diagnostic] | None = None,
+    two_pass: bool | None = None,
+) -> Iterator[EvalTrace]:
+    """``EvalTrace`` per trace (or per conversation) of OTLP files, directories, globs, ``-``.
+
+    Records that cannot be read are skipped with a ``Diagnostic`` appended to
+    ``diagnostics``; so is the excess of a trace over ``limits.max_spans_per_trace`` (that
+    trace is then marked ``partial``). ``two_pass`` forces (True) or forbids (False) reading
+    files twice to emit traces early; by default big inputs are (see the module docstring).
+    """
+    check_group(group)
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if two_pass is None:
+        two_pass = _large(items)
+    if two_pass and group == "trace" and not any(os.fspath(p) == "-" for p in items):
+        return _two_passes(items, limits, diagnostics)
+    return _one_pass(items, group, limits, diagnostics)
+
+
+def _spans(
+    items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None
+) -> Iterator[Span]:
+    from tooltrail.otlp import read_spans  # the decoder package; imported when first used
+
+    if limits is None:
+        return read_spans(items, diagnostics=diagnostics)
+    return read_spans(items, limits=limits, diagnostics=diagnostics)
+
+
+class _Collector:
+    """Open traces: adds spans, reports a trace's first span over the limit once."""
+
+    def __init__(self, limits: Limits | None, diagnostics: list[Diagnostic] | None) -> None:
+        self.max_spans = limits.max_spans_per_trace if limits is not None else DEFAULT_MAX_SPANS
+        self.diagnostics = diagnostics
+        self.open: dict[str, TraceFacts] = {}
+
+    def add(self, span: Span) -> TraceFacts:
+        trace_id = span.trace_id
+        facts = self.open.get(trace_id)
+        if facts is None:
+            facts = self.open[trace_id] = TraceFacts(trace_id, max_spans=self.max_spans)
+        dropped = facts.dropped
+        facts.add(span)
+        if dropped == 0 and facts.dropped and self.diagnostics is not None:
+            self.diagnostics.append(_over_limit(span, self.max_spans))
+        return facts
+
+
+def _one_pass(
+    items: list[Any], group: Group, limits: Limits | None, diagnostics: list[Diagnostic] | None
+) -> Iterator[EvalTrace]:
+    collector = _Collector(limits, diagnostics)
+    last: dict[str, int] = {}
+    for position, span in enumerate(_spans(items, limits, diagnostics)):
+        collector.add(span)
+        last[span.trace_id] = position
+    traces = sorted(collector.open.values(), key=lambda t: last[t.trace_id])
+    collector.open.clear()
+    if group == "trace":
+        for trace in traces:
+            yield build_eval_trace([trace])
+        return
+    conversations: dict[str, list[TraceFacts]] = {}
+    for trace in traces:
+        key = trace.conversation_id or "\0" + trace.trace_id
+        conversations.setdefault(key, []).append(trace)
+    for members in sorted(conversations.values(), key=lambda m: max(last[t.trace_id] for t in m)):
+        yield build_eval_trace(members)
+
+
+def _two_passes(
+    items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None
+) -> Iterator[EvalTrace]:
+    remaining: dict[str, int] = {}
+    for span in _spans(items, limits, None):  # pass 1: attributes stay undecoded
+        remaining[span.trace_id] = remaining.get(span.trace_id, 0) + 1
+    collector = _Collector(limits, diagnostics)
+    for span in _spans(items, limits, diagnostics):
+        facts = collector.add(span)
+        left = remaining.get(span.trace_id, 0) - 1
+        remaining[span.trace_id] = left
+        if left == 0:
+            del collector.open[span.trace_id]
+            yield build_eval_trace([facts])
+    for facts in collector.open.values():  # the files changed between the passes
+        yield build_eval_trace([facts])
+
+
+def _large(items: list[Any]) -> bool:
+    from tooltrail.otlp import expand_paths
+
+    total = 0
+    for path, _ in expand_paths(items):
+        if path == "-":
+            return False
+        try:
+            total += os.path.getsize(path)
+        except OSError:
+            continue
+    return total >= TWO_PASS_BYTES
+
+
+def _over_limit(span: Span, max_spans: int) -> Diagnostic:
+    path, line, offset = _where(span.origin)
+    return Diagnostic(
+        path,
+        line,
+        offset,
+        f"trace {span.trace_id} has more than {max_spans} spans (limits.max_spans_per_trace): "
+        "the rest of it was dropped and the trace is marked partial",
+    )
+
+
+def _where(origin: str) -> tuple[str, int | None, int | None]:
+    """``"path:line"`` / ``"path@offset"`` -> (path, line, offset)."""
+    head, sep, tail = origin.rpartition(":")
+    if sep and tail.isdigit():
+        return head, int(tail), None
+    head, sep, tail = origin.rpartition("@")
+    if sep and tail.isdigit():
+        return head, None, int(tail)
+    return origin, None, None
