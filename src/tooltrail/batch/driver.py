@@ -181,8 +181,8 @@ def plan_merges(
         for g in parts:
             index = g.position[0]
             if g.extent is not None:
-                known = extents.get(index)
-                extents[index] = g.extent if known is None else known.union(g.extent)
+                before = extents.get(index)
+                extents[index] = g.extent if before is None else before.union(g.extent)
             for trace_id in g.trace_ids:
                 positions[trace_id] = min(positions.get(trace_id, g.position), g.position)
         narrowed = tuple(
