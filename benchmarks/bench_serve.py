@@ -216,6 +216,7 @@ def main() -> int:
     parser.add_argument("--spans", type=int, default=200_000, help="spans to send at most")
     parser.add_argument("--seconds", type=float, default=30.0, help="sending time at most")
     parser.add_argument("--connections", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=1, help="tooltrail serve --workers")
     args = parser.parse_args()
     n_requests = max(1, args.spans // (SPANS_PER_TRACE * TRACES_PER_REQUEST))
 
@@ -226,7 +227,7 @@ def main() -> int:
         server = subprocess.Popen(
             [sys.executable, "-c", "from tooltrail.cli import main; main()", "serve",
              "--suite", str(suite), "--no-grpc", "--http-port", "0", "--grace", "0.2",
-             "--results", str(results)],
+             "--results", str(results), "--workers", str(args.workers)],
             stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert server.stderr is not None
@@ -268,7 +269,7 @@ def main() -> int:
         print(f"requests: {len(latencies)} accepted of {report['requests']} "
               f"({report['throttled']} throttled and retried, {report['failed']} failed), "
               f"{TRACES_PER_REQUEST * SPANS_PER_TRACE} spans each, "
-              f"{args.connections} connections")  # fmt: skip
+              f"{args.connections} connections, {args.workers} worker(s)")  # fmt: skip
         print(
             f"accepted:  {sent_spans} spans in {send_s:.2f} s = {sent_spans / send_s:,.0f} spans/s"
         )

@@ -145,7 +145,7 @@ def test_full_buffer_is_resource_exhausted_with_retry_info(serve, channel) -> No
 
 def test_requests_after_shutdown_began_are_unavailable(serve, channel) -> None:
     receiver = serve()
-    receiver.receiver.intake.close()
+    receiver.receiver.pipeline.close()
     stub = trace_service_pb2_grpc.TraceServiceStub(channel(receiver))
     with pytest.raises(grpc.RpcError) as caught:
         stub.Export(refund_request(), timeout=10)

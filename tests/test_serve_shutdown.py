@@ -81,11 +81,12 @@ def agent_traces(count: int, *, with_root: bool = True) -> tuple[bytes, list[str
     return request.SerializeToString(), trace_ids
 
 
-def test_sigterm_mid_load_evaluates_every_accepted_trace_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_mid_load_evaluates_every_accepted_trace_once(tmp_path: Path, workers: int) -> None:
     results = tmp_path / "results.jsonl"
     process, port = start_serve(
         "--suite", str(write_suite(tmp_path, ANY_TRACE_SUITE)),
-        "--grpc-port", "0", "--http-port", "0",
+        "--grpc-port", "0", "--http-port", "0", "--workers", str(workers),
         "--results", str(results), "--grace", "0.2", "--max-age", "120",
     )  # fmt: skip
     accepted: dict[str, bool] = {}  # trace id -> has a root span

@@ -98,6 +98,13 @@ _DEFAULTS = ServeConfig()
     show_default=True,
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=_DEFAULTS.workers,
+    show_default=True,
+    help="Evaluation processes; above 1, spans are routed to them by trace id.",
+)
+@click.option(
     "--max-request-bytes",
     type=click.IntRange(1024),
     default=_DEFAULTS.max_request_bytes,
@@ -167,6 +174,7 @@ def serve_command(
     forward_protocol: str,
     dump: Path | None,
     dump_format: str,
+    workers: int,
     max_request_bytes: int,
     max_buffered_spans: int,
     max_traces: int,
@@ -188,6 +196,7 @@ def serve_command(
         host=host,
         grpc_port=None if no_grpc else grpc_port,
         http_port=None if no_http else http_port,
+        workers=workers,
         max_request_bytes=max_request_bytes,
         max_buffered_spans=max_buffered_spans,
         max_traces=max_traces,
@@ -240,4 +249,7 @@ def _listening(receiver: TraceReceiver) -> str:
             f"OTLP/HTTP on {base}{TRACES_PATH} (health {HEALTH_PATH}, counters {STATS_PATH})"
         )
     cases = len(receiver.suite.cases)
-    return "; ".join(parts) + f"; {cases} case(s) from suite {receiver.suite.name!r}"
+    workers = receiver.config.workers
+    return "; ".join(parts) + (
+        f"; {cases} case(s) from suite {receiver.suite.name!r}; {workers} worker(s)"
+    )

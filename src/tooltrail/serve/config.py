@@ -24,6 +24,8 @@ class ServeConfig:
     #: ``0`` picks a free port (tests); ``None`` turns the listener off.
     grpc_port: int | None = DEFAULT_GRPC_PORT
     http_port: int | None = DEFAULT_HTTP_PORT
+    #: Processes evaluating traces; more than 1 routes spans by trace id to worker processes.
+    workers: int = 1
     #: Largest request accepted, on the wire and again once decompressed (gzip bombs stop here).
     max_request_bytes: int = 16 * 1024 * 1024
     #: Spans held in the buffer, all traces together; past it requests get 503/RESOURCE_EXHAUSTED.

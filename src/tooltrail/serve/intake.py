@@ -92,6 +92,7 @@ class TraceIntake:
         self._limits = limits or Limits()
         self._lock = threading.Lock()
         self._held_spans = 0
+        self._released_spans = 0
         #: trace id -> spans of it taken and not yet released.
         self._held: dict[int, int] = {}
         self._closed = False
@@ -103,6 +104,11 @@ class TraceIntake:
     @property
     def held_spans(self) -> int:
         return self._held_spans
+
+    @property
+    def released_spans(self) -> int:
+        """Spans the evaluation stage is done with, since start."""
+        return self._released_spans
 
     @property
     def held_traces(self) -> int:
@@ -158,6 +164,7 @@ class TraceIntake:
         """The evaluation stage is done with ``count`` spans of ``trace_id``."""
         with self._lock:
             self._held_spans -= count
+            self._released_spans += count
             left = self._held.get(trace_id, 0) - count
             if left > 0:
                 self._held[trace_id] = left

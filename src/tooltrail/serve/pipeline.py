@@ -1,98 +1,117 @@
-"""What happens to a received trace once the buffer hands it on: dump, forward, score, release.
+"""Everything between a request body and its verdicts, in one process.
 
-Each stage is a trace sink of the live path (``export_trace(trace)``, ``force_flush``,
-``shutdown``), called by the ``TraceBuffer`` in order on its worker thread. The spans in a
-``CompletedTrace`` here are ``ReceivedSpan`` wrappers; each stage unwraps them.
+    intake (decode, admit) -> TraceBuffer (complete traces) -> dump -> forward -> evaluate
+    (results file, evaluation events) -> release (the intake may take more)
+
+``TracePipeline`` is what the listeners feed when ``workers`` is 1, and what each worker
+process runs when it is more (see ``tooltrail.serve.workers``).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
 from typing import Any
 
-from tooltrail.convert import to_eval_trace
-from tooltrail.evaluate import CaseResult, evaluate_trace
-from tooltrail.live.buffer import LATE, CompletedTrace
-from tooltrail.live.inline import InlineEvaluator
-from tooltrail.model import EvalTrace
-from tooltrail.otlp import OtlpFileWriter, Span
+from tooltrail.live.buffer import TraceBuffer, TraceSink
+from tooltrail.live.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
+from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.counters import ReceiverCounters
+from tooltrail.serve.forward import ForwardSink
+from tooltrail.serve.intake import TraceIntake
+from tooltrail.serve.outcome import Accepted
+from tooltrail.serve.sinks import DumpSink, ReceivedTraceEvaluator, ReleaseSink, ResultsFile
+from tooltrail.suite import TestSuite
 
 
-def spans_of(trace: CompletedTrace) -> list[Span]:
-    """The decoded spans inside the buffer's ``ReceivedSpan`` wrappers."""
-    return [received.span for received in trace.spans]
+class TracePipeline:
+    """Intake, buffer and sinks built from a ``ServeConfig``.
 
-
-class ReceivedTraceEvaluator(InlineEvaluator):
-    """The live inline evaluator, fed decoded OTLP spans instead of SDK spans.
-
-    Pieces that arrive after their trace was already evaluated (``late``) are not scored again:
-    a verdict on a handful of stragglers would only be noise. They are still dumped and
-    forwarded, and counted.
+    ``log_exporter``: any SDK ``LogRecordExporter`` for the evaluation events, instead of the
+    OTLP exporter ``config.scores_endpoint`` names. ``admission=False`` takes every request
+    (a worker process, whose router already admitted it).
     """
 
-    def __init__(self, suite: Any, counters: ReceiverCounters, **kwargs: Any) -> None:
-        super().__init__(suite, **kwargs)
-        self._counters = counters
-        self.add_callback(self._count)
-
-    def evaluate(self, trace: CompletedTrace) -> tuple[EvalTrace, list[CaseResult]] | None:
-        if trace.reason == LATE:
-            self._counters.add(late_pieces=1)
-            return None
-        try:
-            eval_trace = to_eval_trace(spans_of(trace))
-            eval_trace.partial = eval_trace.partial or trace.partial
-            cases = self.suite.cases_for(eval_trace)
-            results = [evaluate_trace(case, eval_trace, registry=self.registry) for case in cases]
-        except Exception:
-            self._counters.add(evaluation_errors=1, traces_evaluated=1)
-            raise
-        self._counters.add(
-            traces_evaluated=1,
-            traces_partial=1 if trace.partial else 0,
-            traces_unmatched=0 if cases else 1,
+    def __init__(
+        self,
+        config: ServeConfig,
+        suite: TestSuite,
+        *,
+        log_exporter: Any = None,
+        admission: bool = True,
+    ) -> None:
+        self.counters = ReceiverCounters()
+        sinks: list[TraceSink] = []
+        if config.dump is not None:
+            sinks.append(DumpSink(config.dump, format=config.dump_format))
+        self.forwarder: ForwardSink | None = None
+        if config.forward:
+            self.forwarder = ForwardSink(
+                config.forward, protocol=config.forward_protocol, unwrap=lambda r: r.span
+            )
+            sinks.append(self.forwarder)
+        self.emitter: EvaluationEventEmitter | None = None
+        if log_exporter is not None or config.scores_endpoint:
+            exporter = log_exporter or otlp_log_exporter(
+                config.scores_protocol, endpoint=config.scores_endpoint
+            )
+            self.emitter = EvaluationEventEmitter(
+                exporter, explanations=config.explanations, suite=suite.name
+            )
+        results = (
+            ResultsFile(config.results, explanations=config.explanations)
+            if config.results is not None
+            else None
         )
-        return (eval_trace, results) if cases else None
+        self.evaluator = ReceivedTraceEvaluator(
+            suite,
+            self.counters,
+            results=results,
+            on_result=[self.emitter] if self.emitter is not None else None,
+            explanations=config.explanations,
+        )
+        sinks.append(self.evaluator)
+        sinks.append(ReleaseSink(lambda trace_id, n: self.intake.release(trace_id, n)))
+        self.buffer = TraceBuffer(
+            *sinks,
+            grace_s=config.grace,
+            max_age_s=config.max_age,
+            # The intake refuses before this is reached; the buffer's own bound is a backstop.
+            max_traces=2 * config.max_traces,
+            max_spans=config.max_spans_per_trace,
+        )
+        unbounded = 1 << 62
+        self.intake = TraceIntake(
+            self.buffer,
+            self.counters,
+            max_buffered_spans=config.max_buffered_spans if admission else unbounded,
+            max_traces=config.max_traces if admission else unbounded,
+            retry_after=config.retry_after,
+        )
 
-    def _count(self, trace: EvalTrace, results: list[CaseResult]) -> None:
-        passed = sum(1 for r in results if r.passed)
-        self._counters.add(cases_passed=passed, cases_failed=len(results) - passed)
+    def ingest(self, encoding: str, body: bytes) -> Accepted:
+        """Decode an export request and take its spans (raises ``Throttled`` when full)."""
+        return self.intake(encoding, body)
 
+    def close(self) -> None:
+        """Refuse every further request."""
+        self.intake.close()
 
-class DumpSink:
-    """Writes each received trace as one OTLP request to a file in the collector's format."""
-
-    def __init__(self, path: str | os.PathLike[str], *, format: str = "json") -> None:
-        directory = os.path.dirname(os.fspath(path))
-        if directory:
-            os.makedirs(directory, exist_ok=True)
-        self.writer = OtlpFileWriter(path, format=format)  # type: ignore[arg-type]
-
-    def export_trace(self, trace: CompletedTrace) -> None:
-        self.writer.write_spans(spans_of(trace))
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        self.writer.flush()
-        return True
+    def stats(self) -> dict[str, Any]:
+        """Counters since start, plus what is held now."""
+        stats: dict[str, Any] = self.counters.snapshot()
+        stats["scores_sent"] = self.emitter.emitted if self.emitter is not None else 0
+        stats["sink_errors"] = self.buffer.stats().sink_errors + self.evaluator.errors
+        stats["spans_held"] = self.intake.held_spans
+        stats["traces_held"] = self.intake.held_traces
+        stats["spans_released"] = self.intake.released_spans
+        if self.forwarder is not None:
+            stats["traces_forwarded"] = self.forwarder.traces_forwarded
+            stats["traces_not_forwarded"] = self.forwarder.traces_dropped
+        return stats
 
     def shutdown(self) -> None:
-        self.writer.close()
+        """Evaluate everything held (incomplete traces partial) and flush every sink. Blocks."""
+        self.intake.close()
+        self.buffer.shutdown()
 
-
-class ReleaseSink:
-    """The last stage: tells the intake these spans are done, so it may take more."""
-
-    def __init__(self, release: Callable[[int, int], None]) -> None:
-        self._release = release
-
-    def export_trace(self, trace: CompletedTrace) -> None:
-        self._release(trace.trace_id, len(trace.spans))
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
+    def healthy(self) -> bool:
         return True
-
-    def shutdown(self) -> None:
-        return None

@@ -16,21 +16,18 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tooltrail.live.buffer import TraceBuffer, TraceSink
-from tooltrail.live.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
 from tooltrail.serve.config import ServeConfig
-from tooltrail.serve.counters import ReceiverCounters
-from tooltrail.serve.forward import ForwardSink
-from tooltrail.serve.intake import TraceIntake
 from tooltrail.serve.listeners import Listeners
-from tooltrail.serve.pipeline import DumpSink, ReceivedTraceEvaluator, ReleaseSink
+from tooltrail.serve.pipeline import TracePipeline
 from tooltrail.suite import TestSuite
 
 
 class TraceReceiver:
     """The receiver service. ``suite`` overrides ``config.suite``; ``log_exporter`` (any SDK
-    ``LogRecordExporter``) overrides ``config.scores_endpoint`` for the evaluation events.
+    ``LogRecordExporter``, only with one worker) overrides ``config.scores_endpoint``.
 
+    With ``config.workers`` > 1, spans are routed by trace id to that many worker processes,
+    each running its own ``TracePipeline`` (see ``tooltrail.serve.workers``).
     Raises ``SuiteError`` for a bad suite file before anything is started.
     """
 
@@ -45,51 +42,19 @@ class TraceReceiver:
         if suite is None:
             suite = TestSuite.load(config.suite) if config.suite else TestSuite("(no suite)")
         self.suite = suite
-        self.counters = ReceiverCounters()
         self._stopping = False
-        sinks: list[TraceSink] = []
-        if config.dump is not None:
-            sinks.append(DumpSink(config.dump, format=config.dump_format))
-        self.forwarder: ForwardSink | None = None
-        if config.forward:
-            self.forwarder = ForwardSink(
-                config.forward, protocol=config.forward_protocol, unwrap=lambda r: r.span
-            )
-            sinks.append(self.forwarder)
-        self.emitter: EvaluationEventEmitter | None = None
-        if log_exporter is not None or config.scores_endpoint:
-            exporter = log_exporter or otlp_log_exporter(
-                config.scores_protocol, endpoint=config.scores_endpoint
-            )
-            self.emitter = EvaluationEventEmitter(
-                exporter, explanations=config.explanations, suite=suite.name
-            )
-        self.evaluator = ReceivedTraceEvaluator(
-            suite,
-            self.counters,
-            on_result=[self.emitter] if self.emitter is not None else None,
-            results_path=config.results,
-            explanations=config.explanations,
-        )
-        sinks.append(self.evaluator)
-        sinks.append(ReleaseSink(lambda trace_id, n: self.intake.release(trace_id, n)))
-        self.buffer = TraceBuffer(
-            *sinks,
-            grace_s=config.grace,
-            max_age_s=config.max_age,
-            # The intake refuses before this is reached; the buffer's own bound is a backstop.
-            max_traces=2 * config.max_traces,
-            max_spans=config.max_spans_per_trace,
-        )
-        self.intake = TraceIntake(
-            self.buffer,
-            self.counters,
-            max_buffered_spans=config.max_buffered_spans,
-            max_traces=config.max_traces,
-            retry_after=config.retry_after,
-        )
+        self.pipeline: Any
+        if config.workers > 1:
+            if log_exporter is not None:
+                raise ValueError("log_exporter needs workers=1; use scores_endpoint instead")
+            from tooltrail.serve.workers import WorkerPool
+
+            self.pipeline = WorkerPool(config, suite)
+        else:
+            self.pipeline = TracePipeline(config, suite, log_exporter=log_exporter)
+        self.counters = self.pipeline.counters
         self.listeners = Listeners(
-            config, self.intake, self.counters, stats=self.stats, healthy=self.healthy
+            config, self.pipeline.ingest, self.counters, stats=self.stats, healthy=self.healthy
         )
 
     @property
@@ -101,27 +66,18 @@ class TraceReceiver:
         return self.listeners.http_port
 
     def healthy(self) -> bool:
-        return not self._stopping
+        return not self._stopping and self.pipeline.healthy()
 
     def stats(self) -> dict[str, Any]:
         """Counters since start, plus what is held now (the ``/stats`` document)."""
-        stats: dict[str, Any] = self.counters.snapshot()
-        stats["scores_sent"] = self.emitter.emitted if self.emitter is not None else 0
-        buffer = self.buffer.stats()
-        stats["sink_errors"] = buffer.sink_errors + self.evaluator.errors
-        stats["spans_held"] = self.intake.held_spans
-        stats["traces_held"] = self.intake.held_traces
-        if self.forwarder is not None:
-            stats["traces_forwarded"] = self.forwarder.traces_forwarded
-            stats["traces_not_forwarded"] = self.forwarder.traces_dropped
-        return stats
+        return self.pipeline.stats()
 
     async def start(self) -> None:
         """Bind the listeners; the receiver takes requests once this returns."""
         try:
             await self.listeners.start()
         except BaseException:
-            await asyncio.get_running_loop().run_in_executor(None, self.buffer.shutdown)
+            await asyncio.get_running_loop().run_in_executor(None, self.pipeline.shutdown)
             raise
 
     async def stop(self) -> dict[str, Any]:
@@ -129,8 +85,8 @@ class TraceReceiver:
         yet complete are evaluated partial), flush every sink. Returns the final ``stats()``."""
         self._stopping = True
         await self.listeners.stop(self.config.shutdown_timeout)
-        self.intake.close()
-        await asyncio.get_running_loop().run_in_executor(None, self.buffer.shutdown)
+        self.pipeline.close()
+        await asyncio.get_running_loop().run_in_executor(None, self.pipeline.shutdown)
         return self.stats()
 
     async def run(
