@@ -46,7 +46,8 @@ def test_pydantic_ai_v2_agent_run_final_result_is_the_reply() -> None:
 
 def test_pydantic_ai_v3_output_functions_and_deferred_calls_are_not_tool_calls() -> None:
     """Pydantic AI v3 / Logfire: ``logfire.msg`` starting ``running output function:`` marks
-    an output function, ``pydantic_ai.tool.deferral.name`` a deferred call; neither ran."""
+    an output function, ``pydantic_ai.tool.deferral.name`` a deferred call; neither ran, and
+    the model's requests for them (``gen_ai.output.messages``) are not calls either."""
     assert [c.name for c in _calls("pydantic_ai_v3_not_calls.json")] == ["lookup_order"]
 
 

@@ -13,7 +13,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, ROLE_TOOL, SpanFact, TraceFacts
+from tooltrail.convert.facts import (
+    ROLE_AGENT,
+    ROLE_EXCLUDED,
+    ROLE_MODEL,
+    ROLE_TOOL,
+    SpanFact,
+    TraceFacts,
+)
 from tooltrail.dialects import ModelCall
 from tooltrail.otlp.span import STATUS_ERROR, STATUS_OK
 
@@ -163,6 +170,9 @@ def _join_model_calls(trace: TraceFacts, records: list[CallRecord]) -> None:
             if asked.call_id is not None and asked.call_id not in by_id:
                 by_id[asked.call_id] = (model, asked)
     used: set[int] = set()
+    for fact in trace.facts.values():  # output functions, deferred calls: asked for, not run
+        if fact.role == ROLE_EXCLUDED and fact.call is not None:
+            _consume(fact.call.call_id, fact.call.name, fact.start_ns, models, by_id, used)
     records.sort(key=lambda r: (r.start_ns, r.depth, r.fact.span_id))
     for record in records:
         found = by_id.get(record.call_id) if record.call_id is not None else None
@@ -195,6 +205,29 @@ def _join_model_calls(trace: TraceFacts, records: list[CallRecord]) -> None:
         record.group_start = (
             groups[record.emitted[2]] if record.emitted is not None else record.start_ns
         )
+
+
+def _consume(
+    call_id: str | None,
+    name: str,
+    start_ns: int,
+    models: list[SpanFact],
+    by_id: dict[str, tuple[SpanFact, ModelCall]],
+    used: set[int],
+) -> None:
+    """Mark the model's request for a tool span that is not a call as accounted for."""
+    if call_id is not None:
+        found = by_id.get(call_id)
+        if found is not None:
+            used.add(id(found[1]))
+        return
+    for model in models:
+        if model.start_ns > start_ns:
+            return
+        for asked in model.model_calls:
+            if asked.name == name and id(asked) not in used:
+                used.add(id(asked))
+                return
 
 
 def _enrich(record: CallRecord, model: SpanFact, asked: ModelCall) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from tooltrail import dialects
 from tooltrail.dialects import (
     ROLE_AGENT,
+    ROLE_EXCLUDED,
     ROLE_MODEL,
     ROLE_OTHER,
     ROLE_TOOL,
@@ -104,7 +105,9 @@ class TraceFacts:
         fact = SpanFact(span.span_id, parent_id, role, span.name, span.start_ns, span.end_ns)
         fact.status_code = span.status_code
         attrs = span.attributes
-        if role == ROLE_TOOL:
+        if role == ROLE_EXCLUDED:  # kept only so the model's request for it is accounted for
+            fact.call = call
+        elif role == ROLE_TOOL:
             fact.call = call
             fact.agent = dialects.agent_name(span)
             if span.status_code == STATUS_ERROR or (call is not None and call.failure):

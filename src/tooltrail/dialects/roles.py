@@ -26,6 +26,8 @@ ROLE_OTHER = 0
 ROLE_TOOL = 1
 ROLE_AGENT = 2
 ROLE_MODEL = 3
+#: A tool span that is not a call the agent made (``DialectCall.excluded`` says why).
+ROLE_EXCLUDED = 4
 
 Reader = Callable[[SpanLike, Mapping[str, Any]], "DialectCall | None"]
 #: A table entry: a tool-call reader, or the role of a span that is not a tool call.
@@ -122,7 +124,8 @@ def _meaning(span: SpanLike, attrs: Mapping[str, Any] | None) -> Meaning | None:
 
 
 def classify(span: SpanLike) -> tuple[int, DialectCall | None]:
-    """``(role, call)``: ``(ROLE_TOOL, call)`` for a tool call, else ``(role, None)``."""
+    """``(role, call)``: ``(ROLE_TOOL, call)`` for a tool call, ``(ROLE_EXCLUDED, record)`` for
+    a tool span that is not a call, else ``(role, None)``."""
     attrs = span.attributes
     meaning = _meaning(span, attrs)
     if meaning is None:
@@ -132,7 +135,9 @@ def classify(span: SpanLike) -> tuple[int, DialectCall | None]:
     if meaning.__class__ is int:
         return meaning, None  # type: ignore[return-value]
     call = meaning(span, attrs if attrs is not None else {})  # type: ignore[operator]
-    return (ROLE_TOOL, call) if call is not None else (ROLE_OTHER, None)
+    if call is None:
+        return ROLE_OTHER, None
+    return (ROLE_TOOL if call.excluded is None else ROLE_EXCLUDED), call
 
 
 def read_tool_call(span: SpanLike) -> DialectCall | None:
@@ -143,7 +148,8 @@ def read_tool_call(span: SpanLike) -> DialectCall | None:
     A span that is not a tool call costs a name lookup and a set test over its keys (plus one
     ``get`` per marker attribute it has).
     """
-    return classify(span)[1]
+    role, call = classify(span)
+    return call if role == ROLE_TOOL else None
 
 
 def is_agent_span(span: SpanLike) -> bool:

@@ -51,6 +51,10 @@ class DialectCall:
     failure: str | None = None
     #: True when ``args`` holds positional values under ``"args"`` (parameter names unknown).
     positional: bool = False
+    #: Why a tool span is not a call the agent made (a Pydantic AI output function or deferred
+    #: call), else ``None``. ``read_tool_call`` never returns such a record; the converter
+    #: uses it so the model's request for it is not taken for a call without a tool span.
+    excluded: str | None = None
 
 
 # --- OpenTelemetry GenAI and the frameworks that follow it ----------------------------------
@@ -75,12 +79,12 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
                 break
     if name is None or name == _MERGED_TOOLS or span_name == "execute_tool (merged)":
         return None
+    call_id = ident(attrs.get("gen_ai.tool.call.id"))
     msg = attrs.get("logfire.msg")
     if isinstance(msg, str) and msg.startswith(_OUTPUT_FUNCTION_MSG):
-        return None
+        return DialectCall(name, None, call_id, "pydantic-ai:logfire.msg", excluded="output")
     if "pydantic_ai.tool.deferral.name" in attrs:
-        return None
-    call_id = ident(attrs.get("gen_ai.tool.call.id"))
+        return DialectCall(name, None, call_id, "pydantic-ai:deferral", excluded="deferred")
     call = DialectCall(name, None, call_id, "genai:gen_ai.tool.name")
     raw = attrs.get("gen_ai.tool.call.arguments")
     if raw is not None:
