@@ -121,3 +121,49 @@ def attributes_of(record: logs_pb2.LogRecord) -> dict[str, object]:
         else:
             out[kv.key] = getattr(kv.value, kind) if kind else None
     return out
+
+
+class HttpLogsReceiver:
+    """A loopback OTLP/HTTP logs endpoint (``POST /v1/logs``, protobuf) keeping every record."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        records: list[logs_pb2.LogRecord] = []
+        self.paths: list[str] = []
+        self._records = records
+        paths = self.paths
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's method name
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                request = logs_service_pb2.ExportLogsServiceRequest.FromString(body)
+                paths.append(self.path)
+                for resource_logs in request.resource_logs:
+                    for scope_logs in resource_logs.scope_logs:
+                        records.extend(scope_logs.log_records)
+                answer = logs_service_pb2.ExportLogsServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def records(self) -> list[logs_pb2.LogRecord]:
+        return list(self._records)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Tracer
-from serve_helpers import LogsReceiver, attributes_of, write_suite
+from serve_helpers import HttpLogsReceiver, LogsReceiver, attributes_of, write_suite
 
 from tooltrail.convert import read_traces
 from tooltrail.live import ToolCallSpan
@@ -238,3 +238,33 @@ def test_forwarded_spans_arrive_unchanged_with_tool_args(tmp_path: Path) -> None
             assert extra == set()
     refund = received[run.span_of("issue_refund")]
     assert refund.attributes["tool_args"] == '{"amount":499.9,"order_id":"ORD-7731"}'
+
+
+def test_scores_go_to_an_otlp_http_endpoint_at_v1_logs(tmp_path: Path) -> None:
+    logs = HttpLogsReceiver()
+    receiver = start_in_thread(
+        ServeConfig(
+            suite=write_suite(tmp_path),
+            grpc_port=None,
+            http_port=0,
+            grace=0.05,
+            scores_endpoint=logs.endpoint,
+            scores_protocol="http/protobuf",
+            explanations=True,
+        )
+    )
+    try:
+        runs = run_agent(exporter_for("http", receiver))
+        assert receiver.stop()["scores_sent"] > 0
+    finally:
+        logs.stop()
+    assert set(logs.paths) == {"/v1/logs"}
+    run = runs["wrong_amount"]
+    (record,) = [
+        r
+        for r in logs.records()
+        if r.trace_id.hex() == run.trace_id
+        and attributes_of(r)["gen_ai.evaluation.name"] == "tool_arg_values:issue_refund"
+    ]
+    assert record.span_id.hex() == run.span_of("issue_refund")
+    assert "499.9" in str(attributes_of(record)["gen_ai.evaluation.explanation"])

@@ -21,6 +21,19 @@ from tooltrail.serve.outcome import Accepted
 from tooltrail.serve.sinks import DumpSink, ReceivedTraceEvaluator, ReleaseSink, ResultsFile
 from tooltrail.suite import TestSuite
 
+LOGS_PATH = "/v1/logs"
+
+
+def scores_url(config: ServeConfig) -> str | None:
+    """The events endpoint: an OTLP/HTTP base URL gets ``/v1/logs`` appended, as the SDK's
+    environment variables would; a gRPC endpoint is used as given."""
+    endpoint = config.scores_endpoint
+    if endpoint and config.scores_protocol != "grpc":
+        endpoint = endpoint.rstrip("/")
+        if not endpoint.endswith(LOGS_PATH):
+            endpoint += LOGS_PATH
+    return endpoint
+
 
 class TracePipeline:
     """Intake, buffer and sinks built from a ``ServeConfig``.
@@ -51,7 +64,7 @@ class TracePipeline:
         self.emitter: EvaluationEventEmitter | None = None
         if log_exporter is not None or config.scores_endpoint:
             exporter = log_exporter or otlp_log_exporter(
-                config.scores_protocol, endpoint=config.scores_endpoint
+                config.scores_protocol, endpoint=scores_url(config)
             )
             self.emitter = EvaluationEventEmitter(
                 exporter, explanations=config.explanations, suite=suite.name

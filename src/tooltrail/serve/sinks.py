@@ -26,7 +26,7 @@ from tooltrail.serve.counters import ReceiverCounters
 
 def spans_of(trace: CompletedTrace) -> list[Span]:
     """The decoded spans inside the buffer's ``ReceivedSpan`` wrappers."""
-    return [received.span for received in trace.spans]
+    return [received.span for received in trace.spans]  # type: ignore[attr-defined]
 
 
 class ResultsFile:
