@@ -292,3 +292,56 @@ def post_chunked(port: int, chunks: Iterator[bytes]) -> tuple[int, dict[str, str
         return response.status, dict(response.getheaders()), response.read()
     finally:
         connection.close()
+
+
+def split_root(data: bytes) -> tuple[bytes, bytes]:
+    """The request's spans without the root span, and the root span alone."""
+    request = ExportTraceServiceRequest.FromString(data)
+    children, root = ExportTraceServiceRequest(), ExportTraceServiceRequest()
+    children.CopyFrom(request)
+    root.CopyFrom(request)
+    for part, keep_root in ((children, False), (root, True)):
+        for rs in part.resource_spans:
+            for ss in rs.scope_spans:
+                kept = [s for s in ss.spans if (not s.parent_span_id) == keep_root]
+                del ss.spans[:]
+                ss.spans.extend(kept)
+    return children.SerializeToString(), root.SerializeToString()
+
+
+def results_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def test_trace_whose_root_never_arrives_is_evaluated_partial_at_max_age(serve, tmp_path) -> None:
+    receiver = serve(max_age=0.3)
+    children, _ = split_root(corpus(REFUND_PB))
+    assert post(receiver.http_port, children, PB)[0] == 200
+    stats = wait_for_stats(receiver, "traces_evaluated", 1)
+    assert (stats["traces_evaluated"], stats["traces_partial"]) == (1, 1)
+    receiver.stop()
+    (line,) = results_lines(tmp_path / "results.jsonl")
+    assert (line["partial"], line["reason"]) == (True, "max_age")
+
+
+def test_root_arriving_in_a_later_request_completes_the_trace(serve, tmp_path) -> None:
+    receiver = serve()
+    children, root = split_root(corpus(REFUND_PB))
+    post(receiver.http_port, children, PB)
+    post(receiver.http_port, root, PB)
+    wait_for_stats(receiver, "traces_evaluated", 1)
+    receiver.stop()
+    (line,) = results_lines(tmp_path / "results.jsonl")
+    assert (line["partial"], line["reason"]) == (False, "complete")
+
+
+def test_spans_after_the_verdict_are_counted_late_not_scored_again(serve, tmp_path) -> None:
+    receiver = serve()
+    children, root = split_root(corpus(REFUND_PB))
+    post(receiver.http_port, root, PB)
+    wait_for_stats(receiver, "traces_evaluated", 1)
+    post(receiver.http_port, children, PB)
+    stats = wait_for_stats(receiver, "late_pieces", 1)
+    assert (stats["late_pieces"], stats["traces_evaluated"]) == (1, 1)
+    receiver.stop()
+    assert len(results_lines(tmp_path / "results.jsonl")) == 1
