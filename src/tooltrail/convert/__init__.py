@@ -47,7 +47,7 @@ def group_spans(spans: Iterable[Span], group: Group = "trace") -> Iterator[list[
 
     Groups come out in order of first arrival once ``spans`` is exhausted. Duplicate span ids
     (exporter retries) keep the first copy. A trace belongs to the conversation named by its
-    earliest span that carries a conversation id.
+    earliest root or agent span that carries a conversation id (as ``read_traces`` decides).
     """
     check_group(group)
     by_trace: dict[str, list[Span]] = {}
@@ -59,7 +59,9 @@ def group_spans(spans: Iterable[Span], group: Group = "trace") -> Iterator[list[
             continue
         ids.add(span.span_id)
         by_trace.setdefault(span.trace_id, []).append(span)
-        if group == "conversation":
+        if group == "conversation" and (
+            not span.parent_span_id or dialects.classify(span)[0] == dialects.ROLE_AGENT
+        ):
             conv = dialects.conversation_id(span.attributes)
             if conv is not None:
                 known = conversation.get(span.trace_id)
