@@ -89,7 +89,22 @@ def _turns_of(truth: dict[str, Any], trace: EvalTrace) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(("truth_path", "fmt"), _cases())
 def test_calls_match_truth(truth_path: Path, fmt: str) -> None:
     truth, traces = _convert(truth_path, fmt)
-    framework = truth_path.parent.name
+    _assert_calls_match(truth, traces, truth_path.parent.name)
+
+
+@pytest.mark.parametrize(
+    "sdk_json", sorted((CORPUS / "vercel-ai" / "sdk-json").glob("*.json")), ids=lambda p: p.stem
+)
+def test_vercel_sdk_own_json_body_matches_truth(sdk_json: Path) -> None:
+    """vercel-ai/sdk-json: the Node SDK's OTLP/HTTP JSON (numbers as numbers, empty fields)."""
+    truth = json.loads((CORPUS / "vercel-ai" / f"{sdk_json.stem}.truth.json").read_text())
+    diagnostics: list[Any] = []
+    traces = list(read_traces(str(sdk_json), group="conversation", diagnostics=diagnostics))
+    assert diagnostics == []
+    _assert_calls_match(truth, traces, "vercel-ai")
+
+
+def _assert_calls_match(truth: dict[str, Any], traces: list[EvalTrace], framework: str) -> None:
     covered = sorted(tid for trace in traces for tid in trace.metadata["trace_ids"])
     assert covered == sorted(truth["trace_ids"])
     for trace in traces:
