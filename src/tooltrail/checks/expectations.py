@@ -174,9 +174,10 @@ def tool_order_score(order: list[str], view: CallView) -> Score:
             False,
             f"Required order {order} not met: {missing} never called.",
         )
+    index = view.names.index  # every listed tool was called: each has a first position
     for a, b in zip(order, order[1:], strict=False):
-        first_a = view.first(a)
-        first_b = view.first(b)
+        first_a = index(a)
+        first_b = index(b)
         if first_b <= first_a:
             span_id = view.calls[first_b].span_id
             return Score(

@@ -123,8 +123,11 @@ class Registry:
                     error=type(exc).__name__,
                 )
             ]
-        scores = [result] if isinstance(result, Score) else result
-        if not isinstance(scores, (list, tuple)) or not all(isinstance(s, Score) for s in scores):
+        if isinstance(result, Score):
+            scores = [result]
+        elif isinstance(result, (list, tuple)) and all(isinstance(s, Score) for s in result):
+            scores = list(result)
+        else:
             return [
                 Score(
                     name,
@@ -145,7 +148,7 @@ class Registry:
                 score.passed = not math.isnan(value) and value >= threshold
             if not evaluator.required:
                 score.required = False
-        return list(scores)
+        return scores
 
     def _config_problem(self, evaluator: EvaluatorConfig) -> str | None:
         name = evaluator.name

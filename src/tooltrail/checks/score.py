@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(slots=True)
@@ -50,7 +51,7 @@ class Score:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> Score:
+    def from_dict(cls, data: dict[str, Any]) -> Score:
         """Rebuild a score written by :meth:`to_dict`."""
         value = data.get("value")
         turn = data.get("turn")
@@ -63,7 +64,7 @@ class Score:
             explanation=str(data.get("explanation", "")),
             required=bool(data.get("required", True)),
             skipped=bool(data.get("skipped", False)),
-            span_ids=tuple(str(s) for s in data.get("span_ids") or ()),  # type: ignore[union-attr]
+            span_ids=tuple(str(s) for s in data.get("span_ids") or ()),
             error=str(error) if error is not None else None,
             turn=turn if isinstance(turn, int) else None,
         )

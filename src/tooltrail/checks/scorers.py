@@ -30,6 +30,21 @@ def _tool_names(value: Any) -> list[str] | None:
     return None
 
 
+_ALLOWED_SETS: dict[tuple[str, ...], tuple[frozenset[str], str]] = {}
+
+
+def _allowed_set(tools: list[str]) -> tuple[frozenset[str], str]:
+    """The allowed set and its sorted repr, memoized by content (cases reuse the same lists)."""
+    key = tuple(tools)
+    found = _ALLOWED_SETS.get(key)
+    if found is None:
+        if len(_ALLOWED_SETS) >= 1024:
+            _ALLOWED_SETS.clear()
+        allowed = frozenset(key)
+        found = _ALLOWED_SETS[key] = (allowed, repr(sorted(allowed)))
+    return found
+
+
 def tool_call_precision(trace: EvalTrace, case: TestCase, config: dict[str, Any]) -> Score:
     """Calls of allowed tools / all calls (repeats count); allowed = config or required_tools."""
     name = "tool_call_precision"
@@ -44,8 +59,7 @@ def tool_call_precision(trace: EvalTrace, case: TestCase, config: dict[str, Any]
             "tool_call_precision needs an allowed set: set config['allowed_tools'] or the "
             "case's required_tools.",
         )
-    allowed = set(allowed_list)
-    shown = sorted(allowed)
+    allowed, shown = _allowed_set(allowed_list)
     view = _view(trace, case)
     total = view.size
     if not total:
