@@ -186,3 +186,17 @@ def test_an_unknown_argument_mode_is_an_error():
 def test_a_case_whose_turns_expect_nothing_is_an_error():
     with pytest.raises(SuiteError, match="no expectation"):
         TestCase(id="c", turns=[Turn("hello")])
+
+
+def test_expect_accepts_argument_checks_written_as_mappings():
+    expect = Expect(tool_calls_args=[{"tool": "a", "args": {"x": 1}, "mode": "exact"}])
+    assert expect.tool_calls_args == [ToolCallArgs("a", {"x": 1}, "exact")]
+
+
+def test_a_turn_without_expect_expects_nothing():
+    assert Turn("hi", None).expect.is_empty()
+
+
+def test_a_tool_list_given_as_a_string_is_an_error():
+    with pytest.raises(SuiteError, match="must be a list"):
+        Expect(tool_calls_include="create_booking")

@@ -65,3 +65,15 @@ def test_the_booking_example_fails_with_turn_labelled_reasons():
     done = run_example("booking_turns.py")
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout.decode() == BOOKING_EXPECTED
+
+
+def test_the_python_api_screen_in_docs_core_runs():
+    doc = (EXAMPLES.parent / "docs" / "core.md").read_text("utf-8")
+    code = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"required_tool:verify_identity: Required tool 'verify_identity' was not called." in (
+        done.stdout
+    )

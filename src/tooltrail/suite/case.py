@@ -40,6 +40,15 @@ class Expect:
     tool_calls_ordered: bool = False
     tool_calls_args: list[ToolCallArgs] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        for key in ("tool_calls_include", "tool_calls_exclude"):
+            if isinstance(getattr(self, key), (str, bytes)):
+                raise SuiteError(f"Expect {key} must be a list of tool names, not a string")
+        self.tool_calls_args = [
+            ToolCallArgs(**item) if isinstance(item, dict) else item
+            for item in self.tool_calls_args
+        ]
+
     def is_empty(self) -> bool:
         return not (self.tool_calls_include or self.tool_calls_exclude or self.tool_calls_args)
 
@@ -50,6 +59,10 @@ class Turn:
 
     user: str = ""
     expect: Expect = field(default_factory=Expect)
+
+    def __post_init__(self) -> None:
+        if self.expect is None:
+            self.expect = Expect()
 
 
 @dataclass(slots=True)
