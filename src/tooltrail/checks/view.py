@@ -7,7 +7,8 @@ positions are found with ``list.index`` on demand. This is the hot path of every
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from orjson import OPT_SORT_KEYS, JSONEncodeError, dumps
 
@@ -89,32 +90,40 @@ class CallView:
         calls = self.calls
         if len(self.counts) == self.size:  # every tool called once: nothing can repeat
             return []
-        try:  # name + canonical arguments in one C call per call
-            keys = [dumps((c.name, c.args), option=OPT_SORT_KEYS) for c in calls]
-        except (TypeError, JSONEncodeError):  # wide ints, odd keys: spell those exactly
-            keys = [_key(c.name, c.args) for c in calls]
-        first: dict[bytes, int] = {}
+        first: dict[tuple[str, bytes], int] = {}  # (name, canonical args) -> first position
         claim = first.setdefault
-        candidates = [i for i, key in enumerate(keys) if claim(key, i) != i]
+        try:  # canonical arguments: one C call per call
+            candidates = [
+                i
+                for i, c in enumerate(calls)
+                if claim((c.name, dumps(c.args, option=OPT_SORT_KEYS)), i) != i
+            ]
+            exact_key: Callable[[Any], bytes] = _exact_key
+        except (TypeError, JSONEncodeError):  # wide ints, odd keys: spell everything exactly
+            first.clear()
+            candidates = [
+                i for i, c in enumerate(calls) if claim((c.name, args_fingerprint(c.args)), i) != i
+            ]
+            exact_key = args_fingerprint
         if not candidates:
             return []
         # orjson writes None, NaN and infinities all as null: settle those on the exact spelling.
-        exact: dict[bytes, set[bytes]] = {}
+        exact: dict[tuple[str, bytes], set[bytes]] = {}
         dups = []
         for i in candidates:
-            key = keys[i]
-            if key.find(b"null") < 0:
+            call = calls[i]
+            key = (call.name, exact_key(call.args))
+            if key[1].find(b"null") < 0:
                 dups.append(i)
                 continue
             seen = exact.get(key)
             if seen is None:
-                j = first[key]
-                seen = exact[key] = {_slow_key(calls[j].name, calls[j].args)}
-            slow = _slow_key(calls[i].name, calls[i].args)
-            if slow in seen:
+                seen = exact[key] = {args_fingerprint(calls[first[key]].args)}
+            spelled = args_fingerprint(call.args)
+            if spelled in seen:
                 dups.append(i)
             else:
-                seen.add(slow)
+                seen.add(spelled)
         return dups
 
     def without_failed(self) -> CallView:
@@ -137,16 +146,8 @@ class CallView:
         return view if view is not None else CallView([])
 
 
-def _key(name: str, args: object) -> bytes:
-    try:
-        return dumps((name, args), option=OPT_SORT_KEYS)
-    except (TypeError, JSONEncodeError):
-        return _slow_key(name, args)
-
-
-def _slow_key(name: str, args: object) -> bytes:
-    # Contains a NUL byte, which the fast path's JSON never does, so the two never collide.
-    return name.encode("utf-8", "surrogatepass") + b"\0" + args_fingerprint(args)  # type: ignore[arg-type]
+def _exact_key(args: Any) -> bytes:
+    return dumps(args, option=OPT_SORT_KEYS)
 
 
 def trace_view(trace: EvalTrace, *, ignore_failed: bool = False) -> CallView:
