@@ -160,7 +160,8 @@ def main() -> None:
     print(f"raw protobuf FromString: {raw_rate:,.0f} spans/s\n")
     header = f"{'input':<22}{'workers':>8}{'spans/s':>12}{'vs raw':>8}{'vs 1 wkr':>9}"
     print(header + f"{'driver MB':>11}{'worker MB':>11}{'chunks':>8}{'merged':>8}")
-    for label, pb, js in (("500k", big_pb, big_json), ("100k", small_pb, small_json)):
+    big, small = f"{options.spans // 1000}k", f"{options.small // 1000}k"
+    for label, pb, js in ((big, big_pb, big_json), (small, small_pb, small_json)):
         for fmt, dump in (("protobuf", pb), ("JSON lines", js)):
             one = None
             for workers in (1, 2):
