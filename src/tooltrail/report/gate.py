@@ -98,12 +98,7 @@ def gate_from_data(data: Any, reader: FieldReader, path: KeyPath) -> Gate:
         gate.min_pass_rate = reader.fraction(top["min_pass_rate"], path + ("min_pass_rate",))
     if top.get("min_metric_pass_rate") is not None:
         key_path = path + ("min_metric_pass_rate",)
-        raw = top["min_metric_pass_rate"]
-        metrics = reader.mapping(
-            raw,
-            key_path,
-            tuple(k for k in raw if isinstance(k, str)) if isinstance(raw, dict) else (),
-        )
+        metrics = reader.free_mapping(top["min_metric_pass_rate"], key_path)
         gate.min_metric_pass_rate = {
             name: reader.fraction(floor, key_path + (name,)) for name, floor in metrics.items()
         }

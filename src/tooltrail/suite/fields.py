@@ -78,6 +78,15 @@ class FieldReader:
                 self.fail(path, f"missing required key {key!r}")
         return value
 
+    def free_mapping(self, value: Any, path: KeyPath, what: str = "a mapping") -> dict[str, Any]:
+        """``value`` as a dict with string keys, any keys allowed (tool names, argument values)."""
+        if not isinstance(value, dict):
+            self.fail(path, f"expected {what}, got {_kind(value)}")
+        for key in value:
+            if not isinstance(key, str):
+                self.fail(path, f"keys must be strings, got {key!r}")
+        return value
+
     def string(self, value: Any, path: KeyPath, *, allow_empty: bool = False) -> str:
         if not isinstance(value, str):
             self.fail(path, f"expected a string, got {_kind(value)}")

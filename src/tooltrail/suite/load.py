@@ -104,20 +104,14 @@ def _case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
             fields[key] = reader.string_list(data[key], path + (key,))
     if get("expected_tool_arguments") is not None:
         key_path = path + ("expected_tool_arguments",)
-        tools = reader.mapping(
-            data["expected_tool_arguments"], key_path, _any_keys(data["expected_tool_arguments"])
-        )
+        tools = reader.free_mapping(data["expected_tool_arguments"], key_path)
         fields["expected_tool_arguments"] = {
-            tool: reader.mapping(
-                args, key_path + (tool,), _any_keys(args), what="a mapping of argument values"
-            )
+            tool: reader.free_mapping(args, key_path + (tool,), "a mapping of argument values")
             for tool, args in tools.items()
         }
     if get("required_tool_arguments") is not None:
         key_path = path + ("required_tool_arguments",)
-        tools = reader.mapping(
-            data["required_tool_arguments"], key_path, _any_keys(data["required_tool_arguments"])
-        )
+        tools = reader.free_mapping(data["required_tool_arguments"], key_path)
         fields["required_tool_arguments"] = {
             tool: reader.string_list(keys, key_path + (tool,)) for tool, keys in tools.items()
         }
@@ -132,9 +126,7 @@ def _case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
             data["ignore_failed_calls"], path + ("ignore_failed_calls",)
         )
     if get("metadata") is not None:
-        fields["metadata"] = reader.mapping(
-            data["metadata"], path + ("metadata",), _any_keys(data["metadata"])
-        )
+        fields["metadata"] = reader.free_mapping(data["metadata"], path + ("metadata",))
     if get("match") is not None:
         fields["match"] = _match(data["match"], path + ("match",), reader)
     if get("turns") is not None:
@@ -155,11 +147,6 @@ def _case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
         reader.fail(path, exc.message)
 
 
-def _any_keys(value: Any) -> tuple[str, ...]:
-    """Every key allowed (free-form mappings such as tool names or argument values)."""
-    return tuple(k for k in value if isinstance(k, str)) if isinstance(value, dict) else ()
-
-
 def _match(raw: Any, path: KeyPath, reader: FieldReader) -> Match:
     if raw == "all":
         return Match(all=True)
@@ -171,9 +158,7 @@ def _match(raw: Any, path: KeyPath, reader: FieldReader) -> Match:
         if data.get(key) is not None:
             fields[key] = reader.string(data[key], path + (key,))
     if data.get("attributes") is not None:
-        fields["attributes"] = reader.mapping(
-            data["attributes"], path + ("attributes",), _any_keys(data["attributes"])
-        )
+        fields["attributes"] = reader.free_mapping(data["attributes"], path + ("attributes",))
     if data.get("all") is not None:
         fields["all"] = reader.boolean(data["all"], path + ("all",))
     try:
@@ -222,9 +207,7 @@ def _tool_call_args(raw: Any, path: KeyPath, reader: FieldReader) -> ToolCallArg
     )
     tool = reader.string(data["tool"], path + ("tool",))
     args = data.get("args") or {}
-    args = reader.mapping(
-        args, path + ("args",), _any_keys(args), what="a mapping of argument values"
-    )
+    args = reader.free_mapping(args, path + ("args",), "a mapping of argument values")
     mode = data.get("mode", "subset")
     if mode not in ARGS_MODES:
         reader.fail(
@@ -251,14 +234,11 @@ def _evaluator(raw: Any, path: KeyPath, reader: FieldReader) -> EvaluatorConfig:
     if data.get("threshold") is not None:
         threshold = reader.number(data["threshold"], path + ("threshold",))
     config = data.get("config") or {}
-    allowed = (
-        tuple(entry.config_keys)
-        if entry is not None and entry.config_keys is not None
-        else _any_keys(config)
-    )
-    config = reader.mapping(
-        config, path + ("config",), tuple(sorted(allowed)), what="a config mapping"
-    )
+    if entry is not None and entry.config_keys is not None:  # the scorer declared what it reads
+        keys = tuple(sorted(entry.config_keys))
+        config = reader.mapping(config, path + ("config",), keys, what="a config mapping")
+    else:
+        config = reader.free_mapping(config, path + ("config",), "a config mapping")
     required = True
     if data.get("required") is not None:
         required = reader.boolean(data["required"], path + ("required",))
