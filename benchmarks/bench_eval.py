@@ -8,6 +8,8 @@ writes them as length-prefixed protobuf and as collector JSON lines, then in one
 - the batch pass (``run_batch`` + the text report) with the seed's checks, on each file,
   with 1 and 2 workers, each in a fresh process whose peak RSS is recorded (the driver's,
   which does all the work with one worker, and the largest pool worker's);
+- ``tooltrail.convert.read_traces`` alone on each file (decoding and conversion, no
+  evaluation), to show what the batch pass adds on top;
 - the same on a 100k-span dump, to show memory does not grow with the dump.
 
 Usage: ``python benchmarks/bench_eval.py [--spans N] [--small N] [--dir DIR]``.
@@ -62,6 +64,14 @@ def child(suite_path: str, dump: str, workers: int) -> None:
     from tooltrail.report import render_text
     from tooltrail.suite import TestSuite
 
+    if workers == 0:  # reference: the converter alone, read_traces, in one process
+        from tooltrail.convert import read_traces
+
+        start = time.perf_counter()
+        spans = sum(t.metadata.get("span_count", 0) for t in read_traces(dump))
+        seconds = time.perf_counter() - start
+        print(json.dumps({"seconds": seconds, "spans": spans, "driver_kb": peak_rss_kb()}))
+        return
     suite = TestSuite.load(suite_path)
     start = time.perf_counter()
     result = run_batch(suite, [dump], workers=workers)
@@ -78,9 +88,17 @@ def child(suite_path: str, dump: str, workers: int) -> None:
                 "report_bytes": len(text),
                 "driver_kb": peak_rss_kb(),
                 "worker_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+                "cpu_seconds": cpu_seconds(),
             }
         )
     )
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished workers (user + system)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
 def peak_rss_kb() -> int:
@@ -159,19 +177,27 @@ def main() -> None:
     )
     print(f"raw protobuf FromString: {raw_rate:,.0f} spans/s\n")
     header = f"{'input':<22}{'workers':>8}{'spans/s':>12}{'vs raw':>8}{'vs 1 wkr':>9}"
-    print(header + f"{'driver MB':>11}{'worker MB':>11}{'chunks':>8}{'merged':>8}")
+    print(header + f"{'driver MB':>11}{'worker MB':>11}{'chunks':>8}{'merged':>8}{'CPU s':>8}")
     big, small = f"{options.spans // 1000}k", f"{options.small // 1000}k"
     for label, pb, js in ((big, big_pb, big_json), (small, small_pb, small_json)):
         for fmt, dump in (("protobuf", pb), ("JSON lines", js)):
+            name = f"{fmt} {label}"
+            ref = measure(suite_path, dump, 0)
+            ref_rate = ref["spans"] / ref["seconds"]
+            print(
+                f"{name:<22}{'convert':>8}{ref_rate:>12,.0f}{ref_rate / raw_rate:>8.0%}"
+                f"{'':>9}{ref['driver_kb'] / 1024:>11.0f}"
+            )
             one = None
             for workers in (1, 2):
                 m = measure(suite_path, dump, workers)
                 rate = m["spans"] / m["seconds"]
                 one = one or rate
                 print(
-                    f"{fmt + ' ' + label:<22}{workers:>8}{rate:>12,.0f}{rate / raw_rate:>8.0%}"
+                    f"{name:<22}{workers:>8}{rate:>12,.0f}{rate / raw_rate:>8.0%}"
                     f"{rate / one:>8.2f}x{m['driver_kb'] / 1024:>11.0f}"
                     f"{m['worker_kb'] / 1024:>11.0f}{m['chunks']:>8}{m['merged']:>8}"
+                    f"{m['cpu_seconds']:>8.1f}"
                 )
 
 
