@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from test_batch_support import LOOKUP, REFUND, SEED_RUNS, VERIFY, Run, jsonl, record, write
+from test_batch_support import CORPUS, LOOKUP, REFUND, SEED_RUNS, VERIFY, Run, jsonl, record, write
 
 from tooltrail.cli import main
 from tooltrail.evaluate import EvaluationReport
@@ -268,3 +268,35 @@ def test_progress_bar_with_traces_per_second_on_a_terminal(seed: tuple[str, str]
     assert proc.returncode == 1
     assert b"traces/s" in seen
     assert proc.stdout.endswith(b"1/4 runs passed\n")
+
+
+BOOKING_SUITE = """\
+name: booking
+cases:
+  - id: booking
+    match: all
+    max_turns: 2
+    turns:
+      - user: Book a table at 10am.
+        expect: {tool_calls_include: [create_booking]}
+      - user: Make it 11am.
+        expect: {tool_calls_include: [update_booking], tool_calls_exclude: [create_booking]}
+"""
+
+
+def test_group_conversation_applies_per_turn_expectations_to_whole_conversations(
+    tmp_path: Path,
+) -> None:
+    suite = tmp_path / "booking.yaml"
+    suite.write_text(BOOKING_SUITE)
+    folder = CORPUS / "google-adk"
+    ok = run(
+        str(suite), str(folder / "e_booking_multiturn_ok.otlp.jsonl"), "--group", "conversation"
+    )
+    bad = run(
+        str(suite), str(folder / "e_booking_multiturn_bad.otlp.jsonl"), "--group", "conversation"
+    )
+    assert ok.exit_code == 0, ok.output
+    assert bad.exit_code == 1
+    assert "1/1 runs passed" in ok.stdout and "0/1 runs passed" in bad.stdout
+    assert "turn2:" in bad.stdout and "Forbidden tool 'create_booking' was called" in bad.stdout
