@@ -300,3 +300,26 @@ def test_group_conversation_applies_per_turn_expectations_to_whole_conversations
     assert bad.exit_code == 1
     assert "1/1 runs passed" in ok.stdout and "0/1 runs passed" in bad.stdout
     assert "turn2:" in bad.stdout and "Forbidden tool 'create_booking' was called" in bad.stdout
+
+
+def test_a_gate_file_with_a_typo_is_a_usage_error_naming_the_key(
+    seed: tuple[str, str], tmp_path: Path
+) -> None:
+    report = tmp_path / "report.json"
+    run(*seed, "--format", "json", "--out", str(report))
+    gate = gate_file(tmp_path, "min_pass_rat: 0.5\n")
+    result = CliRunner().invoke(main, ["gate", str(report), "--config", gate])
+    assert result.exit_code == 2
+    assert "min_pass_rat" in result.stderr and "min_pass_rate" in result.stderr
+
+
+def test_a_gate_section_of_a_suite_file_works_as_the_gate_config(
+    seed: tuple[str, str], tmp_path: Path
+) -> None:
+    report = tmp_path / "report.json"
+    run(*seed, "--format", "json", "--out", str(report))
+    suite = tmp_path / "gated.yaml"
+    suite.write_text(SEED_SUITE + "gate:\n  max_failed_cases: 2\n")
+    result = CliRunner().invoke(main, ["gate", str(report), "--config", str(suite)])
+    assert result.exit_code == 1
+    assert "3 failed cases exceed the maximum of 2" in result.stdout

@@ -159,7 +159,10 @@ def eval_command(
         if annotate_path or annotate_traces_path:
             _annotate(suite, inputs, batch, group, annotate_path, annotate_traces_path)
     report = EvaluationReport.from_results(suite, batch.results)
-    _write_report(RENDERERS[fmt](report), out)
+    try:
+        _write_report(RENDERERS[fmt](report), out)
+    except OSError as exc:
+        _fail_usage(f"cannot write the report to {out}: {exc.strerror or exc}")
     _print_diagnostics(batch.diagnostics, stdin_copy)
     _print_unmatched(batch.unmatched, show_unmatched)
     if batch.group_count == 0:
@@ -210,11 +213,15 @@ def exit_code(
 
 
 def _load_gate(path: str) -> Gate:
-    """A gate file; a suite file's ``gate:`` section also works."""
+    """A gate file; a suite file's ``gate:`` section also works. A file that is neither is
+    reported with the gate reader's message."""
     try:
         return Gate.load(path)
-    except SuiteError:
-        suite = TestSuite.load(path)
+    except SuiteError as gate_error:
+        try:
+            suite = TestSuite.load(path)
+        except SuiteError:
+            raise gate_error from None
         if suite.gate is None:
             raise SuiteError(f"{path}: no gate keys in this suite file") from None
         return suite.gate
