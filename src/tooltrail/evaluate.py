@@ -17,7 +17,7 @@ from tooltrail.checks.expectations import expectation_scores
 from tooltrail.checks.registry import Registry, default_registry, did_you_mean
 from tooltrail.checks.score import Score
 from tooltrail.checks.turns import turn_scores
-from tooltrail.checks.view import CallView, trace_view
+from tooltrail.checks.view import CallView, tally, trace_view
 from tooltrail.model import EvalTrace
 from tooltrail.suite.errors import SuiteError
 
@@ -302,28 +302,23 @@ def evaluate_suite(
 def summarize(rows: list[CaseResult], cases: dict[str, TestCase]) -> Summary:
     """The roll-up of CHECKS.md: metrics over non-skipped scores, keys sorted; case counts;
     mean score; one runs verdict per case (``cases`` supplies runs/threshold)."""
-    metrics: dict[str, MetricSummary] = {}
-    total_value = 0.0
-    counted = 0
-    passed_rows = 0
     by_case: dict[str, list[bool]] = {}
-    isfinite = math.isfinite
     for row in rows:
-        if row.passed:
-            passed_rows += 1
         by_case.setdefault(row.case_id, []).append(row.passed)
-        for score in row.scores:
-            if score.skipped:
-                continue
-            metric = metrics.get(score.metric)
-            if metric is None:
-                metric = metrics[score.metric] = MetricSummary()
-            metric.total += 1
-            if score.passed:
-                metric.passed += 1
-            if isfinite(score.value):
-                total_value += score.value
-                counted += 1
+    passed_rows = sum([row.passed for row in rows])
+    # Counted at C speed: this runs over every score of a batch (millions in a nightly run).
+    scores = [score for row in rows for score in row.scores if not score.skipped]
+    totals: dict[str, int] = {}
+    passes: dict[str, int] = {}
+    tally(totals, [score.metric for score in scores])
+    tally(passes, [score.metric for score in scores if score.passed])
+    values = [score.value for score in scores]
+    total_value = sum(values)
+    counted = len(values)
+    if not math.isfinite(total_value):  # a NaN or infinite value is left out of the mean
+        values = [v for v in values if math.isfinite(v)]
+        total_value, counted = sum(values), len(values)
+    metrics = {name: MetricSummary(passes.get(name, 0), totals[name]) for name in sorted(totals)}
     verdicts = []
     for case_id, outcomes in by_case.items():
         case = cases.get(case_id)
@@ -343,7 +338,7 @@ def summarize(rows: list[CaseResult], cases: dict[str, TestCase]) -> Summary:
         )
     total = len(rows)
     return Summary(
-        metrics={name: metrics[name] for name in sorted(metrics)},
+        metrics=metrics,
         passed_cases=passed_rows,
         total_cases=total,
         pass_rate=passed_rows / total if total else 0.0,

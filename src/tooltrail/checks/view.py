@@ -16,12 +16,13 @@ from tooltrail.checks.equality import args_fingerprint
 from tooltrail.model import EvalTrace, ToolCall
 
 try:  # the C helper behind collections.Counter, without Counter's per-instance overhead
-    from collections import _count_elements  # type: ignore[attr-defined]
+    from collections import _count_elements as tally  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - other Pythons
 
-    def _count_elements(counts: dict[str, int], names: list[str]) -> None:
-        for name in names:
-            counts[name] = counts.get(name, 0) + 1
+    def tally(counts: dict[str, int], items: list[str]) -> None:
+        """Add one to ``counts[item]`` per item."""
+        for item in items:
+            counts[item] = counts.get(item, 0) + 1
 
 
 class CallView:
@@ -36,7 +37,7 @@ class CallView:
         self.names = names = [call.name for call in calls]
         #: tool name -> number of calls.
         self.counts: dict[str, int] = {}
-        _count_elements(self.counts, names)
+        tally(self.counts, names)
         self._duplicates: list[int] | None = None
         self._turns: dict[int, CallView] | None = None
         self._ok: CallView | None = None
