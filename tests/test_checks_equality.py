@@ -4,6 +4,9 @@ import json
 import math
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tooltrail.checks import args_contain, args_fingerprint, values_equal
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
@@ -138,3 +141,30 @@ def test_fingerprint_handles_integers_wider_than_64_bits():
     wide = 123456789012345678901234567890
     assert args_fingerprint({"n": wide}) == args_fingerprint({"n": wide})
     assert args_fingerprint({"n": wide}) != args_fingerprint({"n": wide + 1})
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(json_values)
+def test_any_json_value_equals_its_round_trip(value):
+    assert values_equal(value, json.loads(json.dumps(value)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(json_values, json_values)
+def test_equality_is_symmetric(a, b):
+    assert values_equal(a, b) == values_equal(b, a)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.booleans(), st.integers(-2, 2) | st.floats(-2, 2))
+def test_a_boolean_never_equals_a_number_inside_containers(flag, number):
+    assert not values_equal({"k": [flag]}, {"k": [number]})
