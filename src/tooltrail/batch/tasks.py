@@ -16,9 +16,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tooltrail.batch.chunks import Chunk, Extent, read_chunk
+from tooltrail.batch.chunks import Chunk, Extent
 from tooltrail.batch.compact import RowCompactor
 from tooltrail.batch.matching import UnmatchedTrace, row_label, unmatched
+from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts, build_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_trace
