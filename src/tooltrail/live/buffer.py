@@ -45,6 +45,11 @@ DEFAULT_MAX_AGE_S = 300.0
 DEFAULT_MAX_TRACES = 10_000
 DEFAULT_MAX_SPANS = 10_000
 DEFAULT_LOG_INTERVAL_S = 60.0
+#: The worker groups queued spans at least this often.
+_TICK_S = 0.05
+#: Queued starts/ends that wake the worker early, and that make an ending thread group them.
+_WAKE_AT = 4096
+_MAX_QUEUED = 65536
 
 
 @dataclass(slots=True)
@@ -137,6 +142,8 @@ class TraceBuffer(SpanProcessor):
         self._sink_errors = 0
         self._last_summary = time.monotonic()
         self._shutdown = False
+        #: Set once shutdown grouped the last spans: later ones are counted, not delivered.
+        self._closed = False
         self._start_worker()
         if hasattr(os, "register_at_fork"):
             ref = weakref.WeakMethod(self._after_fork)
@@ -156,6 +163,9 @@ class TraceBuffer(SpanProcessor):
         #: (due, trace id) in due order; stale entries are skipped.
         self._pending: deque[tuple[float, int]] = deque()
         self._ready: deque[CompletedTrace] = deque()
+        #: Spans started and spans ended, not yet grouped into traces.
+        self._starts: deque[Span] = deque()
+        self._ends: deque[ReadableSpan] = deque()
         #: Traces partly or wholly handed on: trace id -> (open spans, root ended).
         self._handed: OrderedDict[int, tuple[int, bool]] = OrderedDict()
 
@@ -172,59 +182,100 @@ class TraceBuffer(SpanProcessor):
             self._start_worker()
 
     # -- span lifecycle (application threads) ------------------------------------------------
+    #
+    # The application's threads only append to a queue (one atomic deque append each); the
+    # worker groups the queued starts and ends into traces. Under a flood the queue is bounded:
+    # past ``_MAX_QUEUED`` ends the ending thread groups them itself.
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        context = span.context
-        if context is None or self._shutdown:
-            return
-        with self._lock:
-            held = self._traces.get(context.trace_id)
-            if held is None:
-                held = self._new_trace(context.trace_id)
-            held.open += 1
-            held.due = None
+        if not self._shutdown:
+            self._starts.append(span)
 
     def on_end(self, span: ReadableSpan) -> None:
-        context = span.context
-        if context is None:
+        ends = self._ends
+        ends.append(span)
+        if self._shutdown:
+            self._strand()
             return
-        parent = span.parent
-        wake = False
+        queued = len(ends)
+        if queued == _WAKE_AT:
+            self._wake.set()
+        elif queued > _MAX_QUEUED:
+            with self._lock:
+                self._group()
+
+    def _strand(self) -> None:
         with self._lock:
-            if self._shutdown:
-                self._after_shutdown += 1
-                self._warn.warn(
-                    "after-shutdown", "tooltrail: spans ended after shutdown are not delivered"
-                )
-                return
-            self._received += 1
-            trace_id = context.trace_id
-            held = self._traces.get(trace_id)
+            self._strand_locked()
+
+    def _strand_locked(self) -> None:
+        """Spans that ended after shutdown took the last of them: counted, not delivered."""
+        self._starts.clear()
+        stranded = 0
+        while self._ends:
+            self._ends.popleft()
+            stranded += 1
+        if stranded:
+            self._after_shutdown += stranded
+            self._warn.warn(
+                "after-shutdown", "tooltrail: spans ended after shutdown are not delivered"
+            )
+
+    def _group(self) -> None:
+        """Sort every queued start and end into its trace (lock held)."""
+        if self._closed:
+            self._strand_locked()
+            return
+        traces = self._traces
+        now = time.monotonic()
+        due = now + self.grace_s
+        # Every end counted here was queued after its start: taking the count of ends first,
+        # then every start, never sees an end before its start.
+        ends = len(self._ends)
+        pop_start = self._starts.popleft
+        while True:
+            try:
+                started = pop_start()
+            except IndexError:
+                break
+            context = started.context
+            if context is None:
+                continue
+            held = traces.get(context.trace_id)
             if held is None:
-                held = self._new_trace(trace_id)
+                held = self._new_trace(context.trace_id, now)
+            held.open += 1
+            held.due = None
+        pop_end = self._ends.popleft
+        for _ in range(ends):
+            span = pop_end()
+            context = span.context
+            if context is None:
+                continue
+            trace_id = context.trace_id
+            held = traces.get(trace_id)
+            if held is None:
+                held = self._new_trace(trace_id, now)
+            self._received += 1
             held.spans.append(span)
             if held.open:
                 held.open -= 1
+            parent = span.parent
             if parent is None or parent.is_remote:
                 held.root_ended = True
             if len(held.spans) >= self.max_spans:
                 self._hand_on(trace_id, held, MAX_SPANS)
-                wake = True
             elif held.root_ended and not held.open:
-                held.due = due = time.monotonic() + self.grace_s
-                wake = not self._pending
+                held.due = due
                 self._pending.append((due, trace_id))
-        if wake:
-            self._wake.set()
 
-    def _new_trace(self, trace_id: int) -> _Held:
-        """A new entry (lock held); evicts the oldest when full."""
+    def _new_trace(self, trace_id: int, now: float) -> _Held:
+        """A new entry (lock held); hands the oldest on when full."""
         if len(self._traces) >= self.max_traces:
             oldest_id = next(iter(self._traces))
             oldest = self._traces[oldest_id]
             self._hand_on(oldest_id, oldest, COMPLETE if oldest.due is not None else MAX_TRACES)
-            self._wake.set()
-        held = _Held(born=time.monotonic())
+        held = _Held(born=now)
         earlier = self._handed.get(trace_id)
         if earlier is not None:
             held.open, held.root_ended = earlier
@@ -257,14 +308,14 @@ class TraceBuffer(SpanProcessor):
             self._wake.wait(self._next_wakeup())
             self._wake.clear()
             stopping = self._shutdown
-            self._collect(time.monotonic())
+            self._collect()
             self._deliver()
             self._summarise()
             if stopping:
                 return
 
     def _next_wakeup(self) -> float:
-        check = max(0.01, min(1.0, self.max_age_s / 4))
+        check = max(0.005, min(_TICK_S, self.max_age_s / 4, self.grace_s or _TICK_S))
         pending = self._pending
         if pending:
             try:
@@ -273,9 +324,11 @@ class TraceBuffer(SpanProcessor):
                 pass
         return check
 
-    def _collect(self, now: float) -> None:
-        """Hand on every trace that is due or too old."""
+    def _collect(self) -> None:
+        """Group what is queued, then hand on every trace that is due or too old."""
         with self._lock:
+            self._group()
+            now = time.monotonic()
             pending = self._pending
             while pending and pending[0][0] <= now:
                 due, trace_id = pending.popleft()
@@ -328,6 +381,7 @@ class TraceBuffer(SpanProcessor):
 
     def _hand_on_all(self, reason: str) -> None:
         """Move every held trace to the delivery queue (lock held)."""
+        self._group()
         for trace_id in list(self._traces):
             held = self._traces[trace_id]
             complete = held.due is not None or (held.root_ended and not held.open)
@@ -362,6 +416,7 @@ class TraceBuffer(SpanProcessor):
                 return
             self._shutdown = True
             self._hand_on_all(SHUTDOWN)
+            self._closed = True
         self._wake.set()
         self._worker.join(timeout=30)
         self._deliver()
@@ -376,6 +431,7 @@ class TraceBuffer(SpanProcessor):
 
     def stats(self) -> BufferStats:
         with self._lock:
+            self._group()
             return BufferStats(
                 spans_received=self._received,
                 spans_delivered=self._delivered,

@@ -1,57 +1,63 @@
 """Which spans are tool calls: the dialect readers of ``tooltrail.dialects``, used on SDK spans.
 
 An SDK ``ReadableSpan`` (and a started ``Span``) has ``.name``, ``.attributes`` and ``.events``,
-which is all a dialect reader asks for. Until the shared readers are importable, a reader of
-the OpenTelemetry GenAI convention alone stands in (it is what ``tooltrail.live.tool`` emits).
+which is all a dialect reader asks for. ``raw_attributes`` reads the plain dict behind an SDK
+span's attributes; ``may_be_tool_call`` turns most spans away before any reader runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from tooltrail.model import parse_args
-
-
-@dataclass(slots=True)
-class GenAICall:
-    """A tool call read from a GenAI ``execute_tool`` span (the stand-in reader's result)."""
-
-    name: str
-    args: dict[str, Any] | None
-    call_id: str | None
-    source: str
-
-
-def read_genai_tool_call(span: Any) -> GenAICall | None:
-    """The call of an OpenTelemetry GenAI ``execute_tool`` span, else ``None``."""
-    attrs = span.attributes
-    if attrs.get("gen_ai.operation.name") != "execute_tool":
-        return None
-    name = attrs.get("gen_ai.tool.name")
-    if not isinstance(name, str) or not name:
-        prefix, _, rest = span.name.partition(" ")
-        if prefix != "execute_tool" or not rest:
-            return None
-        name = rest
-    raw = attrs.get("gen_ai.tool.call.arguments")
-    call_id = attrs.get("gen_ai.tool.call.id")
-    return GenAICall(
-        name=name,
-        args=parse_args(dict(raw) if hasattr(raw, "items") else raw),
-        call_id=call_id if isinstance(call_id, str) else None,
-        source="genai:gen_ai.tool.call.arguments",
-    )
-
-
-def _shared_reader() -> Callable[[Any], Any]:
-    try:
-        from tooltrail.dialects import read_tool_call
-    except ImportError:
-        return read_genai_tool_call
-    return read_tool_call
-
+from tooltrail import dialects
 
 #: ``read_tool_call(span) -> call | None``; a call has ``name``, ``args``, ``call_id``, ``source``.
-read_tool_call: Callable[[Any], Any] = _shared_reader()
+read_tool_call: Callable[[Any], Any] = dialects.read_tool_call
+
+
+def raw_attributes(span: Any) -> Mapping[str, Any]:
+    """The plain dict behind an SDK span's attributes when there is one, else ``.attributes``.
+
+    ``ReadableSpan.attributes`` wraps a ``BoundedAttributes`` in a ``MappingProxyType``: every
+    lookup of a missing key then goes through Python code and a caught ``KeyError``. The dict
+    inside answers in C. It is only read, never written.
+    """
+    try:
+        inner = span._attributes._dict
+    except AttributeError:
+        attributes = getattr(span, "_attributes", None)
+        return attributes if type(attributes) is dict else span.attributes
+    return inner if type(inner) is dict else span.attributes
+
+
+class SpanView:
+    """What a dialect reader reads of an SDK span, with the attributes as their plain dict
+    (the readers' many ``get`` calls then cost a C-level lookup each)."""
+
+    __slots__ = ("name", "attributes", "_span")
+
+    def __init__(self, span: Any, attributes: Mapping[str, Any]) -> None:
+        self.name = span.name
+        self.attributes = attributes
+        self._span = span
+
+    @property
+    def events(self) -> Any:
+        return self._span.events
+
+
+#: What the dialect readers recognise spans by: exact names, marker attribute keys, a prefix.
+SPAN_NAMES = frozenset(dialects.BY_SPAN_NAME)
+MARKER_KEYS = frozenset(key for key, _ in dialects.BY_MARKER)
+TOOL_NAME_PREFIX = dialects.EXECUTE_TOOL_PREFIX
+
+
+def may_be_tool_call(name: str, attributes: Mapping[str, Any]) -> bool:
+    """False only for spans the dialect readers would turn away: a cheap first look built from
+    their own tables (span names, marker attribute keys, the ``execute_tool`` prefix)."""
+    return (
+        name in SPAN_NAMES
+        or not MARKER_KEYS.isdisjoint(attributes)
+        or name.startswith(TOOL_NAME_PREFIX)
+    )

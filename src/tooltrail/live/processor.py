@@ -10,15 +10,24 @@ passed on only when something changed after the start. Other spans pass through 
 
 from __future__ import annotations
 
+import dis
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
 
-from tooltrail.live.calls import read_tool_call
+from tooltrail.live.calls import (
+    MARKER_KEYS,
+    SPAN_NAMES,
+    TOOL_NAME_PREFIX,
+    SpanView,
+    may_be_tool_call,
+    raw_attributes,
+    read_tool_call,
+)
 from tooltrail.live.redact import Redaction, clean_attribute, tool_args_text
 from tooltrail.live.spancopy import CopiedSpan
 from tooltrail.live.throttle import ThrottledWarning
@@ -51,6 +60,9 @@ class ToolArgsProcessor(SpanProcessor):
         read_call: Any = None,
     ) -> None:
         self.processors: tuple[SpanProcessor, ...] = tuple(processors)
+        #: The processors whose ``on_start`` / ``_on_ending`` do something (most are empty).
+        self._starters = tuple(p for p in processors if _overrides(p, "on_start"))
+        self._enders = tuple(p for p in processors if _overrides(p, "_on_ending"))
         self.redaction = redaction if redaction is not None else Redaction()
         self._read = read_call if read_call is not None else read_tool_call
         #: span id -> attribute values right after on_start tagged it.
@@ -62,19 +74,26 @@ class ToolArgsProcessor(SpanProcessor):
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         try:
-            call = self._read(span)
-            if call is not None:
-                self._tag_started(span, call)
+            raw = raw_attributes(span)
+            name = span.name
+            if (
+                name in SPAN_NAMES
+                or not MARKER_KEYS.isdisjoint(raw)
+                or name.startswith(TOOL_NAME_PREFIX)
+            ):
+                call = self._read(SpanView(span, raw))
+                if call is not None:
+                    self._tag_started(span, raw, call)
         except Exception:  # noqa: BLE001 - never break the host application
             self._failed("tag a started span")
-        for processor in self.processors:
+        for processor in self._starters:
             try:
                 processor.on_start(span, parent_context=parent_context)
             except Exception:  # noqa: BLE001
                 self._failed(f"run {type(processor).__name__}.on_start")
 
     def _on_ending(self, span: Span) -> None:
-        for processor in self.processors:
+        for processor in self._enders:
             try:
                 processor._on_ending(span)  # noqa: SLF001 - the SDK's own hook
             except Exception:  # noqa: BLE001
@@ -83,7 +102,14 @@ class ToolArgsProcessor(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         out = span
         try:
-            out = self.tagged(span)
+            raw = raw_attributes(span)
+            name = span.name
+            if (
+                name in SPAN_NAMES
+                or not MARKER_KEYS.isdisjoint(raw)
+                or name.startswith(TOOL_NAME_PREFIX)
+            ):
+                out = self._tagged_end(span, raw)
         except Exception:  # noqa: BLE001
             self._failed("tag an ended span")
         for processor in self.processors:
@@ -118,23 +144,23 @@ class ToolArgsProcessor(SpanProcessor):
     def tagged(self, span: ReadableSpan) -> ReadableSpan:
         """``span`` as it should leave: itself for non-tool spans or when nothing changed since
         the start, else a copy with ``tool_name``/``tool_args`` and redacted attributes/events."""
-        context = span.context
-        if self._tagged and context is not None:
-            snapshot = self._tagged.pop(context.span_id, None)
-            if snapshot is not None and snapshot == _values(span):
+        raw = raw_attributes(span)
+        if not may_be_tool_call(span.name, raw):
+            return span
+        return self._tagged_end(span, raw)
+
+    def _tagged_end(self, span: ReadableSpan, raw: Mapping[str, Any]) -> ReadableSpan:
+        if self._tagged:
+            snapshot = self._tagged.pop(span.context.span_id, None)
+            if snapshot is not None and snapshot == _fingerprint(span, raw):
                 return span
-        call = self._read(span)
+        call = self._read(SpanView(span, raw))
         if call is None:
             return span
-        attributes = dict(span.attributes)
-        changed = False
-        for key, value in attributes.items():
-            if key in _OWN_KEYS:
-                continue
-            cleaned, hidden = clean_attribute(self.redaction, value)
-            if hidden:
-                attributes[key] = cleaned
-                changed = True
+        attributes = dict(raw)
+        updates = self._redacted(attributes)
+        changed = bool(updates)
+        attributes.update(updates)
         for key, value in self._tool_attributes(call).items():
             if attributes.get(key) != value:
                 attributes[key] = value
@@ -144,14 +170,8 @@ class ToolArgsProcessor(SpanProcessor):
             return span
         return CopiedSpan(span, attributes, events)
 
-    def _tag_started(self, span: Span, call: Any) -> None:
-        updates: dict[str, Any] = {}
-        for key, value in span.attributes.items():
-            if key in _OWN_KEYS:
-                continue
-            cleaned, hidden = clean_attribute(self.redaction, value)
-            if hidden:
-                updates[key] = cleaned
+    def _tag_started(self, span: Span, raw: Mapping[str, Any], call: Any) -> None:
+        updates = self._redacted(dict(raw))
         updates.update(self._tool_attributes(call))
         span.set_attributes(updates)
         if len(self._tagged) >= _MAX_PENDING:
@@ -159,8 +179,29 @@ class ToolArgsProcessor(SpanProcessor):
                 del self._tagged[next(iter(self._tagged))]
             except (RuntimeError, StopIteration, KeyError):  # raced with another thread
                 pass
-        if not span.events:
-            self._tagged[span.context.span_id] = _values(span)
+        self._tagged[span.context.span_id] = _fingerprint(span, raw_attributes(span))
+
+    def _redacted(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        """The attributes (other than tooltrail's own) whose values redaction or caps change,
+        with their new values. Plain strings are screened together in one pass first."""
+        rules = self.redaction
+        texts: list[tuple[str, str]] = []
+        updates: dict[str, Any] = {}
+        for key, value in attributes.items():
+            kind = type(value)
+            if kind is str:
+                if key not in _OWN_KEYS:
+                    texts.append((key, value))
+            elif kind is not int and kind is not float and kind is not bool:
+                cleaned, hidden = clean_attribute(rules, value)
+                if hidden:
+                    updates[key] = cleaned
+        if texts and not rules.texts_need_no_cleaning([text for _, text in texts]):
+            for key, text in texts:
+                cleaned, hidden = clean_attribute(rules, text)
+                if hidden:
+                    updates[key] = cleaned
+        return updates
 
     def _tool_attributes(self, call: Any) -> dict[str, Any]:
         attributes: dict[str, Any] = {TOOL_NAME: call.name}
@@ -197,6 +238,19 @@ class ToolArgsProcessor(SpanProcessor):
         self._warn.warn(what, "tooltrail: could not %s; the span was passed on as it was", what)
 
 
-def _values(span: ReadableSpan) -> tuple[Any, ...]:
-    """Identity-comparable fingerprint of a span's attributes and events."""
-    return (len(span.events), *span.attributes.items())
+_NO_EFFECT = frozenset({"RESUME", "NOP", "LOAD_CONST", "RETURN_VALUE", "RETURN_CONST"})
+
+
+def _overrides(processor: SpanProcessor, method: str) -> bool:
+    """Whether ``processor``'s ``method`` can do anything: the SDK's own ``on_start`` and
+    ``_on_ending`` are mostly ``pass``, and calling them for every span costs time."""
+    code = getattr(getattr(type(processor), method, None), "__code__", None)
+    if code is None:
+        return True
+    return any(op.opname not in _NO_EFFECT for op in dis.get_instructions(code))
+
+
+def _fingerprint(span: ReadableSpan, raw: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What must be unchanged at the end for the start's tagging to still hold: the attribute
+    items (values compare by identity first) and the number of events."""
+    return (len(span.events), *raw.items())

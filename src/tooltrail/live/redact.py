@@ -73,18 +73,42 @@ class Redaction:
     _key_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _value_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _mention_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _names_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.max_value_chars < 16 or self.max_args_bytes < 64:
             raise ValueError("max_value_chars must be >= 16 and max_args_bytes >= 64")
         names = frozenset(normalize_key(k) for k in self.keys if k)
         object.__setattr__(self, "_names", names)
-        mention = "|".join(re.escape(n) for n in sorted(names))
+        alternatives = "|".join(re.escape(n) for n in sorted(names))
         object.__setattr__(
-            self, "_mention_re", re.compile(f"(?:{mention})['\"]?\\s*[:=]") if names else None
+            self, "_mention_re", re.compile(f"(?:{alternatives})['\"]?\\s*[:=]") if names else None
         )
+        object.__setattr__(self, "_names_re", re.compile(alternatives) if names else None)
         object.__setattr__(self, "_key_re", _combine(self.key_patterns, re.IGNORECASE))
         object.__setattr__(self, "_value_re", _combine(self.value_patterns, 0))
+
+    def needs_no_cleaning(self, text: str) -> bool:
+        """A fast, conservative test on (JSON) text: ``True`` only when it names no configured
+        key and is too short to hold an over-long string, so parsing it would change nothing.
+        With key or value patterns configured the answer is always ``False``."""
+        if self._key_re is not None or self._value_re is not None:
+            return False
+        if len(text) > self.max_value_chars:
+            return False
+        return self._names_re is None or self._names_re.search(normalize_key(text)) is None
+
+    def texts_need_no_cleaning(self, texts: list[str]) -> bool:
+        """``needs_no_cleaning`` for several texts at once (one scan of them joined)."""
+        if len(texts) == 1:
+            return self.needs_no_cleaning(texts[0])
+        if self._key_re is not None or self._value_re is not None:
+            return False
+        limit = self.max_value_chars
+        if any(len(text) > limit for text in texts):
+            return False
+        joined = normalize_key("\x00".join(texts))
+        return self._names_re is None or self._names_re.search(joined) is None
 
     def is_secret_key(self, key: str) -> bool:
         """Whether the value under ``key`` must be hidden."""
@@ -130,19 +154,22 @@ def _combine(patterns: Iterable[str], flags: int) -> re.Pattern[str] | None:
 
 
 def _clean(rules: Redaction, value: Any, depth: int) -> tuple[Any, bool]:
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         if value[:1] in ("{", "[") and depth < 8:  # JSON text inside arguments or results
             inner = _clean_encoded(rules, value, depth + 1, literals=False)
             if inner is not None:
                 return inner, inner != value
         cleaned = rules.clean_text(value)
         return cleaned, cleaned is not value and cleaned != value
+    if kind is int or kind is float or kind is bool or value is None:
+        return value, False
     if depth > 64:  # deeper than any real argument: hide rather than recurse further
         return rules.marker, True
-    if isinstance(value, Mapping):
+    if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
         out: dict[Any, Any] | None = None
         for i, (k, v) in enumerate(value.items()):
-            if isinstance(k, str) and rules.is_secret_key(k):
+            if type(k) is str and rules.is_secret_key(k):
                 new, changed = rules.marker, v != rules.marker
             else:
                 new, changed = _clean(rules, v, depth + 1)
@@ -151,7 +178,7 @@ def _clean(rules: Redaction, value: Any, depth: int) -> tuple[Any, bool]:
             if out is not None:
                 out[k] = new
         return (out, True) if out is not None else (value, False)
-    if isinstance(value, (list, tuple)):
+    if kind is list or kind is tuple:
         items: list[Any] | None = None
         for i, v in enumerate(value):
             new, changed = _clean(rules, v, depth + 1)
@@ -161,7 +188,7 @@ def _clean(rules: Redaction, value: Any, depth: int) -> tuple[Any, bool]:
                 items.append(new)
         if items is None:
             return value, False
-        return (items if isinstance(value, list) else tuple(items)), True
+        return (items if kind is list else tuple(items)), True
     return value, False
 
 
@@ -196,9 +223,18 @@ def _needs_stdlib(value: Any, depth: int) -> bool:
 
 
 def tool_args_text(rules: Redaction, args: Mapping[str, Any]) -> tuple[str, bool]:
-    """The ``tool_args`` attribute for ``args``: redacted canonical JSON, and whether it was cut."""
-    cleaned, _ = rules.clean(args)
-    text = canonical_json(cleaned)
+    """The ``tool_args`` attribute for ``args``: redacted canonical JSON, and whether it was cut.
+
+    Fast path: encode first; when the text shows nothing to hide (and no ``null`` that might
+    have been a NaN), it is the answer. Otherwise clean the arguments, then encode.
+    """
+    try:
+        text = orjson.dumps(args, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:  # integers beyond 64 bits
+        text = ""
+    if not text or "null" in text or not rules.needs_no_cleaning(text):
+        cleaned, _ = rules.clean(args)
+        text = canonical_json(cleaned)
     if len(text) > rules.max_args_bytes:
         return rules.cap(text, rules.max_args_bytes), True
     return text, False
@@ -211,8 +247,11 @@ def clean_attribute(rules: Redaction, value: Any) -> tuple[Any, bool]:
     twice, as MLflow does) or a Python literal (LangChain) is parsed, cleaned and written back
     in the same encoding; text that cannot be parsed but names a secret key is hidden whole.
     """
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         return _clean_text_attribute(rules, value)
+    if kind is int or kind is float or kind is bool:
+        return value, False
     if isinstance(value, (Mapping, list, tuple)):
         cleaned, changed = rules.clean(value)
         return (cleaned, True) if changed else (value, False)
@@ -220,6 +259,8 @@ def clean_attribute(rules: Redaction, value: Any) -> tuple[Any, bool]:
 
 
 def _clean_text_attribute(rules: Redaction, text: str) -> tuple[str, bool]:
+    if rules.needs_no_cleaning(text):
+        return text, False
     head = text.lstrip()[:1]
     if head in ("{", "[", '"'):
         cleaned = _clean_encoded(rules, text, 0)

@@ -1,0 +1,145 @@
+"""Per-span cost of tooltrail's live pipeline, measured against the SDK alone in the same run.
+
+Baseline: ``BatchSpanProcessor(no-op exporter)``. With tooltrail: the same processor behind
+``ToolArgsProcessor`` together with a ``TraceBuffer`` (no-op sink), as ``install`` sets it up.
+Each workload is a trace of one agent span and nine children, either plain spans with a few
+attributes or GenAI ``execute_tool`` spans carrying their arguments. Rounds alternate between
+the two pipelines (paired runs); the median of the paired ratios is reported. Goal: at most 10% added per span.
+
+    python benchmarks/bench_live.py [--traces 500] [--rounds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+from tooltrail.live import CompletedTrace, ToolArgsProcessor, TraceBuffer
+
+CHILDREN = 9
+QUEUE = 1 << 20
+
+
+class NoOpExporter(SpanExporter):
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return SpanExportResult.SUCCESS
+
+
+class NoOpSink:
+    def export_trace(self, trace: CompletedTrace) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    def shutdown(self) -> None:
+        pass
+
+
+def batch() -> BatchSpanProcessor:
+    return BatchSpanProcessor(NoOpExporter(), max_queue_size=QUEUE, max_export_batch_size=512)
+
+
+def baseline() -> TracerProvider:
+    provider = TracerProvider()
+    provider.add_span_processor(batch())
+    return provider
+
+
+def with_tooltrail() -> TracerProvider:
+    provider = TracerProvider()
+    provider.add_span_processor(ToolArgsProcessor(batch(), TraceBuffer(NoOpSink(), grace_s=0.05)))
+    return provider
+
+
+def plain_traces(provider: TracerProvider, traces: int) -> int:
+    tracer = provider.get_tracer("bench")
+    for i in range(traces):
+        with tracer.start_as_current_span(
+            "invoke_agent", attributes={"gen_ai.operation.name": "invoke_agent"}
+        ):
+            for j in range(CHILDREN):
+                with tracer.start_as_current_span(
+                    "GET /orders",
+                    attributes={"http.method": "GET", "http.route": "/orders", "n": j},
+                ):
+                    pass
+    return traces * (CHILDREN + 1)
+
+
+ARGS = [json.dumps({"order_id": f"ORD-{i}", "amount": 49.99, "note": "refund"}) for i in range(64)]
+
+
+def tool_traces(provider: TracerProvider, traces: int) -> int:
+    tracer = provider.get_tracer("bench")
+    for i in range(traces):
+        with tracer.start_as_current_span(
+            "invoke_agent", attributes={"gen_ai.operation.name": "invoke_agent"}
+        ):
+            for j in range(CHILDREN):
+                with tracer.start_as_current_span(
+                    "execute_tool issue_refund",
+                    attributes={
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": "issue_refund",
+                        "gen_ai.tool.call.id": f"call_{j}",
+                        "gen_ai.tool.call.arguments": ARGS[(i + j) % 64],
+                    },
+                ):
+                    pass
+    return traces * (CHILDREN + 1)
+
+
+def per_span_us(
+    make: Callable[[], TracerProvider], work: Callable[[TracerProvider, int], int], traces: int
+) -> tuple[float, float]:
+    """Wall time and process CPU time (every thread, workers included) per span, in us.
+
+    The provider is shut down inside the timing, so held spans are handed on and paid for.
+    """
+    provider = make()
+    work(provider, 50)  # warm up
+    wall, cpu = time.perf_counter(), time.process_time()
+    spans = work(provider, traces)
+    provider.shutdown()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return wall / spans * 1e6, cpu / spans * 1e6
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="tooltrail live overhead per span")
+    parser.add_argument("--traces", type=int, default=500, help="traces per run (10 spans each)")
+    parser.add_argument("--rounds", type=int, default=15, help="paired runs per workload")
+    args = parser.parse_args(argv)
+    print(
+        f"{args.traces} traces x {CHILDREN + 1} spans per run, {args.rounds} paired runs per "
+        "workload; medians (cpu: all threads of the process, wall: elapsed)"
+    )
+    print(f"{'workload':<16}{'clock':<6}{'SDK alone':>12}{'+ tooltrail':>14}{'added':>10}")
+    for label, work in (("non-tool spans", plain_traces), ("tool spans", tool_traces)):
+        pairs: list[tuple[tuple[float, float], tuple[float, float]]] = []
+        for i in range(args.rounds):
+            if i % 2:  # alternate which goes first, so drift in machine load cancels out
+                ours = per_span_us(with_tooltrail, work, args.traces)
+                base = per_span_us(baseline, work, args.traces)
+            else:
+                base = per_span_us(baseline, work, args.traces)
+                ours = per_span_us(with_tooltrail, work, args.traces)
+            pairs.append((base, ours))
+        for clock, k in (("cpu", 1), ("wall", 0)):
+            b = statistics.median(p[0][k] for p in pairs)
+            o = statistics.median(p[1][k] for p in pairs)
+            added = statistics.median(p[1][k] / p[0][k] - 1 for p in pairs) * 100
+            print(f"{label:<16}{clock:<6}{b:>10.2f}us{o:>12.2f}us{added:>9.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
