@@ -209,3 +209,17 @@ def test_custom_redaction_is_used() -> None:
     got = dict(_tagged_calls(rec))
     assert got["verify_identity"] == {"customer_id": "<hidden>"}
     assert got["lookup_order"] == {"order_id": "ORD-7731"}
+
+
+def test_the_first_look_never_turns_away_a_span_the_dialect_readers_accept() -> None:
+    from tooltrail.dialects import read_tool_call
+    from tooltrail.live.calls import may_be_tool_call
+    from tooltrail.otlp import read_spans
+
+    accepted = 0
+    for path in sorted(CORPUS.glob("*/*.otlp.pb")):
+        for span in read_spans(str(path)):
+            if read_tool_call(span) is not None:
+                accepted += 1
+                assert may_be_tool_call(span.name, span.attributes), (path.name, span.name)
+    assert accepted > 250
