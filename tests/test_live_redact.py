@@ -181,3 +181,9 @@ def test_tool_args_text_redacts_before_encoding() -> None:
 def test_bad_caps_are_refused() -> None:
     with pytest.raises(ValueError, match="max_value_chars"):
         Redaction(max_value_chars=1)
+
+
+def test_a_key_spelled_with_json_escapes_is_still_hidden() -> None:
+    span = _tag(_genai('{"pass\\u0077ord": "hunter2", "user": "ann"}'))
+    assert "hunter2" not in span.attributes["gen_ai.tool.call.arguments"]
+    assert json.loads(span.attributes["tool_args"])["password"] == "[REDACTED]"

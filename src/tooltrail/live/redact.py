@@ -90,11 +90,12 @@ class Redaction:
 
     def needs_no_cleaning(self, text: str) -> bool:
         """A fast, conservative test on (JSON) text: ``True`` only when it names no configured
-        key and is too short to hold an over-long string, so parsing it would change nothing.
+        key, holds no ``\\u`` escape and is too short to hold an over-long string, so parsing
+        it would change nothing.
         With key or value patterns configured the answer is always ``False``."""
         if self._key_re is not None or self._value_re is not None:
             return False
-        if len(text) > self.max_value_chars:
+        if len(text) > self.max_value_chars or "\\u" in text:  # escapes can spell a key
             return False
         return self._names_re is None or self._names_re.search(normalize_key(text)) is None
 
@@ -105,7 +106,7 @@ class Redaction:
         if self._key_re is not None or self._value_re is not None:
             return False
         limit = self.max_value_chars
-        if any(len(text) > limit for text in texts):
+        if any(len(text) > limit or "\\u" in text for text in texts):
             return False
         joined = normalize_key("\x00".join(texts))
         return self._names_re is None or self._names_re.search(joined) is None
