@@ -323,3 +323,15 @@ def test_a_gate_section_of_a_suite_file_works_as_the_gate_config(
     result = CliRunner().invoke(main, ["gate", str(report), "--config", str(suite)])
     assert result.exit_code == 1
     assert "3 failed cases exceed the maximum of 2" in result.stdout
+
+
+def test_the_json_report_is_written_row_by_row_as_render_json_would(
+    seed: tuple[str, str],
+) -> None:
+    from tooltrail.cli.eval import report_pieces
+    from tooltrail.report import render_json
+
+    report = EvaluationReport.from_dict(json.loads(run(*seed, "--format", "json").stdout))
+    assert "".join(report_pieces(report, "json")) == render_json(report)
+    empty = EvaluationReport.from_results(None, [])
+    assert "".join(report_pieces(empty, "json")) == render_json(empty)

@@ -9,11 +9,12 @@ or ``--out``.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -160,7 +161,7 @@ def eval_command(
             _annotate(suite, inputs, batch, group, annotate_path, annotate_traces_path)
     report = EvaluationReport.from_results(suite, batch.results)
     try:
-        _write_report(RENDERERS[fmt](report), out)
+        _write_report(report_pieces(report, fmt), out)
     except OSError as exc:
         _fail_usage(f"cannot write the report to {out}: {exc.strerror or exc}")
     _print_diagnostics(batch.diagnostics, stdin_copy)
@@ -232,12 +233,31 @@ def _fail_usage(message: str) -> Any:
     sys.exit(EXIT_USAGE)
 
 
-def _write_report(text: str, out: str | None) -> None:
+def report_pieces(report: EvaluationReport, fmt: str) -> Iterator[str]:
+    """The rendered report in pieces. JSON is written row by row (the same text as
+    ``render_json``): rendering a large report as one document takes ~20 KB per row."""
+    if fmt != "json" or not report.cases:
+        yield RENDERERS[fmt](report)
+        return
+    empty = render_json(
+        EvaluationReport(report.suite_name, report.suite_version, [], report.summary)
+    )
+    marker = '"cases": []'
+    at = empty.rindex(marker)
+    yield empty[:at] + '"cases": ['
+    for n, row in enumerate(report.cases):
+        text = json.dumps(row.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
+        yield ("," if n else "") + "\n    " + text.replace("\n", "\n    ")
+    yield "\n  ]" + empty[at + len(marker) :]
+
+
+def _write_report(pieces: Iterable[str], out: str | None) -> None:
     if out is None:
-        click.echo(text, nl=False)
+        for piece in pieces:
+            click.echo(piece, nl=False)
         return
     with open(out, "w", encoding="utf-8") as handle:
-        handle.write(text)
+        handle.writelines(pieces)
 
 
 def _print_diagnostics(diagnostics: Sequence[Diagnostic], stdin_copy: str | None) -> None:
