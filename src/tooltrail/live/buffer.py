@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
+from tooltrail.live.calls import SDK_LAYOUT_KNOWN
 from tooltrail.live.throttle import ThrottledWarning
 
 _log = logging.getLogger(__name__)
@@ -232,42 +233,46 @@ class TraceBuffer(SpanProcessor):
         # Every end counted here was queued after its start: taking the count of ends first,
         # then every start, never sees an end before its start.
         ends = len(self._ends)
+        fast = SDK_LAYOUT_KNOWN  # read the SDK's fields directly: this loop sees every span
         pop_start = self._starts.popleft
         while True:
             try:
                 started = pop_start()
             except IndexError:
                 break
-            context = started.context
+            context = started._context if fast else started.context
             if context is None:
                 continue
-            held = traces.get(context.trace_id)
-            if held is None:
-                held = self._new_trace(context.trace_id, now)
-            held.open += 1
-            held.due = None
-        pop_end = self._ends.popleft
-        for _ in range(ends):
-            span = pop_end()
-            context = span.context
-            if context is None:
-                continue
-            trace_id = context.trace_id
+            trace_id = context[0] if fast else context.trace_id
             held = traces.get(trace_id)
             if held is None:
                 held = self._new_trace(trace_id, now)
-            self._received += 1
+            held.open += 1
+            held.due = None
+        pop_end = self._ends.popleft
+        received = 0
+        for _ in range(ends):
+            span = pop_end()
+            context = span._context if fast else span.context
+            if context is None:
+                continue
+            trace_id = context[0] if fast else context.trace_id
+            held = traces.get(trace_id)
+            if held is None:
+                held = self._new_trace(trace_id, now)
+            received += 1
             held.spans.append(span)
             if held.open:
                 held.open -= 1
-            parent = span.parent
-            if parent is None or parent.is_remote:
+            parent = span._parent if fast else span.parent
+            if parent is None or (parent[2] if fast else parent.is_remote):
                 held.root_ended = True
             if len(held.spans) >= self.max_spans:
                 self._hand_on(trace_id, held, MAX_SPANS)
             elif held.root_ended and not held.open:
                 held.due = due
                 self._pending.append((due, trace_id))
+        self._received += received
 
     def _new_trace(self, trace_id: int, now: float) -> _Held:
         """A new entry (lock held); hands the oldest on when full."""

@@ -61,3 +61,30 @@ def may_be_tool_call(name: str, attributes: Mapping[str, Any]) -> bool:
         or not MARKER_KEYS.isdisjoint(attributes)
         or name.startswith(TOOL_NAME_PREFIX)
     )
+
+
+def _sdk_layout_known() -> bool:
+    """Whether SDK spans store what the hot paths read directly: ``_name``, ``_context``,
+    ``_parent`` and a ``BoundedAttributes`` with a plain ``_dict``; and whether a
+    ``SpanContext`` is the tuple ``(trace_id, span_id, is_remote, ...)``. Checked once; when
+    any of it changes, the hot paths use the public properties instead."""
+    try:
+        from opentelemetry.attributes import BoundedAttributes
+        from opentelemetry.sdk.trace import ReadableSpan
+        from opentelemetry.trace import SpanContext
+
+        context, parent = SpanContext(7, 8, False), SpanContext(7, 9, True)
+        span = ReadableSpan("n", context, parent, attributes=BoundedAttributes(attributes={"a": 1}))
+        return (
+            span._name == "n"
+            and span._context is context
+            and span._parent is parent
+            and span._attributes._dict == {"a": 1}  # type: ignore[union-attr]
+            and (context[0], context[2], parent[2]) == (7, False, True)
+        )
+    except Exception:  # noqa: BLE001 - any surprise means: use the public API
+        return False
+
+
+#: See ``_sdk_layout_known``.
+SDK_LAYOUT_KNOWN = _sdk_layout_known()

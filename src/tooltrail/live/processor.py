@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
 
 from tooltrail.live.calls import (
     MARKER_KEYS,
+    SDK_LAYOUT_KNOWN,
     SPAN_NAMES,
     TOOL_NAME_PREFIX,
     SpanView,
@@ -29,7 +30,7 @@ from tooltrail.live.calls import (
     read_tool_call,
 )
 from tooltrail.live.redact import Redaction, clean_attribute, tool_args_text
-from tooltrail.live.spancopy import CopiedSpan
+from tooltrail.live.spancopy import copy_span
 from tooltrail.live.throttle import ThrottledWarning
 
 _log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class ToolArgsProcessor(SpanProcessor):
         *processors: SpanProcessor,
         redaction: Redaction | None = None,
         read_call: Any = None,
+        tag_on_start: bool = True,
     ) -> None:
         self.processors: tuple[SpanProcessor, ...] = tuple(processors)
         #: The processors whose ``on_start`` / ``_on_ending`` do something (most are empty).
@@ -65,6 +67,7 @@ class ToolArgsProcessor(SpanProcessor):
         self._enders = tuple(p for p in processors if _overrides(p, "_on_ending"))
         self.redaction = redaction if redaction is not None else Redaction()
         self._read = read_call if read_call is not None else read_tool_call
+        self.tag_on_start = tag_on_start
         #: span id -> attribute values right after on_start tagged it.
         self._tagged: dict[int, tuple[Any, ...]] = {}
         self._warn = ThrottledWarning(_log)
@@ -73,9 +76,22 @@ class ToolArgsProcessor(SpanProcessor):
     # -- span lifecycle -------------------------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        if self.tag_on_start:
+            self._tag_if_tool(span)
+        for processor in self._starters:
+            try:
+                processor.on_start(span, parent_context=parent_context)
+            except Exception:  # noqa: BLE001
+                self._failed(f"run {type(processor).__name__}.on_start")
+
+    def _tag_if_tool(self, span: Span) -> None:
         try:
-            raw = raw_attributes(span)
-            name = span.name
+            try:  # every span passes here: read the SDK's fields directly when they are there
+                if not SDK_LAYOUT_KNOWN:
+                    raise AttributeError
+                raw, name = span._attributes._dict, span._name
+            except AttributeError:
+                raw, name = raw_attributes(span), span.name
             if (
                 name in SPAN_NAMES
                 or not MARKER_KEYS.isdisjoint(raw)
@@ -86,11 +102,6 @@ class ToolArgsProcessor(SpanProcessor):
                     self._tag_started(span, raw, call)
         except Exception:  # noqa: BLE001 - never break the host application
             self._failed("tag a started span")
-        for processor in self._starters:
-            try:
-                processor.on_start(span, parent_context=parent_context)
-            except Exception:  # noqa: BLE001
-                self._failed(f"run {type(processor).__name__}.on_start")
 
     def _on_ending(self, span: Span) -> None:
         for processor in self._enders:
@@ -102,8 +113,12 @@ class ToolArgsProcessor(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         out = span
         try:
-            raw = raw_attributes(span)
-            name = span.name
+            try:
+                if not SDK_LAYOUT_KNOWN:
+                    raise AttributeError
+                raw, name = span._attributes._dict, span._name
+            except AttributeError:
+                raw, name = raw_attributes(span), span.name
             if (
                 name in SPAN_NAMES
                 or not MARKER_KEYS.isdisjoint(raw)
@@ -165,10 +180,11 @@ class ToolArgsProcessor(SpanProcessor):
             if attributes.get(key) != value:
                 attributes[key] = value
                 changed = True
-        events = self._clean_events(span.events)
+        original_events = span.events
+        events = self._clean_events(original_events) if original_events else None
         if not changed and events is None:
             return span
-        return CopiedSpan(span, attributes, events)
+        return copy_span(span, attributes, original_events if events is None else events)
 
     def _tag_started(self, span: Span, raw: Mapping[str, Any], call: Any) -> None:
         updates = self._redacted(dict(raw))
@@ -253,4 +269,5 @@ def _overrides(processor: SpanProcessor, method: str) -> bool:
 def _fingerprint(span: ReadableSpan, raw: Mapping[str, Any]) -> tuple[Any, ...]:
     """What must be unchanged at the end for the start's tagging to still hold: the attribute
     items (values compare by identity first) and the number of events."""
-    return (len(span.events), *raw.items())
+    events = span._events if SDK_LAYOUT_KNOWN else span.events
+    return (len(events), *raw.items())

@@ -105,11 +105,12 @@ class Redaction:
             return self.needs_no_cleaning(texts[0])
         if self._key_re is not None or self._value_re is not None:
             return False
-        limit = self.max_value_chars
-        if any(len(text) > limit or "\\u" in text for text in texts):
+        if max(map(len, texts)) > self.max_value_chars:
             return False
-        joined = normalize_key("\x00".join(texts))
-        return self._names_re is None or self._names_re.search(joined) is None
+        joined = "\x00".join(texts)
+        if "\\u" in joined:
+            return False
+        return self._names_re is None or self._names_re.search(normalize_key(joined)) is None
 
     def is_secret_key(self, key: str) -> bool:
         """Whether the value under ``key`` must be hidden."""
