@@ -283,3 +283,21 @@ def test_partial_traces_are_summarised_in_one_warning_per_interval(
 def test_bad_bounds_are_refused() -> None:
     with pytest.raises(ValueError):
         TraceBuffer(max_traces=0)
+
+
+def test_the_public_api_path_groups_traces_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tooltrail.live import buffer as buffer_module
+
+    monkeypatch.setattr(buffer_module, "SDK_LAYOUT_KNOWN", False)
+    provider, buffer, sink = pipeline(grace_s=0)
+    remote = SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    with provider.get_tracer("t").start_as_current_span(
+        "server", context=trace.set_span_in_context(NonRecordingSpan(remote))
+    ):
+        pass
+    for _ in range(50):
+        one_trace(provider.get_tracer("t"))
+    wait_for(lambda: len(sink.traces) == 51)
+    assert all(not t.partial for t in sink.traces)
+    assert sorted(len(t.spans) for t in sink.traces) == [1] + [3] * 50
+    buffer.shutdown()

@@ -223,3 +223,23 @@ def test_the_first_look_never_turns_away_a_span_the_dialect_readers_accept() -> 
                 accepted += 1
                 assert may_be_tool_call(span.name, span.attributes), (path.name, span.name)
     assert accepted > 250
+
+
+@pytest.mark.parametrize("folder", FRAMEWORKS)
+def test_tagging_only_at_the_end_gives_the_same_arguments(folder: str) -> None:
+    at_start = _tagged_calls(_run(folder, "a_refund_ok", True))
+    at_end = _tagged_calls(_run(folder, "a_refund_ok", True, tag_on_start=False))
+    assert at_end == at_start and len(at_end) == 3
+
+
+def test_the_public_api_path_gives_the_same_result_as_the_fast_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tooltrail.live import buffer, calls, processor, spancopy
+
+    assert calls.SDK_LAYOUT_KNOWN  # the installed SDK is the one the fast path knows
+    fast = _tagged_calls(_run("strands", "f_tool_error_retry", False))
+    for module in (buffer, processor, spancopy):
+        monkeypatch.setattr(module, "SDK_LAYOUT_KNOWN", False)
+    slow = _tagged_calls(_run("strands", "f_tool_error_retry", False))
+    assert slow == fast and fast
