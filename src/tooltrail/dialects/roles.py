@@ -97,29 +97,28 @@ BY_MARKER: tuple[tuple[str, dict[str, Meaning]], ...] = (
 EXECUTE_TOOL_PREFIX = "execute_tool "
 _PREFIX_LEN = len(EXECUTE_TOOL_PREFIX)
 
-_MARKER_KEYS = frozenset(key for key, _ in BY_MARKER)
 _FIRST_KEY, _FIRST_TABLE = BY_MARKER[0]
 _OTHER_ROWS = BY_MARKER[1:]
-_OTHER_KEYS = frozenset(key for key, _ in _OTHER_ROWS)
 
 
 def _meaning(span: SpanLike, attrs: Mapping[str, Any] | None) -> Meaning | None:
+    """Markers are looked up one by one (``get`` / ``in``), never by iterating the keys: a
+    decoder's mapping answers a lookup without indexing the span's other attributes."""
     meaning = BY_SPAN_NAME.get(span.name)
-    if meaning is not None or not attrs or _MARKER_KEYS.isdisjoint(attrs):
+    if meaning is not None or not attrs:
         return meaning
     value = attrs.get(_FIRST_KEY)
     if value.__class__ is str:
         meaning = _FIRST_TABLE.get(value)
         if meaning is not None:
             return meaning
-    if _OTHER_KEYS.isdisjoint(attrs):
-        return None
     for key, table in _OTHER_ROWS:
-        value = attrs.get(key)
-        if value.__class__ is str:
-            meaning = table.get(value)
-            if meaning is not None:
-                return meaning
+        if key in attrs:
+            value = attrs.get(key)
+            if value.__class__ is str:
+                meaning = table.get(value)
+                if meaning is not None:
+                    return meaning
     return None
 
 

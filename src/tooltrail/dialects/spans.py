@@ -11,7 +11,6 @@ from tooltrail.dialects.tools import SpanLike, _message_parts
 from tooltrail.dialects.values import args_from, double_json, ident, json_value, message_text, text
 
 _AGENT_NAME_KEYS = ("gen_ai.agent.name", "ai.telemetry.functionId", "agent.name")
-_AGENT_NAME_KEY_SET = frozenset(_AGENT_NAME_KEYS)
 
 
 def agent_name(span: SpanLike, *, invoked: bool = False) -> str | None:
@@ -20,7 +19,7 @@ def agent_name(span: SpanLike, *, invoked: bool = False) -> str | None:
     invokes, named by Traceloop ``traceloop.entity.name``, ``invoke_agent {name}``, or the
     span name of MLflow and OpenInference agent spans."""
     attrs = span.attributes
-    if attrs and not _AGENT_NAME_KEY_SET.isdisjoint(attrs):
+    if attrs:
         for key in _AGENT_NAME_KEYS:
             name = text(attrs.get(key))
             if name:
@@ -58,12 +57,10 @@ CONVERSATION_KEYS = (
 CASE_ID_KEY = "tooltrail.case_id"
 
 
-_CONVERSATION_KEY_SET = frozenset(CONVERSATION_KEYS)
-
-
 def conversation_id(attrs: Mapping[str, Any]) -> str | None:
-    """The conversation (session) id among ``attrs``, if any."""
-    if not attrs or _CONVERSATION_KEY_SET.isdisjoint(attrs):
+    """The conversation (session) id among ``attrs``, if any (looked up key by key: see
+    ``roles._meaning``)."""
+    if not attrs:
         return None
     for key in CONVERSATION_KEYS:
         value = attrs.get(key)

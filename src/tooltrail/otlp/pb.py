@@ -11,9 +11,10 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Status
 from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.lazy import PbAttributes, PbEvents, Where, span_path
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.mapped import MappedAttributes, RequestBytes
 from tooltrail.otlp.span import Diagnostic, Span
 from tooltrail.otlp.values import Notes, pb_attributes, pb_raw_attributes
-from tooltrail.otlp.wire import LeanTraces
+from tooltrail.otlp.wire import LeanTraces, MappedTraces
 
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
@@ -43,10 +44,22 @@ def decode_request(
     return spans_from_bytes(data, Where(origin, None, None, limits, diagnostics), lazy=lazy)
 
 
+_PARSE_ERRORS = (ProtobufDecodeError, RecursionError, ValueError)
+
+
 def spans_from_bytes(data: bytes, where: Where, *, lazy: bool = True) -> list[Span]:
+    """Lazily: parsed with the mapped schema (attribute lookups in C), or, when that refuses
+    the request (a bad attribute somewhere), with the lean one, which reports it."""
+    if lazy:
+        try:
+            mapped = MappedTraces.FromString(data)
+        except _PARSE_ERRORS:
+            pass
+        else:
+            return spans_from_message(mapped, where, request=RequestBytes(data))
     try:
         message = LeanTraces.FromString(data)
-    except (ProtobufDecodeError, RecursionError, ValueError) as exc:
+    except _PARSE_ERRORS as exc:
         raise DecodeError(f"not a valid OTLP protobuf traces message ({exc})") from None
     return spans_from_message(message, where, lazy=lazy)
 
@@ -85,8 +98,11 @@ def _bad_id(value: bytes, size: int) -> str | None:
     return None
 
 
-def spans_from_message(message: Any, where: Where, *, lazy: bool = True) -> list[Span]:
-    """Spans of a parsed lean traces message; spans with bad ids are reported and skipped."""
+def spans_from_message(
+    message: Any, where: Where, *, lazy: bool = True, request: RequestBytes | None = None
+) -> list[Span]:
+    """Spans of a parsed lean traces message, or of a mapped one (``wire.MappedTraces``) parsed
+    from ``request``; spans with bad ids are reported and skipped."""
     out: list[Span] = []
     append = out.append
     origin = where.origin
@@ -132,9 +148,15 @@ def spans_from_message(message: Any, where: Where, *, lazy: bool = True) -> list
                 code, status_message = known if known is not None else status_of(status)
                 loc = (ri, si, pi)
                 raw_events = s.events
-                if lazy:
-                    attributes: Any = PbAttributes(s, where, loc)
+                if request is not None:
+                    entries = s.attributes
+                    attributes: Any = (
+                        MappedAttributes(entries, where, loc, request) if entries else {}
+                    )
                     events: Any = PbEvents(raw_events, where, loc) if raw_events else _NO_EVENTS
+                elif lazy:
+                    attributes = PbAttributes(s, where, loc)
+                    events = PbEvents(raw_events, where, loc) if raw_events else _NO_EVENTS
                 else:
                     attributes, events = _eager(s, where, loc)
                 append(

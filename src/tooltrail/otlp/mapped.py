@@ -1,0 +1,162 @@
+"""Span attributes parsed by C into a hash table (``wire.MappedTraces``), read on demand.
+
+A key lookup (``get``, ``in``, ``[]``) is one call into the protobuf runtime plus the
+decoding of that one value, so a reader that asks a few keys of a span never touches the
+rest. What needs the attributes in wire order (iteration, ``items()``, ``==``, ``repr``) or
+span more keys than ``Limits.max_attributes`` goes through the lean form of the same span
+(``lazy.PbAttributes``), parsed from the request bytes the first time a span of the request
+needs it; both views share the decoded values, so a value is decoded, and a problem with it
+reported, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from tooltrail.otlp.lazy import PbAttributes, Where, span_path
+from tooltrail.otlp.values import Notes, cut_bytes, cut_str, pb_value
+from tooltrail.otlp.wire import LeanTraces
+
+_MISSING: Any = object()
+#: Strings shorter than this are never cut (as ``kv._fast_value`` reads them).
+_SHORT = 128
+
+
+class RequestBytes:
+    """The serialized request a mapped span came from, and its lean parse once needed."""
+
+    __slots__ = ("data", "_lean")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._lean: Any = None
+
+    def lean_span(self, loc: tuple[int, int, int]) -> Any:
+        """The ``wire.LeanSpan`` at ``loc`` (resource, scope group, span index)."""
+        lean = self._lean
+        if lean is None:
+            lean = self._lean = LeanTraces.FromString(self.data)
+        ri, si, pi = loc
+        resource_spans = lean.resource_spans[ri]
+        groups = list(resource_spans.scope_spans)
+        groups.extend(resource_spans.instrumentation_library_spans)
+        return groups[si].spans[pi]
+
+
+def any_value(value: Any, where: Where, loc: tuple[int, int, int], key: str) -> Any:
+    """An ``AnyValue`` of the span at ``loc`` as Python, problems reported under its key.
+
+    Scalars are read as ``kv.kv_value`` reads them from the wire (a string shorter than 128
+    bytes is never cut); nested values go through ``values.pb_value``."""
+    kind = value.WhichOneof("value")
+    if kind == "string_value":
+        text = value.string_value
+        limit = where.limits.max_attribute_value_bytes
+        if len(text) * 4 <= limit:
+            return text
+        size = len(text.encode())
+        if size < _SHORT or size <= limit:
+            return text
+        notes: Notes = []
+        result: Any = cut_str(text, where.limits, key, notes)
+    elif kind is None:
+        return None
+    elif kind == "int_value" or kind == "bool_value" or kind == "double_value":
+        return getattr(value, kind)
+    else:
+        notes = []
+        if kind == "bytes_value":
+            result = cut_bytes(value.bytes_value, where.limits, key, notes)
+        else:
+            result = pb_value(value, where.limits, key, notes)
+    if notes:
+        prefix = span_path(*loc) + ".attributes"
+        for field, reason in notes:
+            where.report(f"{prefix}.{field}" if field else prefix, reason)
+    return result
+
+
+class MappedAttributes(Mapping[str, Any]):
+    """A read-only mapping over a span's ``map<string, AnyValue>`` attributes."""
+
+    __slots__ = ("_map", "_where", "_loc", "_request", "_values", "_ordered")
+
+    def __init__(
+        self, entries: Any, where: Where, loc: tuple[int, int, int], request: RequestBytes
+    ) -> None:
+        self._map = entries
+        self._where = where
+        self._loc = loc
+        self._request = request
+        self._values: dict[str, Any] | None = None
+        self._ordered: PbAttributes | None = None
+        if len(entries) > where.limits.max_attributes:
+            self._map = None  # over the limit: the wire order decides which are kept
+
+    def _in_order(self) -> PbAttributes:
+        """The same attributes in wire order, sharing the values decoded so far."""
+        ordered = self._ordered
+        if ordered is None:
+            lean = self._request.lean_span(self._loc)
+            ordered = self._ordered = PbAttributes(lean, self._where, self._loc)
+            if self._values:
+                ordered._values.update(self._values)
+            self._map = self._values = None
+        return ordered
+
+    def get(self, key: str, default: Any = None) -> Any:
+        entries = self._map
+        if entries is None:
+            return self._in_order().get(key, default)
+        values = self._values
+        if values is not None:
+            known = values.get(key, _MISSING)
+            if known is not _MISSING:
+                return known
+        value = entries.get(key)
+        if value is None:
+            return default
+        decoded = any_value(value, self._where, self._loc, key)
+        if values is None:
+            values = self._values = {}
+        values[key] = decoded
+        return decoded
+
+    def __getitem__(self, key: str) -> Any:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        entries = self._map
+        if entries is None:
+            return key in self._in_order()
+        return isinstance(key, str) and key in entries
+
+    def __len__(self) -> int:
+        entries = self._map
+        return len(entries) if entries is not None else len(self._in_order())
+
+    def __bool__(self) -> bool:
+        return True  # only built for spans with attributes
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._in_order())
+
+    def items(self):  # type: ignore[no-untyped-def,override]
+        return self._in_order().items()
+
+    def values(self):  # type: ignore[no-untyped-def,override]
+        return self._in_order().values()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MappedAttributes):
+            other = other._in_order()
+        return self._in_order() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._in_order())
