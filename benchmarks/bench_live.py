@@ -3,10 +3,18 @@
 Baseline: ``BatchSpanProcessor(no-op exporter)``. With tooltrail: the same processor behind
 ``ToolArgsProcessor`` together with a ``TraceBuffer`` (no-op sink), as ``install`` sets it up.
 Each workload is a trace of one agent span and nine children, either plain spans with a few
-attributes or GenAI ``execute_tool`` spans carrying their arguments. Rounds alternate between
-the two pipelines (paired runs); the median of the paired ratios is reported. Goal: at most 10% added per span.
+attributes or GenAI ``execute_tool`` spans carrying their arguments. Runs alternate between the
+two pipelines (paired runs); the median of the paired ratios is reported. Goal: at most 10%
+added per span.
 
     python benchmarks/bench_live.py [--traces 500] [--rounds 15]
+
+On a shared machine timings drift; instruction counts do not. ``--only`` runs one pipeline and
+workload once, for a counter such as valgrind (run it twice with different ``--traces`` and
+divide the difference by the extra spans, so start-up cancels out):
+
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
+        python benchmarks/bench_live.py --only tooltrail --workload tool --traces 500
 """
 
 from __future__ import annotations
@@ -55,13 +63,13 @@ def baseline() -> TracerProvider:
 
 def with_tooltrail() -> TracerProvider:
     provider = TracerProvider()
-    provider.add_span_processor(ToolArgsProcessor(batch(), TraceBuffer(NoOpSink(), grace_s=0.05)))
+    provider.add_span_processor(ToolArgsProcessor(batch(), TraceBuffer(NoOpSink())))
     return provider
 
 
 def plain_traces(provider: TracerProvider, traces: int) -> int:
     tracer = provider.get_tracer("bench")
-    for i in range(traces):
+    for _ in range(traces):
         with tracer.start_as_current_span(
             "invoke_agent", attributes={"gen_ai.operation.name": "invoke_agent"}
         ):
@@ -117,7 +125,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="tooltrail live overhead per span")
     parser.add_argument("--traces", type=int, default=500, help="traces per run (10 spans each)")
     parser.add_argument("--rounds", type=int, default=15, help="paired runs per workload")
+    parser.add_argument("--only", choices=("sdk", "tooltrail"), help="run one pipeline once")
+    parser.add_argument("--workload", choices=("non-tool", "tool"), default="non-tool")
     args = parser.parse_args(argv)
+    if args.only:
+        make = baseline if args.only == "sdk" else with_tooltrail
+        work = plain_traces if args.workload == "non-tool" else tool_traces
+        provider = make()
+        work(provider, args.traces)
+        provider.shutdown()
+        return 0
     print(
         f"{args.traces} traces x {CHILDREN + 1} spans per run, {args.rounds} paired runs per "
         "workload; medians (cpu: all threads of the process, wall: elapsed)"

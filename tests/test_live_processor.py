@@ -243,3 +243,20 @@ def test_the_public_api_path_gives_the_same_result_as_the_fast_one(
         monkeypatch.setattr(module, "SDK_LAYOUT_KNOWN", False)
     slow = _tagged_calls(_run("strands", "f_tool_error_retry", False))
     assert slow == fast and fast
+
+
+def test_tags_go_on_at_start_only_when_a_wrapped_processor_looks_at_starting_spans() -> None:
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from tooltrail.live import TraceBuffer
+
+    batch = BatchSpanProcessor(InMemorySpanExporter())
+    buffer = TraceBuffer()
+    try:
+        assert ToolArgsProcessor(batch, buffer).tag_on_start is False
+        assert ToolArgsProcessor(batch, Recorder()).tag_on_start is True
+        assert ToolArgsProcessor(batch, tag_on_start=True).tag_on_start is True
+    finally:
+        batch.shutdown()
+        buffer.shutdown()

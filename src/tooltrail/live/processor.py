@@ -3,9 +3,10 @@
 It wraps the processors a user already has (``ToolArgsProcessor(BatchSpanProcessor(exporter))``)
 so they only ever see tagged, redacted spans. Whatever the instrumentation's dialect, a tool
 span leaves with ``tool_name``, ``tool_args`` (canonical JSON: sorted keys, compact) and its
-argument-bearing attributes and events redacted and capped. What is known when the span starts
-is written onto the live span in ``on_start``; at ``on_end`` (attributes frozen) a copy is
-passed on only when something changed after the start. Other spans pass through untouched.
+argument-bearing attributes and events redacted and capped. When a wrapped processor looks at
+spans as they start, what is known then is written onto the live span in ``on_start``; at
+``on_end`` (attributes frozen) a copy is passed on only when something changed after that.
+Other spans pass through untouched, after a first look built from the dialect readers' tables.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
 
+from tooltrail.live.buffer import TraceBuffer
 from tooltrail.live.calls import (
     MARKER_KEYS,
     SDK_LAYOUT_KNOWN,
@@ -40,6 +43,8 @@ TOOL_ARGS = "tool_args"
 #: Set (true) when ``tool_args`` was cut by the size cap and is no longer JSON.
 TOOL_ARGS_TRUNCATED = "tool_args_truncated"
 _OWN_KEYS = frozenset({TOOL_NAME, TOOL_ARGS, TOOL_ARGS_TRUNCATED})
+_CANONICAL = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+_MISSING = object()
 #: Spans tagged at start whose end is still awaited; beyond this the oldest are forgotten
 #: (their end then takes the slower, copying path: nothing is lost).
 _MAX_PENDING = 1 << 16
@@ -50,6 +55,7 @@ class ToolArgsProcessor(SpanProcessor):
 
     ``redaction``: which keys and values to hide and the size caps (default ``Redaction()``).
     ``read_call``: ``span -> call | None`` (default: the shared dialect readers).
+    ``tag_on_start``: see the attribute of that name.
     Never raises into the application: a failure is logged at most once a minute and the span
     is passed on as it is.
     """
@@ -59,7 +65,7 @@ class ToolArgsProcessor(SpanProcessor):
         *processors: SpanProcessor,
         redaction: Redaction | None = None,
         read_call: Any = None,
-        tag_on_start: bool = True,
+        tag_on_start: bool | None = None,
     ) -> None:
         self.processors: tuple[SpanProcessor, ...] = tuple(processors)
         #: The processors whose ``on_start`` / ``_on_ending`` do something (most are empty).
@@ -67,7 +73,15 @@ class ToolArgsProcessor(SpanProcessor):
         self._enders = tuple(p for p in processors if _overrides(p, "_on_ending"))
         self.redaction = redaction if redaction is not None else Redaction()
         self._read = read_call if read_call is not None else read_tool_call
-        self.tag_on_start = tag_on_start
+        #: Tag tool spans when they start (so wrapped processors' ``on_start`` sees the tags),
+        #: not only at the end. Default: when a wrapped processor looks at spans at start
+        #: (tooltrail's ``TraceBuffer`` does not look at attributes), since writing onto a live
+        #: span costs more than copying an ended one.
+        self.tag_on_start = (
+            any(not isinstance(p, TraceBuffer) for p in self._starters)
+            if tag_on_start is None
+            else tag_on_start
+        )
         #: span id -> attribute values right after on_start tagged it.
         self._tagged: dict[int, tuple[Any, ...]] = {}
         self._warn = ThrottledWarning(_log)
@@ -173,11 +187,9 @@ class ToolArgsProcessor(SpanProcessor):
         if call is None:
             return span
         attributes = dict(raw)
-        updates = self._redacted(attributes)
-        changed = bool(updates)
-        attributes.update(updates)
-        for key, value in self._tool_attributes(call).items():
-            if attributes.get(key) != value:
+        changed = False
+        for key, value in self._updates(attributes, call).items():
+            if attributes.get(key, _MISSING) != value:
                 attributes[key] = value
                 changed = True
         original_events = span.events
@@ -187,15 +199,50 @@ class ToolArgsProcessor(SpanProcessor):
         return copy_span(span, attributes, original_events if events is None else events)
 
     def _tag_started(self, span: Span, raw: Mapping[str, Any], call: Any) -> None:
-        updates = self._redacted(dict(raw))
-        updates.update(self._tool_attributes(call))
-        span.set_attributes(updates)
+        span.set_attributes(self._updates(dict(raw), call))
         if len(self._tagged) >= _MAX_PENDING:
             try:
                 del self._tagged[next(iter(self._tagged))]
             except (RuntimeError, StopIteration, KeyError):  # raced with another thread
                 pass
         self._tagged[span.context.span_id] = _fingerprint(span, raw_attributes(span))
+
+    def _updates(self, attributes: Mapping[str, Any], call: Any) -> dict[str, Any]:
+        """What a tool span's attributes must become: ``tool_name``, ``tool_args`` and the
+        redacted values. Common case first: the arguments' canonical JSON and every plain
+        string attribute screened together in one pass show nothing to hide."""
+        rules = self.redaction
+        texts: list[str] = []
+        for key, value in attributes.items():
+            kind = type(value)
+            if kind is str:
+                if key not in _OWN_KEYS:
+                    texts.append(value)
+            elif kind is not int and kind is not float and kind is not bool:
+                break  # structured values: the full path
+        else:
+            args_text = None
+            if call.args is not None:
+                try:
+                    args_text = orjson.dumps(call.args, option=_CANONICAL).decode()
+                except TypeError:  # integers beyond 64 bits: the full path
+                    texts = []
+                else:
+                    texts.append(args_text)
+            if (
+                texts
+                and (
+                    args_text is None
+                    or ("null" not in args_text and len(args_text) <= rules.max_args_bytes)
+                )
+                and rules.texts_need_no_cleaning(texts)
+            ):
+                if args_text is None:
+                    return {TOOL_NAME: call.name}
+                return {TOOL_NAME: call.name, TOOL_ARGS: args_text}
+        updates = self._redacted(attributes)
+        updates.update(self._tool_attributes(call))
+        return updates
 
     def _redacted(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
         """The attributes (other than tooltrail's own) whose values redaction or caps change,
