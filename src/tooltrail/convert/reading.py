@@ -7,9 +7,9 @@ a trace is known to be complete only after its last span. Two ways to know when 
   trace (a parent link per span, compact facts of tool, agent, model and root spans; about a
   third of what the decoded spans take) and emit all traces when the input is exhausted;
 - two passes (regular files of ``TWO_PASS_BYTES`` or more, ``group="trace"``): the first pass
-  counts each trace's spans without decoding attributes; the second emits each trace right
-  after its last span. Memory is then bounded by the traces open at one point of the input
-  plus one counter per trace.
+  counts each trace's spans reading only their ids (``otlp.census``); the second emits each
+  trace right after its last span. Memory is then bounded by the traces open at one point of
+  the input plus one counter per trace.
 
 Either way traces come out in the order their last span appears in the input, so both ways
 give the same output.
@@ -123,9 +123,10 @@ def _one_pass(
 def _two_passes(
     items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None
 ) -> Iterator[EvalTrace]:
-    remaining: dict[str, int] = {}
-    for span in _spans(items, limits, None):  # pass 1: attributes stay undecoded
-        remaining[span.trace_id] = remaining.get(span.trace_id, 0) + 1
+    from tooltrail.otlp.census import span_counts
+
+    # pass 1: how many spans each trace has (ids only, nothing else decoded)
+    remaining = span_counts(items) if limits is None else span_counts(items, limits=limits)
     collector = _Collector(limits, diagnostics)
     for span in _spans(items, limits, diagnostics):
         facts = collector.add(span)

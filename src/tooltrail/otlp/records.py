@@ -155,7 +155,7 @@ def _records(
     limits: Limits,
     diagnostics: list[Diagnostic] | None,
     named: bool,
-    signal: tuple[Any, Any] = TRACES,
+    signal: tuple[Any, ...] = TRACES,
 ) -> Iterator[Record]:
     """Records of one file; ``signal`` decodes them (spans by default, log records too)."""
 
@@ -202,9 +202,11 @@ class _FileReader:
         limits: Limits,
         diagnostics: list[Diagnostic] | None,
         report: Any,
-        signal: tuple[Any, Any],
+        signal: tuple[Any, ...],
     ) -> None:
-        self.from_json, self.from_bytes = signal
+        self.from_json, self.from_bytes = signal[0], signal[1]
+        #: Optional: reads a raw JSON line itself, or returns ``None`` to have it parsed.
+        self.from_json_line = signal[2] if len(signal) > 2 else None
         self.path = path
         self.stream = stream
         self.size = size
@@ -257,6 +259,13 @@ class _FileReader:
                 continue
             if not line.strip():
                 continue
+            if self.from_json_line is not None:
+                found = self.from_json_line(line, self.where(line_no, None))
+                if found is not None:
+                    self.index += 1
+                    yield Record(self.path, self.index - 1, line_no, None, found)
+                    first = False
+                    continue
             try:
                 doc = parse_json(line)
             except DecodeError as exc:

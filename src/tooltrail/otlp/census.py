@@ -1,0 +1,252 @@
+"""How many spans each trace has in a set of OTLP files, without decoding the spans.
+
+``read_traces`` reads a big input twice: this census first, then the spans, so that each
+trace can be converted right after its last span and memory stays bounded. The census must
+count exactly the spans ``read_spans`` yields, so it goes through the same file reader
+(sniffing, framings, compression, limits) and applies the same span validity rules; only
+what is computed per span differs (a trace id instead of a ``Span``):
+
+- protobuf: the lean schema the span reader falls back to (so a request is accepted exactly
+  when the span reader accepts it), three id fields read per span;
+- JSON lines: ``msgspec`` decodes only the fields that decide whether a span is read and
+  skips the rest without building it; a line it cannot type that way goes through
+  ``orjson`` and the span reader itself. ``orjson`` refuses a few lines ``msgspec`` skips
+  over (a number beyond the float range inside a skipped value, a string that is not
+  UTF-8 is checked here first): their spans are counted but never read, and their traces
+  are then converted at the end of the input instead of after their last span.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, cast
+
+import msgspec
+import orjson
+from google.protobuf.message import DecodeError as ProtobufDecodeError
+from msgspec import UNSET, Raw, UnsetType
+
+from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.lazy import Where
+from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.otlpjson import _careful_span, _fast_span, _resource, spans_from_json
+from tooltrail.otlp.wire import LeanTraces
+
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+
+
+def span_counts(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+) -> dict[str, int]:
+    """Trace id -> number of spans ``read_spans(paths, limits=limits)`` yields for it."""
+    from tooltrail.otlp.records import _records, expand_paths
+
+    counts: Counter[str] = Counter()
+    for path, named in expand_paths(paths):
+        for record in _records(path, limits, None, named, signal=CENSUS):
+            counts.update(cast("list[str]", record.spans))  # this signal's records
+    return dict(counts)
+
+
+# --- protobuf ------------------------------------------------------------------------------
+
+
+def trace_ids_from_bytes(data: bytes, where: Where) -> list[str]:  # noqa: ARG001 - a signal
+    """The trace id of every span ``pb.spans_from_bytes`` would return, in order."""
+    try:
+        message = LeanTraces.FromString(data)
+    except (ProtobufDecodeError, RecursionError, ValueError) as exc:
+        raise DecodeError(f"not a valid OTLP protobuf traces message ({exc})") from None
+    out: list[str] = []
+    append = out.append
+    hex_of: dict[bytes, str] = {}
+    for resource_spans in message.resource_spans:
+        groups = list(resource_spans.scope_spans)
+        groups.extend(resource_spans.instrumentation_library_spans)
+        for scope_spans in groups:
+            for s in scope_spans.spans:
+                trace_id = s.trace_id
+                trace_hex = hex_of.get(trace_id)
+                if trace_hex is None:
+                    if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
+                        continue
+                    trace_hex = hex_of[trace_id] = trace_id.hex()
+                span_id = s.span_id
+                if len(span_id) != 8 or span_id == _ZERO_SPAN:
+                    continue
+                parent = s.parent_span_id
+                if parent and len(parent) != 8:
+                    continue
+                append(trace_hex)
+    return out
+
+
+# --- JSON ----------------------------------------------------------------------------------
+
+
+def trace_ids_from_json(doc: Any, where: Where) -> list[str]:
+    """The trace ids of a parsed document, through the span reader itself."""
+    return [span.trace_id for span in spans_from_json(doc, where, lazy=True)]
+
+
+class _SpanHead(msgspec.Struct):
+    """The members of an OTLP/JSON span that decide whether the span reader keeps it."""
+
+    traceId: Any = UNSET
+    trace_id: Any = UNSET
+    spanId: Any = UNSET
+    span_id: Any = UNSET
+    parentSpanId: Any = UNSET
+    parent_span_id: Any = UNSET
+    name: Any = UNSET
+    kind: Any = UNSET
+    startTimeUnixNano: Any = UNSET
+    start_time_unix_nano: Any = UNSET
+    endTimeUnixNano: Any = UNSET
+    end_time_unix_nano: Any = UNSET
+    status: Any = UNSET
+    events: Raw | UnsetType = UNSET
+
+
+class _ScopeHead(msgspec.Struct):
+    spans: list[_SpanHead] | UnsetType = UNSET
+
+
+class _ResourceHead(msgspec.Struct):
+    resource: Raw | UnsetType = UNSET
+    scopeSpans: list[_ScopeHead] | UnsetType = UNSET
+    scope_spans: Raw | UnsetType = UNSET
+    instrumentationLibrarySpans: Raw | UnsetType = UNSET
+    instrumentation_library_spans: Raw | UnsetType = UNSET
+
+
+class _RequestHead(msgspec.Struct):
+    resourceSpans: list[_ResourceHead] | UnsetType = UNSET
+
+
+_decode_head = msgspec.json.Decoder(_RequestHead).decode
+_HEAD_FIELDS = _SpanHead.__struct_fields__
+
+
+def trace_ids_from_json_line(line: bytes, where: Where) -> list[str] | None:
+    """The trace ids of one JSON line in the common shape, or ``None`` to read it in full.
+    ``where`` must not collect diagnostics: the span reader reports, not the census."""
+    if not line.isascii():
+        try:
+            line.decode()
+        except UnicodeDecodeError:
+            return None  # orjson refuses it too: the full reader reports it
+    try:
+        request = _decode_head(line)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    groups = request.resourceSpans
+    if groups is UNSET:
+        return None
+    out: list[str] = []
+    cache: dict[Any, str] = {}
+    for ri, group in enumerate(groups):
+        if not (
+            group.scope_spans is UNSET
+            and group.instrumentationLibrarySpans is UNSET
+            and group.instrumentation_library_spans is UNSET
+        ):
+            return None
+        if group.resource is not UNSET and not _resource_reads(group.resource, where, ri):
+            return None
+        if group.scopeSpans is UNSET:
+            continue
+        for si, scope in enumerate(group.scopeSpans):
+            if scope.spans is UNSET:
+                continue
+            for pi, head in enumerate(scope.spans):
+                trace_hex = _trace_of(head, where, (ri, si, pi), cache)
+                if trace_hex is not None:
+                    out.append(trace_hex)
+    return out
+
+
+def _resource_reads(raw: Raw, where: Where, ri: int) -> bool:
+    """Whether the span reader accepts this resource (a bad one rejects the whole record)."""
+    try:
+        _resource({"resource": orjson.loads(memoryview(raw))}, where, ri, True)
+    except (DecodeError, orjson.JSONDecodeError):
+        return False
+    return True
+
+
+def _trace_of(
+    head: _SpanHead, where: Where, loc: tuple[int, int, int], cache: dict[Any, str]
+) -> str | None:
+    """The span's trace id if the span reader keeps the span, else ``None``."""
+    found = _common_trace_of(head, cache)
+    if found is not None:
+        return found
+    span: dict[str, Any] = {}  # anything else: the reader's own checks on what was present
+    for name in _HEAD_FIELDS:
+        value = getattr(head, name)
+        if value is not UNSET:
+            span[name] = value
+    events = span.get("events")
+    if events is not None:
+        span["events"] = _events_stand_in(events)
+    read = _fast_span(span, where, loc, cache) or _careful_span(span, where, loc, True, cache)
+    return read.trace_id if read is not None else None
+
+
+def _events_stand_in(events: Raw) -> Any:
+    """What the reader's type check sees: a list, ``None`` (JSON null), or something else."""
+    text = memoryview(events)  # msgspec keeps the value's exact bytes, no whitespace around
+    return [] if text[:1] == b"[" else (None if text == b"null" else "")
+
+
+_fromhex = bytes.fromhex
+
+
+def _common_trace_of(head: _SpanHead, cache: dict[Any, str]) -> str | None:
+    """``otlpjson._fast_span``'s checks on the head: the trace id when they all pass (the
+    reader then keeps the span), ``None`` to let the reader's checks decide."""
+    try:
+        trace_hex = cache.get(head.traceId)
+        if trace_hex is None:
+            return None
+        span_id = head.spanId
+        if type(span_id) is not str or len(span_id) != 16:
+            return None
+        raw = _fromhex(span_id)
+        if len(raw) != 8 or raw == _ZERO_SPAN:
+            return None
+        parent = head.parentSpanId
+        if parent and parent is not UNSET:
+            if type(parent) is not str or len(parent) != 16 or len(_fromhex(parent)) != 8:
+                return None
+        name, kind = head.name, head.kind
+        start, end = head.startTimeUnixNano, head.endTimeUnixNano
+        if (
+            (name is not UNSET and type(name) is not str)
+            or (kind is not UNSET and type(kind) is not int)
+            or type(start) is not str
+            or type(end) is not str
+        ):
+            return None
+        int(start), int(end)
+        status = head.status
+        if status and status is not UNSET:
+            if type(status.get("code", 0)) is not int or type(status.get("message", "")) is not str:
+                return None
+        events = head.events
+        if events is not UNSET and type(_events_stand_in(events)) is not list:
+            return None
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return trace_hex
+
+
+#: The census as a signal for ``records._records``: from a parsed JSON document, from
+#: protobuf bytes, and from a raw JSON line (tried first).
+CENSUS = (trace_ids_from_json, trace_ids_from_bytes, trace_ids_from_json_line)
