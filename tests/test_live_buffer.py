@@ -289,6 +289,7 @@ def test_the_public_api_path_groups_traces_the_same(monkeypatch: pytest.MonkeyPa
     from tooltrail.live import buffer as buffer_module
 
     monkeypatch.setattr(buffer_module, "SDK_LAYOUT_KNOWN", False)
+    monkeypatch.setattr(buffer_module, "_SDK_CLASSES", {})
     provider, buffer, sink = pipeline(grace_s=0)
     remote = SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
     with provider.get_tracer("t").start_as_current_span(
@@ -300,4 +301,25 @@ def test_the_public_api_path_groups_traces_the_same(monkeypatch: pytest.MonkeyPa
     wait_for(lambda: len(sink.traces) == 51)
     assert all(not t.partial for t in sink.traces)
     assert sorted(len(t.spans) for t in sink.traces) == [1] + [3] * 50
+    buffer.shutdown()
+
+
+def test_any_span_with_a_context_and_a_parent_can_be_buffered() -> None:
+    """Not only SDK spans: a receiver hands decoded OTLP spans to the same buffer."""
+
+    class Ids:
+        def __init__(self, trace_id: int, is_remote: bool = False) -> None:
+            self.trace_id, self.is_remote = trace_id, is_remote
+
+    class Decoded:
+        def __init__(self, trace_id: int, parent: Ids | None) -> None:
+            self.context, self.parent = Ids(trace_id), parent
+
+    sink = Collect()
+    buffer = TraceBuffer(sink, grace_s=0)
+    child, root = Decoded(5, Ids(5)), Decoded(5, None)
+    buffer.on_end(child)  # type: ignore[arg-type]
+    buffer.on_end(root)  # type: ignore[arg-type]
+    wait_for(lambda: len(sink.traces) == 1)
+    assert sink.traces[0].spans == [child, root] and not sink.traces[0].partial
     buffer.shutdown()

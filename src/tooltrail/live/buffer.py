@@ -233,13 +233,19 @@ class TraceBuffer(SpanProcessor):
         # Every end counted here was queued after its start: taking the count of ends first,
         # then every start, never sees an end before its start.
         ends = len(self._ends)
-        fast = SDK_LAYOUT_KNOWN  # read the SDK's fields directly: this loop sees every span
+        # This loop sees every span: SDK spans have their fields read directly; any other
+        # object with ``.context.trace_id`` and ``.parent`` (say, a received OTLP span) works.
+        sdk = _SDK_CLASSES
         pop_start = self._starts.popleft
         while True:
             try:
                 started = pop_start()
             except IndexError:
                 break
+            kind = started.__class__
+            fast = sdk.get(kind)
+            if fast is None:
+                fast = sdk[kind] = _is_sdk_span_class(kind)
             context = started._context if fast else started.context
             if context is None:
                 continue
@@ -253,6 +259,10 @@ class TraceBuffer(SpanProcessor):
         received = 0
         for _ in range(ends):
             span = pop_end()
+            kind = span.__class__
+            fast = sdk.get(kind)
+            if fast is None:
+                fast = sdk[kind] = _is_sdk_span_class(kind)
             context = span._context if fast else span.context
             if context is None:
                 continue
@@ -448,6 +458,14 @@ class TraceBuffer(SpanProcessor):
                 traces_held=len(self._traces),
                 spans_held=sum(len(h.spans) for h in self._traces.values()),
             )
+
+
+#: Span classes seen by the buffer -> whether their fields can be read directly.
+_SDK_CLASSES: dict[type, bool] = {}
+
+
+def _is_sdk_span_class(kind: type) -> bool:
+    return SDK_LAYOUT_KNOWN and issubclass(kind, ReadableSpan)
 
 
 def sinks_of(items: Iterable[Any]) -> tuple[TraceSink, ...]:
