@@ -66,29 +66,36 @@ def ancestors(trace: TraceFacts, span_id: str) -> Iterator[str]:
 def _enclosing_tool(trace: TraceFacts, fact: SpanFact) -> SpanFact | None:
     """The nearest tool span above ``fact`` with no agent or model span in between."""
     facts = trace.facts
-    for span_id in ancestors(trace, fact.span_id):
-        above = facts.get(span_id)
-        if above is None:
-            continue
-        if above.role == ROLE_TOOL:
-            return above
-        if above.role in (ROLE_AGENT, ROLE_MODEL):
-            return None
+    parents = trace.parents
+    current = parents.get(fact.span_id, "")
+    hops = 0
+    while current and hops < MAX_HOPS:  # ``ancestors``, inline: this runs for every call
+        above = facts.get(current)
+        if above is not None:
+            if above.role == ROLE_TOOL:
+                return above
+            if above.role == ROLE_AGENT or above.role == ROLE_MODEL:
+                return None
+        current = parents.get(current, "")
+        hops += 1
     return None
 
 
 def placement(trace: TraceFacts, span_id: str) -> tuple[SpanFact | None, SpanFact | None, int]:
     """(nearest agent above, top-level agent above, depth) of a span."""
     facts = trace.facts
+    parents = trace.parents
     nearest = top = None
     depth = 0
-    for above_id in ancestors(trace, span_id):
+    current = parents.get(span_id, "")
+    while current and depth < MAX_HOPS:  # ``ancestors``, inline
         depth += 1
-        above = facts.get(above_id)
+        above = facts.get(current)
         if above is not None and above.role == ROLE_AGENT:
             if nearest is None:
                 nearest = above
             top = above
+        current = parents.get(current, "")
     return nearest, top, depth
 
 

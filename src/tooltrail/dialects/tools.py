@@ -270,5 +270,5 @@ def _message_parts(value: Any) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, dict) and isinstance(message.get("parts"), list):
-            parts.extend(p for p in message["parts"] if isinstance(p, dict))
+            parts.extend([p for p in message["parts"] if isinstance(p, dict)])
     return parts

@@ -82,10 +82,12 @@ def args_from(value: Any, *, literal: bool = False) -> dict[str, Any] | None:
         if value in PLACEHOLDERS:
             return None
         parsed = parse_args(value)
-        if parsed is None and literal and value.lstrip()[:1] == "{":
+        if parsed is not None:
+            return parsed  # parsed JSON: every key is a string
+        if literal and value.lstrip()[:1] == "{":
             lit = python_literal(value)
-            parsed = lit if isinstance(lit, dict) else None
-        return _string_keys(parsed)
+            return _string_keys(lit) if isinstance(lit, dict) else None
+        return None
     if isinstance(value, dict):
         return _string_keys(value)
     if isinstance(value, bytes):
@@ -104,9 +106,10 @@ def double_json(value: Any) -> Any:
 def _string_keys(value: dict[Any, Any] | None) -> dict[str, Any] | None:
     if value is None:
         return None
-    if all(isinstance(k, str) for k in value):
-        return value
-    return {str(k): v for k, v in value.items()}
+    for key in value:
+        if not isinstance(key, str):
+            return {str(k): v for k, v in value.items()}
+    return value
 
 
 # --- envelopes around the real arguments ------------------------------------------------

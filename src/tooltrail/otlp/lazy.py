@@ -220,6 +220,26 @@ class JsonAttributes(LazyAttributes):
 
     __slots__ = ()
 
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self._values.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
+        index = self._index
+        if index is None:
+            index = self._keys()
+        item = index.get(key, _MISSING)
+        if item is _MISSING:
+            return default
+        if item.__class__ is dict and len(item) == 1:  # {"stringValue": ...}: nothing to report
+            text = item.get("stringValue")
+            if (
+                text.__class__ is str
+                and len(text) * 4 <= self._where.limits.max_attribute_value_bytes
+            ):
+                self._values[key] = text
+                return text
+        return self._value(key, item)
+
     def _build_index(self, notes: Notes) -> dict[str, Any]:
         raw = self._raw
         if isinstance(raw, dict):
@@ -229,6 +249,15 @@ class JsonAttributes(LazyAttributes):
             notes.append(("", "expected a list of key/value objects; attributes dropped"))
             return index
         limit = self._where.limits.max_attributes
+        if len(raw) <= limit:  # the common case, in one pass; anything odd takes the loop
+            try:
+                index = {pair["key"]: pair.get("value") for pair in raw}
+            except (TypeError, KeyError, AttributeError):
+                index = {}
+            else:
+                if all(key.__class__ is str for key in index):
+                    return index
+                index = {}
         for i, pair in enumerate(raw):
             if i >= limit:
                 notes.append(("", f"more than {limit} attributes; rest dropped"))

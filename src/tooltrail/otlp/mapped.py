@@ -109,18 +109,21 @@ class MappedAttributes(Mapping[str, Any]):
         entries = self._map
         if entries is None:
             return self._in_order().get(key, default)
-        values = self._values
-        if values is not None:
-            known = values.get(key, _MISSING)
-            if known is not _MISSING:
-                return known
         value = entries.get(key)
         if value is None:
             return default
-        decoded = any_value(value, self._where, self._loc, key)
+        if value.WhichOneof("value") == "string_value":  # the common case, nothing to report
+            text = value.string_value
+            if len(text) * 4 <= self._where.limits.max_attribute_value_bytes:
+                return text
+        values = self._values
         if values is None:
             values = self._values = {}
-        values[key] = decoded
+        else:
+            known = values.get(key, _MISSING)
+            if known is not _MISSING:
+                return known
+        decoded = values[key] = any_value(value, self._where, self._loc, key)
         return decoded
 
     def __getitem__(self, key: str) -> Any:
@@ -133,7 +136,10 @@ class MappedAttributes(Mapping[str, Any]):
         entries = self._map
         if entries is None:
             return key in self._in_order()
-        return isinstance(key, str) and key in entries
+        try:
+            return key in entries
+        except TypeError:  # not a string
+            return False
 
     def __len__(self) -> int:
         entries = self._map
