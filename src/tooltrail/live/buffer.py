@@ -242,7 +242,7 @@ class TraceBuffer(SpanProcessor):
                 started = pop_start()
             except IndexError:
                 break
-            kind = started.__class__
+            kind: type = started.__class__
             fast = sdk.get(kind)
             if fast is None:
                 fast = sdk[kind] = _is_sdk_span_class(kind)

@@ -103,7 +103,7 @@ class ToolArgsProcessor(SpanProcessor):
             try:  # every span passes here: read the SDK's fields directly when they are there
                 if not SDK_LAYOUT_KNOWN:
                     raise AttributeError
-                raw, name = span._attributes._dict, span._name
+                raw, name = span._attributes._dict, span._name  # type: ignore[union-attr]
             except AttributeError:
                 raw, name = raw_attributes(span), span.name
             if (
@@ -130,7 +130,7 @@ class ToolArgsProcessor(SpanProcessor):
             try:
                 if not SDK_LAYOUT_KNOWN:
                     raise AttributeError
-                raw, name = span._attributes._dict, span._name
+                raw, name = span._attributes._dict, span._name  # type: ignore[union-attr]
             except AttributeError:
                 raw, name = raw_attributes(span), span.name
             if (

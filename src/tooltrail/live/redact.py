@@ -14,7 +14,7 @@ import ast
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -279,7 +279,7 @@ def _clean_encoded(rules: Redaction, text: str, depth: int, literals: bool = Tru
     it is neither."""
     try:
         parsed = json.loads(text)
-        encode = _json_text
+        encode: Callable[[Any], str] = _json_text
     except (ValueError, RecursionError):
         if not literals or len(text) > _MAX_LITERAL_CHARS:
             return None

@@ -98,8 +98,11 @@ class OtlpFileSink:
         if directory:
             os.makedirs(directory, exist_ok=True)
         self.writer = OtlpFileWriter(
-            path, format=format, compression=compression, max_bytes=max_bytes
-        )  # type: ignore[arg-type]
+            path,
+            format=format,  # type: ignore[arg-type]  # checked by the writer
+            compression=compression,  # type: ignore[arg-type]
+            max_bytes=max_bytes,
+        )
         self.path = self.writer.path
         self.traces_written = 0
 
