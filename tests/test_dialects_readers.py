@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import timeit
 from collections.abc import Iterator
 from typing import Any
 
@@ -207,26 +206,6 @@ def test_adk_retry_plugin_result_marks_an_unset_span_as_failed() -> None:
 )
 def test_spans_that_are_not_tool_calls_give_none(name: str, attributes: dict[str, Any]) -> None:
     assert read_tool_call(span(name, attributes)) is None
-
-
-def test_non_tool_span_is_turned_away_in_well_under_a_microsecond() -> None:
-    """Measured against a trivial call on the same machine, so a loaded CI box does not fail
-    it: under 1 us, or (when everything is slow) under 8 trivial function calls."""
-    plain = span(
-        "GET /orders",
-        {"http.request.method": "GET", "url.path": "/orders", "http.response.status_code": 200},
-    )
-
-    def trivial(s: Span) -> Any:
-        return s.attributes
-
-    def best(fn: Any) -> float:
-        return min(timeit.repeat(lambda: fn(plain), number=20_000, repeat=7)) / 20_000
-
-    per_call, baseline = best(read_tool_call), best(trivial)
-    assert per_call < max(1e-6, 8 * baseline), (
-        f"{per_call * 1e9:.0f} ns, trivial {baseline * 1e9:.0f} ns"
-    )
 
 
 def test_sdk_readable_span_with_genai_attributes_is_read(sdk_spans: Any) -> None:
