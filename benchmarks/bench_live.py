@@ -7,7 +7,13 @@ attributes or GenAI ``execute_tool`` spans carrying their arguments. Runs altern
 two pipelines (paired runs); the median of the paired ratios is reported. Goal: at most 10%
 added per span.
 
-    python benchmarks/bench_live.py [--traces 500] [--rounds 15]
+Three clocks: ``app`` is the CPU time of the application's thread during the start+end loop
+(``time.thread_time``: the worker threads' share, tooltrail's and the SDK's, is excluded);
+``loop`` is the wall time of that loop (it includes waiting for the GIL while a worker runs);
+``cpu`` is the process CPU time of the loop plus ``shutdown`` (every thread: all the work).
+``--defer off`` makes ``ToolArgsProcessor`` finish tool spans on the application's thread.
+
+    python benchmarks/bench_live.py [--traces 500] [--rounds 15] [--defer on|off]
 
 On a shared machine timings drift; instruction counts do not. ``--only`` runs one pipeline and
 workload once, for a counter such as valgrind (run it twice with different ``--traces`` and
@@ -25,6 +31,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -61,9 +68,9 @@ def baseline() -> TracerProvider:
     return provider
 
 
-def with_tooltrail() -> TracerProvider:
+def with_tooltrail(defer: bool = True) -> TracerProvider:
     provider = TracerProvider()
-    provider.add_span_processor(ToolArgsProcessor(batch(), TraceBuffer(NoOpSink())))
+    provider.add_span_processor(ToolArgsProcessor(batch(), TraceBuffer(NoOpSink()), defer=defer))
     return provider
 
 
@@ -105,20 +112,24 @@ def tool_traces(provider: TracerProvider, traces: int) -> int:
     return traces * (CHILDREN + 1)
 
 
+CLOCKS = ("app", "loop", "cpu")
+
+
 def per_span_us(
     make: Callable[[], TracerProvider], work: Callable[[TracerProvider, int], int], traces: int
-) -> tuple[float, float]:
-    """Wall time and process CPU time (every thread, workers included) per span, in us.
-
-    The provider is shut down inside the timing, so held spans are handed on and paid for.
+) -> tuple[float, float, float]:
+    """Per span, in us: the application thread's CPU time and wall time in the loop, and the
+    process CPU time (every thread) of the loop plus ``shutdown``, so held spans are paid for.
     """
     provider = make()
     work(provider, 50)  # warm up
-    wall, cpu = time.perf_counter(), time.process_time()
+    provider.force_flush()
+    cpu, wall, app = time.process_time(), time.perf_counter(), time.thread_time()
     spans = work(provider, traces)
+    app, wall = time.thread_time() - app, time.perf_counter() - wall
     provider.shutdown()
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return wall / spans * 1e6, cpu / spans * 1e6
+    cpu = time.process_time() - cpu
+    return app / spans * 1e6, wall / spans * 1e6, cpu / spans * 1e6
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,9 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=15, help="paired runs per workload")
     parser.add_argument("--only", choices=("sdk", "tooltrail"), help="run one pipeline once")
     parser.add_argument("--workload", choices=("non-tool", "tool"), default="non-tool")
+    parser.add_argument("--defer", choices=("on", "off"), default="on", help="tool span ends")
     args = parser.parse_args(argv)
+    ours_make = partial(with_tooltrail, args.defer == "on")
     if args.only:
-        make = baseline if args.only == "sdk" else with_tooltrail
+        make = baseline if args.only == "sdk" else ours_make
         work = plain_traces if args.workload == "non-tool" else tool_traces
         provider = make()
         work(provider, args.traces)
@@ -137,20 +150,21 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(
         f"{args.traces} traces x {CHILDREN + 1} spans per run, {args.rounds} paired runs per "
-        "workload; medians (cpu: all threads of the process, wall: elapsed)"
+        f"workload, defer {args.defer}; medians (app: CPU of the application's thread in the "
+        "loop, loop: its wall time, cpu: every thread, loop + shutdown)"
     )
     print(f"{'workload':<16}{'clock':<6}{'SDK alone':>12}{'+ tooltrail':>14}{'added':>10}")
     for label, work in (("non-tool spans", plain_traces), ("tool spans", tool_traces)):
-        pairs: list[tuple[tuple[float, float], tuple[float, float]]] = []
+        pairs: list[tuple[tuple[float, ...], tuple[float, ...]]] = []
         for i in range(args.rounds):
             if i % 2:  # alternate which goes first, so drift in machine load cancels out
-                ours = per_span_us(with_tooltrail, work, args.traces)
+                ours = per_span_us(ours_make, work, args.traces)
                 base = per_span_us(baseline, work, args.traces)
             else:
                 base = per_span_us(baseline, work, args.traces)
-                ours = per_span_us(with_tooltrail, work, args.traces)
+                ours = per_span_us(ours_make, work, args.traces)
             pairs.append((base, ours))
-        for clock, k in (("cpu", 1), ("wall", 0)):
+        for k, clock in enumerate(CLOCKS):
             b = statistics.median(p[0][k] for p in pairs)
             o = statistics.median(p[1][k] for p in pairs)
             added = statistics.median(p[1][k] / p[0][k] - 1 for p in pairs) * 100

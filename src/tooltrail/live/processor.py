@@ -32,6 +32,7 @@ from tooltrail.live.calls import (
     raw_attributes,
     read_tool_call,
 )
+from tooltrail.live.deferral import DeferredEnds, delivers_later
 from tooltrail.live.redact import Redaction, clean_attribute, tool_args_text
 from tooltrail.live.spancopy import copy_span
 from tooltrail.live.throttle import ThrottledWarning
@@ -56,6 +57,9 @@ class ToolArgsProcessor(SpanProcessor):
     ``redaction``: which keys and values to hide and the size caps (default ``Redaction()``).
     ``read_call``: ``span -> call | None`` (default: the shared dialect readers).
     ``tag_on_start``: see the attribute of that name.
+    ``defer``: finish tool spans' ends on a worker thread (see ``deferred``); default: when
+    every wrapped processor delivers later anyway. ``max_deferred``: tool spans queued at once;
+    beyond it a span is finished on the application's thread (counted in ``deferred.inline``).
     Never raises into the application: a failure is logged at most once a minute and the span
     is passed on as it is.
     """
@@ -66,6 +70,8 @@ class ToolArgsProcessor(SpanProcessor):
         redaction: Redaction | None = None,
         read_call: Any = None,
         tag_on_start: bool | None = None,
+        defer: bool | None = None,
+        max_deferred: int = 1 << 16,
     ) -> None:
         self.processors: tuple[SpanProcessor, ...] = tuple(processors)
         #: The processors whose ``on_start`` / ``_on_ending`` do something (most are empty).
@@ -86,6 +92,13 @@ class ToolArgsProcessor(SpanProcessor):
         self._tagged: dict[int, tuple[Any, ...]] = {}
         self._warn = ThrottledWarning(_log)
         self.errors = 0
+        if defer is None:
+            defer = bool(processors) and all(delivers_later(p) for p in processors)
+        #: The queue of tool spans whose end is finished off the application's threads, or
+        #: ``None`` when ends are finished synchronously.
+        self.deferred: DeferredEnds | None = (
+            DeferredEnds(self._finish_end, max_deferred) if defer else None
+        )
 
     # -- span lifecycle -------------------------------------------------------------------
 
@@ -138,16 +151,33 @@ class ToolArgsProcessor(SpanProcessor):
                 or not MARKER_KEYS.isdisjoint(raw)
                 or name.startswith(TOOL_NAME_PREFIX)
             ):
+                deferred = self.deferred
+                if deferred is not None and deferred.put(span):
+                    return
                 out = self._tagged_end(span, raw)
         except Exception:  # noqa: BLE001
             self._failed("tag an ended span")
+        self._pass_on(out)
+
+    def _finish_end(self, span: ReadableSpan) -> None:
+        """The rest of a tool span's ``on_end``: tag, redact, copy, pass on (worker thread)."""
+        out = span
+        try:
+            out = self._tagged_end(span, raw_attributes(span))
+        except Exception:  # noqa: BLE001
+            self._failed("tag an ended span")
+        self._pass_on(out)
+
+    def _pass_on(self, span: ReadableSpan) -> None:
         for processor in self.processors:
             try:
-                processor.on_end(out)
+                processor.on_end(span)
             except Exception:  # noqa: BLE001
                 self._failed(f"run {type(processor).__name__}.on_end")
 
     def shutdown(self) -> None:
+        if self.deferred is not None:
+            self.deferred.close()
         for processor in self.processors:
             try:
                 processor.shutdown()
@@ -156,6 +186,8 @@ class ToolArgsProcessor(SpanProcessor):
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         deadline = time.monotonic() + timeout_millis / 1000
+        if self.deferred is not None and not self.deferred.finish_queued(deadline):
+            return False
         flushed = True
         for processor in self.processors:
             left_ms = int((deadline - time.monotonic()) * 1000)
