@@ -10,8 +10,10 @@ BatchSpanProcessor), then times in one run:
 - ``tooltrail.otlp.read_spans`` (decoding only) on each file;
 - ``tooltrail.convert.read_traces`` end to end on each file (when the converter is installed).
 
-Usage: ``python benchmarks/bench_convert.py [--spans N] [--repeat R] [--dir DIR]``.
+Usage: ``python benchmarks/bench_convert.py [--spans N] [--repeat R] [--dir DIR] [--plain K]``.
 Goals (issue 3): read_traces >= 40% of the raw protobuf rate, >= 50% of the orjson rate.
+``--plain K`` adds K plain spans (an HTTP client call, a database query, ...) under every tool
+call, as instrumented libraries do in real agents; the issue's figures use the default, 0.
 """
 
 from __future__ import annotations
@@ -92,16 +94,25 @@ def _chat_attrs(rng: random.Random, step: int, history: list, out_parts: list) -
     }
 
 
-def agent_trace(rng: random.Random, n_tools: int) -> list[PbSpan]:
-    """One agent run: root ``invoke_agent``, then (chat, tool) x n_tools, then a final chat.
-    Spans come out in end order (children first), as SDKs export them."""
+_PLAIN = (
+    ("GET", 3, {"http.request.method": "GET", "url.full": "https://api.shop.example/orders/7731",
+                "http.response.status_code": 200, "server.address": "api.shop.example"}),
+    ("SELECT orders", 3, {"db.system": "postgresql", "db.operation.name": "SELECT",
+                          "db.query.text": "SELECT * FROM orders WHERE id = $1"}),
+)  # fmt: skip
+
+
+def agent_trace(rng: random.Random, n_tools: int, plain: int = 0) -> list[tuple[PbSpan, int]]:
+    """One agent run: root ``invoke_agent``, then (chat, tool) x n_tools, then a final chat;
+    ``plain`` plain spans under each tool. Spans come out in end order (children first), as
+    SDKs export them, each with the index of its parent span (-1: the root)."""
     common = {
         "gen_ai.agent.name": "support_agent",
         "gen_ai.conversation.id": f"conv-{rng.getrandbits(64):016x}",
     }
     t = 1_796_000_000_000_000_000 + rng.randrange(10**15)
     history = [_text("system", SYSTEM), _text("user", USER)]
-    spans: list[PbSpan] = []
+    spans: list[tuple[PbSpan, int]] = []
     names = list(TOOLS)
     for step in range(n_tools + 1):
         tool = names[rng.randrange(len(names))]
@@ -112,7 +123,7 @@ def agent_trace(rng: random.Random, n_tools: int) -> list[PbSpan]:
         else:
             out_parts = [{"type": "tool_call", "id": call_id, "name": tool, "arguments": args}]
         chat = {**_chat_attrs(rng, step, history, out_parts), **common}
-        spans.append(_span("chat gpt-4o-mini", 3, chat, t, t + 900_000_000))
+        spans.append((_span("chat gpt-4o-mini", 3, chat, t, t + 900_000_000), -1))
         t += 901_000_000
         history.append({"role": "assistant", "parts": out_parts})
         if step == n_tools:
@@ -127,7 +138,12 @@ def agent_trace(rng: random.Random, n_tools: int) -> list[PbSpan]:
             "gen_ai.tool.call.result": orjson.dumps(result).decode(),
             **common,
         }
-        spans.append(_span(f"execute_tool {tool}", 1, attrs, t, t + 30_000_000))
+        tool_index = len(spans) + plain  # its children end (and come) first
+        for k in range(plain):
+            name, kind, plain_attrs = _PLAIN[k % len(_PLAIN)]
+            start = t + 1_000_000 + k * 2_000_000
+            spans.append((_span(name, kind, plain_attrs, start, start + 1_500_000), tool_index))
+        spans.append((_span(f"execute_tool {tool}", 1, attrs, t, t + 30_000_000), -1))
         t += 31_000_000
         part = {"type": "tool_call_response", "id": call_id, "response": result}
         history.append({"role": "tool", "parts": [part]})
@@ -139,30 +155,30 @@ def agent_trace(rng: random.Random, n_tools: int) -> list[PbSpan]:
         "gen_ai.usage.output_tokens": 200,
         **common,
     }
-    start = spans[0].start_time_unix_nano - 1_000_000
-    spans.append(_span("invoke_agent support_agent", 1, root, start, t))
+    start = spans[0][0].start_time_unix_nano - 1_000_000
+    spans.append((_span("invoke_agent support_agent", 1, root, start, t), -1))
     return spans
 
 
-def _with_fresh_ids(rng: random.Random, template: list[PbSpan], scope: Any) -> None:
+def _with_fresh_ids(rng: random.Random, template: list[tuple[PbSpan, int]], scope: Any) -> None:
     """Copies of ``template`` appended to ``scope.spans``, with new trace and span ids."""
-    trace_id, root_id = _ids(rng, 16), _ids(rng, 8)
+    trace_id = _ids(rng, 16)
+    ids = [_ids(rng, 8) for _ in template]
+    root_id = ids[-1]
     last = len(template) - 1
-    for i, span in enumerate(template):
+    for i, (span, parent) in enumerate(template):
         copy = scope.spans.add()
         copy.CopyFrom(span)
         copy.trace_id = trace_id
-        if i == last:
-            copy.span_id = root_id
-        else:
-            copy.span_id = _ids(rng, 8)
-            copy.parent_span_id = root_id
+        copy.span_id = ids[i]
+        if i != last:
+            copy.parent_span_id = root_id if parent < 0 else ids[parent]
 
 
-def generate(n_spans: int, seed: int = 7) -> list[ExportTraceServiceRequest]:
+def generate(n_spans: int, seed: int = 7, plain: int = 0) -> list[ExportTraceServiceRequest]:
     """Requests of about ``BATCH`` spans (whole traces) holding about ``n_spans`` spans."""
     rng = random.Random(seed)
-    templates = [agent_trace(rng, n_tools=4) for _ in range(TEMPLATES)]  # 40% tool spans
+    templates = [agent_trace(rng, 4, plain) for _ in range(TEMPLATES)]  # 40% tool spans at 0
     requests: list[ExportTraceServiceRequest] = []
     total = 0
     scope: Any = None
@@ -202,10 +218,11 @@ def main() -> None:
     parser.add_argument("--spans", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", help="write the dumps here (default: a temporary directory)")
+    parser.add_argument("--plain", type=int, default=0, help="plain spans under each tool call")
     options = parser.parse_args()
 
     t0 = time.perf_counter()
-    requests = generate(options.spans)
+    requests = generate(options.spans, plain=options.plain)
     n = sum(len(r.resource_spans[0].scope_spans[0].spans) for r in requests)
     tools = sum(
         1 for r in requests for s in r.resource_spans[0].scope_spans[0].spans

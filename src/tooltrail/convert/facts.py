@@ -21,7 +21,7 @@ from tooltrail.dialects import (
     DialectCall,
     ModelCall,
 )
-from tooltrail.otlp.span import STATUS_ERROR, Span
+from tooltrail.otlp.span import STATUS_ERROR, Span, SpanHead
 
 #: Longest string attribute copied into ``metadata["attributes"]``.
 MAX_LABEL_CHARS = 1024
@@ -75,8 +75,11 @@ class TraceFacts:
     def span_count(self) -> int:
         return len(self.parents)
 
-    def add(self, span: Span) -> bool:
-        """Record ``span``. False when it was not recorded (a duplicate, or over the limit)."""
+    def add(self, span: Span | SpanHead) -> bool:
+        """Record ``span``. False when it was not recorded (a duplicate, or over the limit).
+
+        A ``SpanHead`` (a span a reader with ``dialects.INTEREST`` did not decode) is recorded
+        as what it is: a span with a parent that is neither a tool, agent nor model call."""
         span_id = span.span_id
         parents = self.parents
         if span_id in parents:
@@ -95,10 +98,12 @@ class TraceFacts:
             self.end_ns = end
         if span.status_code == STATUS_ERROR:
             self.error_spans.append((start, span_id))
-        role, call = dialects.classify(span)
+        if span.__class__ is SpanHead:
+            return True
+        role, call = dialects.classify(span)  # type: ignore[arg-type]
         if role == ROLE_OTHER and parent_id:
             return True
-        self._keep(span, role, call, parent_id)
+        self._keep(span, role, call, parent_id)  # type: ignore[arg-type]
         return True
 
     def _keep(self, span: Span, role: int, call: DialectCall | None, parent_id: str) -> None:

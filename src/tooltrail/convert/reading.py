@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
+from tooltrail import dialects
 from tooltrail.convert.build import build_eval_trace
 from tooltrail.convert.facts import TraceFacts
 from tooltrail.model import EvalTrace
@@ -73,9 +74,10 @@ def _spans(
 ) -> Iterator[Span]:
     from tooltrail.otlp import read_spans  # the decoder package; imported when first used
 
+    # Spans no dialect reader looks at (see ``dialects.INTEREST``) come as bare heads.
     if limits is None:
-        return read_spans(items, diagnostics=diagnostics)
-    return read_spans(items, limits=limits, diagnostics=diagnostics)
+        return read_spans(items, diagnostics=diagnostics, interest=dialects.INTEREST)
+    return read_spans(items, limits=limits, diagnostics=diagnostics, interest=dialects.INTEREST)
 
 
 class _Collector:

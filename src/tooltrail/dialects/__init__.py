@@ -13,6 +13,7 @@ from tooltrail.dialects.roles import (
     BY_MARKER,
     BY_SPAN_NAME,
     EXECUTE_TOOL_PREFIX,
+    INTEREST,
     ROLE_AGENT,
     ROLE_EXCLUDED,
     ROLE_MODEL,
@@ -41,6 +42,7 @@ from tooltrail.dialects.tools import DialectCall
 __all__ = [
     "BY_MARKER",
     "EXECUTE_TOOL_PREFIX",
+    "INTEREST",
     "ROLE_AGENT",
     "ROLE_EXCLUDED",
     "ROLE_MODEL",

@@ -21,6 +21,7 @@ from tooltrail.dialects.tools import (
     read_traceloop,
     read_vercel,
 )
+from tooltrail.otlp.span import Interest
 
 ROLE_OTHER = 0
 ROLE_TOOL = 1
@@ -96,6 +97,12 @@ BY_MARKER: tuple[tuple[str, dict[str, Meaning]], ...] = (
 #: Spans named ``execute_tool {name}`` without a GenAI operation (ADK legacy) are GenAI too.
 EXECUTE_TOOL_PREFIX = "execute_tool "
 _PREFIX_LEN = len(EXECUTE_TOOL_PREFIX)
+
+#: The spans ``classify`` can tell from "other": by name, name prefix or marker attribute. A
+#: reader given this interest hands out every other span (with a parent) as a ``SpanHead``.
+INTEREST = Interest(
+    frozenset(BY_SPAN_NAME), (EXECUTE_TOOL_PREFIX,), frozenset(key for key, _ in BY_MARKER)
+)
 
 _FIRST_KEY, _FIRST_TABLE = BY_MARKER[0]
 _OTHER_ROWS = BY_MARKER[1:]

@@ -13,7 +13,7 @@ from tooltrail.otlp.logs import LogRecord, encode_logs_request, read_log_records
 from tooltrail.otlp.otlpjson import decode_json_request
 from tooltrail.otlp.pb import decode_request
 from tooltrail.otlp.records import Record, expand_paths, iter_records, read_spans
-from tooltrail.otlp.span import Diagnostic, Span, SpanEvent
+from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanEvent, SpanHead
 from tooltrail.otlp.writer import OtlpFileWriter, encode_for_file
 
 __all__ = [
@@ -21,12 +21,14 @@ __all__ = [
     "TRUNCATED_MARKER",
     "DecodeError",
     "Diagnostic",
+    "Interest",
     "Limits",
     "LogRecord",
     "OtlpFileWriter",
     "Record",
     "Span",
     "SpanEvent",
+    "SpanHead",
     "decode_json_request",
     "decode_request",
     "encode_for_file",

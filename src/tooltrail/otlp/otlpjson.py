@@ -17,7 +17,7 @@ import orjson
 from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.span import Diagnostic, Span
+from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
 from tooltrail.otlp.values import Notes, json_attributes, json_int
 
 _SPAN_KINDS = {
@@ -132,8 +132,11 @@ def _resource(rs: dict[str, Any], where: Where, ri: int, lazy: bool) -> dict[str
     return attrs
 
 
-def spans_from_json(doc: Any, where: Where, *, lazy: bool = True) -> list[Span]:
-    """Spans of a parsed OTLP/JSON traces document; bad spans are reported and skipped."""
+def spans_from_json(
+    doc: Any, where: Where, *, lazy: bool = True, interest: Interest | None = None
+) -> list[Any]:
+    """Spans of a parsed OTLP/JSON traces document; bad spans are reported and skipped.
+    Lazily and with an ``interest``, a span outside it is a ``SpanHead``."""
     _object(doc, "(document)")
     groups_of = doc.get("resourceSpans")
     if groups_of is None:
@@ -146,10 +149,12 @@ def spans_from_json(doc: Any, where: Where, *, lazy: bool = True) -> list[Span]:
             )
     if not isinstance(groups_of, list):
         raise DecodeError("expected a list", field="resourceSpans")
-    out: list[Span] = []
+    out: list[Any] = []
     append = out.append
     origin = where.origin
     trace_cache: dict[Any, str] = {}
+    if not lazy:
+        interest = None
     for ri, rs in enumerate(groups_of):
         rpath = f"resourceSpans[{ri}]"
         _object(rs, rpath)
@@ -166,20 +171,23 @@ def spans_from_json(doc: Any, where: Where, *, lazy: bool = True) -> list[Span]:
             if not isinstance(scope_name, str):
                 scope_name = ""
             for pi, s in enumerate(_list(ss, "spans", "spans", spath)):
+                span: Any = None
                 if lazy:
-                    span = _fast_span(s, where, (ri, si, pi), trace_cache)
-                    if span is not None:
-                        span.resource = resource
-                        span.scope_name = scope_name
-                        span.origin = origin
-                        append(span)
+                    span = _fast_span(s, where, (ri, si, pi), trace_cache, interest)
+                if span is None:
+                    span = _careful_span(s, where, (ri, si, pi), lazy, trace_cache)
+                    if span is None:
                         continue
-                span = _careful_span(s, where, (ri, si, pi), lazy, trace_cache)
-                if span is not None:
-                    span.resource = resource
-                    span.scope_name = scope_name
-                    span.origin = origin
-                    append(span)
+                    if (
+                        interest is not None
+                        and span.parent_span_id
+                        and not _of_interest(interest, span.name, s.get("attributes"), where)
+                    ):
+                        span = _head(span)
+                span.resource = resource
+                span.scope_name = scope_name
+                span.origin = origin
+                append(span)
     return out
 
 
@@ -187,11 +195,54 @@ _fromhex = bytes.fromhex
 _ZERO_SPAN = bytes(8)
 
 
+def _of_interest(interest: Interest, name: str, attrs: Any, where: Where) -> bool:
+    """Whether a span (with a parent) must be read in full: its name or one of its keys is of
+    interest, or its attributes are malformed (reading them reports that)."""
+    if interest.named(name):
+        return True
+    if not attrs:
+        return False
+    if attrs.__class__ is list:
+        if len(attrs) > where.limits.max_attributes:
+            return True
+        keys = interest.keys
+        for pair in attrs:
+            if pair.__class__ is not dict:
+                return True
+            key = pair.get("key")
+            if key.__class__ is not str or key in keys:
+                return True
+        return False
+    if attrs.__class__ is dict:
+        return not interest.keys.isdisjoint(attrs)
+    return True
+
+
+def _head(span: Span) -> SpanHead:
+    return SpanHead(
+        span.trace_id,
+        span.span_id,
+        span.parent_span_id,
+        span.name,
+        span.start_ns,
+        span.end_ns,
+        span.status_code,
+        span.resource,
+        span.scope_name,
+        span.origin,
+    )
+
+
 def _fast_span(
-    s: Any, where: Where, loc: tuple[int, int, int], trace_cache: dict[Any, str]
-) -> Span | None:
+    s: Any,
+    where: Where,
+    loc: tuple[int, int, int],
+    trace_cache: dict[Any, str],
+    interest: Interest | None = None,
+) -> Any:
     """The common case (lowerCamelCase, hex ids, string times, int enums) at speed, or
-    ``None`` to let ``_careful_span`` handle (and report) anything else."""
+    ``None`` to let ``_careful_span`` handle (and report) anything else. With an
+    ``interest``, a span outside it is a ``SpanHead``."""
     try:
         trace_key = s["traceId"]
         trace_hex = trace_cache.get(trace_key)
@@ -236,6 +287,10 @@ def _fast_span(
         events = s.get("events")
         if events is not None and type(events) is not list:
             return None
+        if interest is not None and parent_hex and not _of_interest(interest, name, attrs, where):
+            return SpanHead(
+                trace_hex, raw.hex(), parent_hex, name, int(start), int(end), code, {}, "", ""
+            )
         return Span(
             trace_hex,
             raw.hex(),

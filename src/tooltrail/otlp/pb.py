@@ -12,7 +12,7 @@ from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.lazy import PbAttributes, PbEvents, Where, span_path
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.mapped import MappedAttributes, RequestBytes
-from tooltrail.otlp.span import Diagnostic, Span
+from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
 from tooltrail.otlp.values import Notes, pb_attributes, pb_raw_attributes
 from tooltrail.otlp.wire import LeanTraces, MappedTraces
 
@@ -47,16 +47,19 @@ def decode_request(
 _PARSE_ERRORS = (ProtobufDecodeError, RecursionError, ValueError)
 
 
-def spans_from_bytes(data: bytes, where: Where, *, lazy: bool = True) -> list[Span]:
+def spans_from_bytes(
+    data: bytes, where: Where, *, lazy: bool = True, interest: Interest | None = None
+) -> list[Any]:
     """Lazily: parsed with the mapped schema (attribute lookups in C), or, when that refuses
-    the request (a bad attribute somewhere), with the lean one, which reports it."""
+    the request (a bad attribute somewhere), with the lean one, which reports it. With an
+    ``interest``, spans of the mapped schema outside it come out as ``SpanHead``."""
     if lazy:
         try:
             mapped = MappedTraces.FromString(data)
         except _PARSE_ERRORS:
             pass
         else:
-            return spans_from_message(mapped, where, request=RequestBytes(data))
+            return spans_from_message(mapped, where, request=RequestBytes(data), interest=interest)
     try:
         message = LeanTraces.FromString(data)
     except _PARSE_ERRORS as exc:
@@ -99,11 +102,19 @@ def _bad_id(value: bytes, size: int) -> str | None:
 
 
 def spans_from_message(
-    message: Any, where: Where, *, lazy: bool = True, request: RequestBytes | None = None
-) -> list[Span]:
+    message: Any,
+    where: Where,
+    *,
+    lazy: bool = True,
+    request: RequestBytes | None = None,
+    interest: Interest | None = None,
+) -> list[Any]:
     """Spans of a parsed lean traces message, or of a mapped one (``wire.MappedTraces``) parsed
-    from ``request``; spans with bad ids are reported and skipped."""
-    out: list[Span] = []
+    from ``request``; spans with bad ids are reported and skipped. With a mapped message and an
+    ``interest``, a span outside it is a ``SpanHead``."""
+    out: list[Any] = []
+    keys = interest.keys if interest is not None and request is not None else None
+    max_attributes = where.limits.max_attributes
     append = out.append
     origin = where.origin
     hex_cache: dict[bytes, str] = {}
@@ -146,6 +157,25 @@ def spans_from_message(
                 status = s.status
                 known = common_status.get(status)
                 code, status_message = known if known is not None else status_of(status)
+                if keys is not None and parent_hex:
+                    entries = s.attributes
+                    name = s.name
+                    if not _of_interest(interest, name, entries, keys, max_attributes):  # type: ignore[arg-type]
+                        append(
+                            SpanHead(
+                                trace_hex,
+                                span_id.hex(),
+                                parent_hex,
+                                name,
+                                s.start_time_unix_nano,
+                                s.end_time_unix_nano,
+                                code,
+                                resource,
+                                scope_name,
+                                origin,
+                            )
+                        )
+                        continue
                 loc = (ri, si, pi)
                 raw_events = s.events
                 if request is not None:
@@ -178,6 +208,22 @@ def spans_from_message(
                     )
                 )
     return out
+
+
+def _of_interest(
+    interest: Interest, name: str, entries: Any, keys: frozenset[str], max_attributes: int
+) -> bool:
+    """Whether a span (with a parent) must be read in full: its name or one of its keys is of
+    interest, or it has more attributes than the limit (reading them reports that)."""
+    if interest.named(name):
+        return True
+    if entries:
+        if len(entries) > max_attributes:
+            return True
+        for key in keys:
+            if key in entries:
+                return True
+    return False
 
 
 def _eager(s: Any, where: Where, loc: tuple[int, int, int]) -> tuple[dict[str, Any], list[Any]]:

@@ -22,7 +22,7 @@ from tooltrail.otlp.lazy import Where
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.otlpjson import parse_json, spans_from_json
 from tooltrail.otlp.pb import spans_from_bytes
-from tooltrail.otlp.span import Diagnostic, Span
+from tooltrail.otlp.span import Diagnostic, Interest, Span
 from tooltrail.otlp.streams import (
     COMPRESSION_ERRORS,
     GZIP_MAGIC,
@@ -117,14 +117,17 @@ def read_spans(
     *,
     limits: Limits = DEFAULT_LIMITS,
     diagnostics: list[Diagnostic] | None = None,
+    interest: Interest | None = None,
 ) -> Iterator[Span]:
     """Every span in ``paths`` (files, directories, globs, ``-`` for stdin), streaming.
 
     Bad records are appended to ``diagnostics`` and reading goes on. Attributes and events
-    are decoded lazily; problems found then are appended to ``diagnostics`` too.
+    are decoded lazily; problems found then are appended to ``diagnostics`` too. With an
+    ``interest``, spans outside it come as ``SpanHead`` (ids, times, status, no attributes).
     """
+    signal = TRACES if interest is None else _traces(interest)
     for path, named in expand_paths(paths, diagnostics):
-        for record in _records(path, limits, diagnostics, named):
+        for record in _records(path, limits, diagnostics, named, signal):
             yield from record.spans
 
 
@@ -133,21 +136,27 @@ def iter_records(
     *,
     limits: Limits = DEFAULT_LIMITS,
     diagnostics: list[Diagnostic] | None = None,
+    interest: Interest | None = None,
 ) -> Iterator[Record]:
-    """The records of one file (or ``-``), in file order, with their line or byte offset."""
-    return _records(os.fspath(path), limits, diagnostics, True)
+    """The records of one file (or ``-``), in file order, with their line or byte offset.
+    With an ``interest``, spans outside it come as ``SpanHead`` (see ``read_spans``)."""
+    signal = TRACES if interest is None else _traces(interest)
+    return _records(os.fspath(path), limits, diagnostics, True, signal)
 
 
-def _spans_from_json(doc: Any, where: Where) -> list[Any]:
-    return spans_from_json(doc, where, lazy=True)
+def _traces(interest: Interest | None) -> tuple[Any, Any]:
+    """How trace records are decoded: from a parsed JSON document, and from protobuf bytes."""
+
+    def from_json(doc: Any, where: Where) -> list[Any]:
+        return spans_from_json(doc, where, lazy=True, interest=interest)
+
+    def from_bytes(data: bytes, where: Where) -> list[Any]:
+        return spans_from_bytes(data, where, lazy=True, interest=interest)
+
+    return from_json, from_bytes
 
 
-def _spans_from_bytes(data: bytes, where: Where) -> list[Any]:
-    return spans_from_bytes(data, where, lazy=True)
-
-
-#: How one signal's records are decoded: from a parsed JSON document, and from protobuf bytes.
-TRACES = (_spans_from_json, _spans_from_bytes)
+TRACES = _traces(None)
 
 
 def _records(

@@ -67,3 +67,38 @@ class Diagnostic:
         elif self.offset is not None:
             where += f"@{self.offset}"
         return f"{where}: {self.message}"
+
+
+@dataclass(slots=True)
+class SpanHead:
+    """What a span is without its attributes and events: handed out instead of a ``Span`` for
+    spans outside a reader's ``Interest`` (building those costs more than all of this)."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    start_ns: int
+    end_ns: int
+    status_code: int
+    #: Resource attributes, shared by every span of one ResourceSpans.
+    resource: Mapping[str, Any]
+    scope_name: str
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class Interest:
+    """Which spans a consumer needs in full; readers hand out the others as ``SpanHead``.
+
+    A span is of interest when it is a root, when its name is one of ``names`` or starts with
+    one of ``name_prefixes``, or when it carries one of ``keys`` (or attributes a reader would
+    have to report as malformed, so that problems are reported exactly as before).
+    """
+
+    names: frozenset[str]
+    name_prefixes: tuple[str, ...]
+    keys: frozenset[str]
+
+    def named(self, name: str) -> bool:
+        return name in self.names or name.startswith(self.name_prefixes)
