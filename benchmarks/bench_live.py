@@ -17,9 +17,11 @@ Three clocks: ``app`` is the CPU time of the application's thread during the sta
 
 On a shared machine timings drift; instruction counts do not. ``--only`` runs one pipeline and
 workload once, for a counter such as valgrind (run it twice with different ``--traces`` and
-divide the difference by the extra spans, so start-up cancels out):
+divide the difference by the extra spans, so start-up cancels out). With
+``--separate-threads=yes`` the main thread's file (``-01``) is the application thread's share;
+``--only`` lets the workers catch up before ``shutdown``, so deferred work is not counted there:
 
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
+    valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file=/tmp/cg.%p \\
         python benchmarks/bench_live.py --only tooltrail --workload tool --traces 500
 """
 
@@ -115,6 +117,15 @@ def tool_traces(provider: TracerProvider, traces: int) -> int:
 CLOCKS = ("app", "loop", "cpu")
 
 
+def wait_for_workers(provider: TracerProvider) -> None:
+    """Sleep until tooltrail's worker has taken every deferred tool span, as it would while an
+    application waits on I/O; then ``shutdown`` leaves no deferred work to this thread."""
+    for processor in provider._active_span_processor._span_processors:  # noqa: SLF001
+        deferred = getattr(processor, "deferred", None)
+        while deferred is not None and len(deferred):
+            time.sleep(0.01)
+
+
 def per_span_us(
     make: Callable[[], TracerProvider], work: Callable[[TracerProvider, int], int], traces: int
 ) -> tuple[float, float, float]:
@@ -146,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         work = plain_traces if args.workload == "non-tool" else tool_traces
         provider = make()
         work(provider, args.traces)
+        wait_for_workers(provider)
         provider.shutdown()
         return 0
     print(

@@ -4,10 +4,12 @@ reach every wrapped processor exactly once, tagged and redacted, by force_flush 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from typing import Any
 
+import pytest
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -238,3 +240,28 @@ def test_the_default_pipeline_exports_every_tool_span_tagged_after_a_flush() -> 
     exported = exporter.get_finished_spans()
     assert len(exported) == 100 and all("tool_args" in s.attributes for s in exported)
     provider.shutdown()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_finishes_its_own_tool_spans_and_not_the_parents() -> None:
+    rec = Recorder()
+    provider = provider_with(ToolArgsProcessor(rec, defer=True))
+    _tool_span(provider, 1)
+    before_fork = len(rec.ended)  # 0 or 1, as the worker's tick falls
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its own worker delivers its own span
+        try:
+            _tool_span(provider, 2)
+            provider.force_flush(5000)
+            ids = [s.attributes["gen_ai.tool.call.id"] for s in rec.ended[before_fork:]]
+            os.write(write_end, json.dumps(ids).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        child_ids = json.loads(pipe.read() or "null")
+    os.waitpid(pid, 0)
+    provider.shutdown()
+    assert child_ids == ["call_2"]
+    assert [s.attributes["gen_ai.tool.call.id"] for s in rec.ended] == ["call_1"]
