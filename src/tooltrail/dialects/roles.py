@@ -101,7 +101,7 @@ _PREFIX_LEN = len(EXECUTE_TOOL_PREFIX)
 #: The spans ``classify`` can tell from "other": by name, name prefix or marker attribute. A
 #: reader given this interest hands out every other span (with a parent) as a ``SpanHead``.
 INTEREST = Interest(
-    frozenset(BY_SPAN_NAME), (EXECUTE_TOOL_PREFIX,), frozenset(key for key, _ in BY_MARKER)
+    frozenset(BY_SPAN_NAME), (EXECUTE_TOOL_PREFIX,), tuple(key for key, _ in BY_MARKER)
 )
 
 _FIRST_KEY, _FIRST_TABLE = BY_MARKER[0]

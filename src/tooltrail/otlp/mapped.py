@@ -95,14 +95,32 @@ class MappedAttributes(Mapping[str, Any]):
             self._map = None  # over the limit: the wire order decides which are kept
 
     def _in_order(self) -> PbAttributes:
-        """The same attributes in wire order, sharing the values decoded so far."""
+        """The same attributes in wire order. When both views hold the same keys they share
+        one cache of decoded values (a value is decoded, and a problem with it reported, once)
+        and lookups keep using the map, which is faster. Otherwise (a ``KeyValue`` naming its
+        key twice, repeated keys past the attribute limit) the wire order decides from then on.
+        """
         ordered = self._ordered
         if ordered is None:
             lean = self._request.lean_span(self._loc)
             ordered = self._ordered = PbAttributes(lean, self._where, self._loc)
-            if self._values:
-                ordered._values.update(self._values)
-            self._map = self._values = None
+            index = ordered._keys()
+            values = self._values
+            entries = self._map
+            if (
+                entries is not None
+                and len(lean.attributes) <= self._where.limits.max_attributes
+                and len(index) == len(entries)
+                and set(entries) == index.keys()
+            ):
+                if values is None:
+                    values = self._values = {}
+                ordered._values = values
+            else:
+                self._map = None
+                if values:
+                    ordered._values.update((k, v) for k, v in values.items() if k in index)
+                self._values = None
         return ordered
 
     def get(self, key: str, default: Any = None) -> Any:

@@ -205,7 +205,7 @@ def _of_interest(interest: Interest, name: str, attrs: Any, where: Where) -> boo
     if attrs.__class__ is list:
         if len(attrs) > where.limits.max_attributes:
             return True
-        keys = interest.keys
+        keys = interest.key_set
         for pair in attrs:
             if pair.__class__ is not dict:
                 return True
@@ -214,7 +214,7 @@ def _of_interest(interest: Interest, name: str, attrs: Any, where: Where) -> boo
                 return True
         return False
     if attrs.__class__ is dict:
-        return not interest.keys.isdisjoint(attrs)
+        return not interest.key_set.isdisjoint(attrs)
     return True
 
 

@@ -159,23 +159,27 @@ def spans_from_message(
                 code, status_message = known if known is not None else status_of(status)
                 if keys is not None and parent_hex:
                     entries = s.attributes
-                    name = s.name
-                    if not _of_interest(interest, name, entries, keys, max_attributes):  # type: ignore[arg-type]
-                        append(
-                            SpanHead(
-                                trace_hex,
-                                span_id.hex(),
-                                parent_hex,
-                                name,
-                                s.start_time_unix_nano,
-                                s.end_time_unix_nano,
-                                code,
-                                resource,
-                                scope_name,
-                                origin,
+                    for key in keys:  # a marker key, most spans of agent traces have one
+                        if key in entries:
+                            break
+                    else:
+                        name = s.name
+                        if not (interest.named(name) or len(entries) > max_attributes):  # type: ignore[union-attr]
+                            append(
+                                SpanHead(
+                                    trace_hex,
+                                    span_id.hex(),
+                                    parent_hex,
+                                    name,
+                                    s.start_time_unix_nano,
+                                    s.end_time_unix_nano,
+                                    code,
+                                    resource,
+                                    scope_name,
+                                    origin,
+                                )
                             )
-                        )
-                        continue
+                            continue
                 loc = (ri, si, pi)
                 raw_events = s.events
                 if request is not None:
@@ -208,22 +212,6 @@ def spans_from_message(
                     )
                 )
     return out
-
-
-def _of_interest(
-    interest: Interest, name: str, entries: Any, keys: frozenset[str], max_attributes: int
-) -> bool:
-    """Whether a span (with a parent) must be read in full: its name or one of its keys is of
-    interest, or it has more attributes than the limit (reading them reports that)."""
-    if interest.named(name):
-        return True
-    if entries:
-        if len(entries) > max_attributes:
-            return True
-        for key in keys:
-            if key in entries:
-                return True
-    return False
 
 
 def _eager(s: Any, where: Where, loc: tuple[int, int, int]) -> tuple[dict[str, Any], list[Any]]:

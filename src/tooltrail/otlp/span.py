@@ -98,7 +98,12 @@ class Interest:
 
     names: frozenset[str]
     name_prefixes: tuple[str, ...]
-    keys: frozenset[str]
+    #: Most common first: readers test them in this order.
+    keys: tuple[str, ...]
+    key_set: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key_set", frozenset(self.keys))
 
     def named(self, name: str) -> bool:
         return name in self.names or name.startswith(self.name_prefixes)
