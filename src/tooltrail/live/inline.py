@@ -35,6 +35,34 @@ ResultCallback = Callable[[EvalTrace, list[CaseResult]], None]
 ENV_EXPLANATIONS = "TOOLTRAIL_EVALUATION_EXPLANATIONS"
 
 
+def result_line(
+    trace: CompletedTrace,
+    eval_trace: EvalTrace,
+    results: list[CaseResult],
+    *,
+    explanations: bool = False,
+) -> bytes:
+    """One line of a results file: the trace's verdicts, explanations only when enabled
+    (they can quote argument values). Shared by the inline evaluator and ``tooltrail serve``."""
+    rows = []
+    for result in results:
+        row = result.to_dict()
+        if not explanations:
+            for score in row["scores"]:
+                score.pop("explanation", None)
+        rows.append(row)
+    line = {
+        "time_unix_nano": time.time_ns(),
+        "trace_id": trace.trace_id_hex,
+        "case_id": eval_trace.metadata.get("case_id"),
+        "partial": trace.partial,
+        "reason": trace.reason,
+        "passed": all(r.passed for r in results),
+        "results": rows,
+    }
+    return orjson.dumps(line) + b"\n"
+
+
 def _explanations_default() -> bool:
     raw = os.environ.get(ENV_EXPLANATIONS, "").strip().lower()
     return raw in ("1", "true", "yes", "on")
@@ -132,23 +160,7 @@ class InlineEvaluator:
     def _write(
         self, eval_trace: EvalTrace, trace: CompletedTrace, results: list[CaseResult]
     ) -> None:
-        rows = []
-        for result in results:
-            row = result.to_dict()
-            if not self.explanations:
-                for score in row["scores"]:
-                    score.pop("explanation", None)
-            rows.append(row)
-        line = {
-            "time_unix_nano": time.time_ns(),
-            "trace_id": trace.trace_id_hex,
-            "case_id": eval_trace.metadata.get("case_id"),
-            "partial": trace.partial,
-            "reason": trace.reason,
-            "passed": all(r.passed for r in results),
-            "results": rows,
-        }
-        data = orjson.dumps(line, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n"
+        data = result_line(trace, eval_trace, results, explanations=self.explanations)
         with self._file_lock:
             if self._file is not None:
                 self._file.write(data)

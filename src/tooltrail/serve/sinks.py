@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
-
-import orjson
 
 from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_trace
 from tooltrail.live.buffer import LATE, CompletedTrace
-from tooltrail.live.inline import InlineEvaluator
+from tooltrail.live.inline import InlineEvaluator, result_line
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import OtlpFileWriter, Span
 from tooltrail.serve.counters import ReceiverCounters
@@ -45,23 +42,7 @@ class ResultsFile:
     def write(
         self, trace: CompletedTrace, eval_trace: EvalTrace, results: list[CaseResult]
     ) -> None:
-        rows = []
-        for result in results:
-            row = result.to_dict()
-            if not self.explanations:
-                for score in row["scores"]:
-                    score.pop("explanation", None)
-            rows.append(row)
-        line = {
-            "time_unix_nano": time.time_ns(),
-            "trace_id": trace.trace_id_hex,
-            "case_id": eval_trace.metadata.get("case_id"),
-            "partial": trace.partial,
-            "reason": trace.reason,
-            "passed": all(r.passed for r in results),
-            "results": rows,
-        }
-        data = orjson.dumps(line) + b"\n"
+        data = result_line(trace, eval_trace, results, explanations=self.explanations)
         with self._lock:
             if self._fd is not None:
                 os.write(self._fd, data)
