@@ -231,12 +231,14 @@ def evaluate_trace(
     ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
     """
     reply = trace.output if output is None else output
-    installed = trace.view_cache is None
+    view = trace.view_cache
+    installed = view is None
     if installed:  # share one call index between the checks and the scorers of this evaluation
-        trace.view_cache = CallView(trace.tool_calls)
+        trace.view_cache = view = CallView(trace.tool_calls)
     try:
         try:
-            view = trace_view(trace, ignore_failed=case.ignore_failed_calls)
+            if not installed or case.ignore_failed_calls:
+                view = trace_view(trace, ignore_failed=case.ignore_failed_calls)
             scores = expectation_scores(case, trace, view, reply)
             if case.turns:
                 scores.extend(turn_scores(case.turns, view))
@@ -252,9 +254,9 @@ def evaluate_trace(
                 )
             ]
         if case.evaluators:
-            registry = registry if registry is not None else default_registry()
+            run = (registry if registry is not None else default_registry()).run
             for evaluator in case.evaluators:
-                scores.extend(registry.run(evaluator, trace, case))
+                scores.extend(run(evaluator, trace, case))
     finally:
         if installed:
             trace.view_cache = None

@@ -51,33 +51,47 @@ def contains_scores(needles: list[str], output: Any) -> list[Score]:
         reply = (output if isinstance(output, str) else str(output)).strip().casefold()
     scores = []
     for text in needles:
-        name = f"contains:{text}"
         if str(text).casefold() in reply:
-            scores.append(
-                Score(name, "contains", 1.0, True, f"Output contains required text: {text!r}.")
+            score = Score(
+                f"contains:{text}",
+                "contains",
+                1.0,
+                True,
+                f"Output contains required text: {text!r}.",
             )
         else:
-            scores.append(
-                Score(name, "contains", 0.0, False, f"Output is missing required text: {text!r}.")
+            score = Score(
+                f"contains:{text}",
+                "contains",
+                0.0,
+                False,
+                f"Output is missing required text: {text!r}.",
             )
+        scores.append(score)
     return scores
 
 
 def required_tool_score(tool: str, view: CallView) -> Score:
     """``required_tool:{t}``: ``t`` was called (the first call is the evidence)."""
-    first = view.first(tool)
-    name = f"required_tool:{tool}"
-    if first is not None:
-        span_id = view.calls[first].span_id
+    if tool in view.counts:
+        span_id = view.calls[view.names.index(tool)].span_id
         return Score(
-            name,
+            f"required_tool:{tool}",
             "required_tool",
             1.0,
             True,
             f"Required tool {tool!r} was called.",
-            span_ids=(span_id,) if span_id else (),
+            True,
+            False,
+            (span_id,) if span_id else (),
         )
-    return Score(name, "required_tool", 0.0, False, f"Required tool {tool!r} was not called.")
+    return Score(
+        f"required_tool:{tool}",
+        "required_tool",
+        0.0,
+        False,
+        f"Required tool {tool!r} was not called.",
+    )
 
 
 def forbidden_tool_score(tool: str, view: CallView) -> Score:
@@ -130,7 +144,8 @@ def tool_arg_values_score(tool: str, expected: dict[str, Any], view: CallView) -
         return config_error(
             name, "tool_arg_values", f"expected_tool_arguments[{tool!r}] must be a mapping."
         )
-    if tool not in view:
+    count = view.counts.get(tool, 0)
+    if not count:
         return Score(
             name,
             "tool_arg_values",
@@ -138,33 +153,44 @@ def tool_arg_values_score(tool: str, expected: dict[str, Any], view: CallView) -
             False,
             f"Tool {tool!r} was not called, so {expected} was not passed.",
         )
-    for call in view.iter_calls(tool):
+    index = view.names.index
+    calls = view.calls
+    at = -1
+    for _ in range(count):  # stop at the first call that matches
+        at = index(tool, at + 1)
+        call = calls[at]
         if args_contain(expected, call.args):
+            span_id = call.span_id
             return Score(
                 name,
                 "tool_arg_values",
                 1.0,
                 True,
                 f"Tool {tool!r} was called with {expected}.",
-                span_ids=(call.span_id,) if call.span_id else (),
+                True,
+                False,
+                (span_id,) if span_id else (),
             )
-    calls = view.calls_of(tool)
-    seen = [call.args for call in calls]
+    matched = view.calls_of(tool)
+    seen = [call.args for call in matched]
     return Score(
         name,
         "tool_arg_values",
         0.0,
         False,
         f"Tool {tool!r} was called with {seen}, not {expected}.",
-        span_ids=_span_ids(calls),
+        True,
+        False,
+        _span_ids(matched),
     )
 
 
 def tool_order_score(order: list[str], view: CallView) -> Score:
     """``tool_order``: each listed tool's first call comes after the previous one's first call."""
+    counts = view.counts
     missing: list[str] = []
     for tool in order:
-        if tool not in view and tool not in missing:
+        if tool not in counts and tool not in missing:
             missing.append(tool)
     if missing:
         return Score(
@@ -175,18 +201,20 @@ def tool_order_score(order: list[str], view: CallView) -> Score:
             f"Required order {order} not met: {missing} never called.",
         )
     index = view.names.index  # every listed tool was called: each has a first position
-    for a, b in zip(order, order[1:], strict=False):
-        first_a = index(a)
-        first_b = index(b)
-        if first_b <= first_a:
+    firsts = [index(tool) for tool in order]
+    for n in range(1, len(firsts)):
+        first_b = firsts[n]
+        if first_b <= firsts[n - 1]:
             span_id = view.calls[first_b].span_id
             return Score(
                 "tool_order",
                 "tool_order",
                 0.0,
                 False,
-                f"Required order {order} not met: {b!r} was called before {a!r}.",
-                span_ids=(span_id,) if span_id else (),
+                f"Required order {order} not met: {order[n]!r} was called before {order[n - 1]!r}.",
+                True,
+                False,
+                (span_id,) if span_id else (),
             )
     return Score(
         "tool_order",

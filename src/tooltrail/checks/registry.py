@@ -11,9 +11,9 @@ A scorer is a plain function ``(trace, case, config) -> Score | list[Score]``. R
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from math import isnan
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.score import Score, config_error
@@ -106,12 +106,21 @@ class Registry:
         The threshold (when given) decides ``passed``; ``required`` comes from the config.
         """
         name = evaluator.name
-        problem = self._config_problem(evaluator)
-        if problem is not None:
-            return [config_error(name, name, problem)]
-        entry = self._entries[name]
+        entry = self._entries.get(name)
+        config = evaluator.config
+        threshold = evaluator.threshold
+        if (
+            entry is None
+            or config
+            or type(config) is not dict
+            or (threshold is not None and type(threshold) is not float)
+        ):  # the common case (a float or no threshold, an empty config) needs no closer look
+            problem = self._config_problem(evaluator)
+            if problem is not None:
+                return [config_error(name, name, problem)]
+            entry = self._entries[name]
         try:
-            result = entry.fn(trace, case, evaluator.config)
+            result = entry.fn(trace, case, config)
         except Exception as exc:  # a scorer's bug must not stop the suite
             return [
                 Score(
@@ -139,14 +148,14 @@ class Registry:
                     error="TypeError",
                 )
             ]
-        threshold = evaluator.threshold
+        required = evaluator.required
         for score in scores:
             if score.error is not None:
                 score.passed = False
             elif threshold is not None:
                 value = score.value
-                score.passed = not math.isnan(value) and value >= threshold
-            if not evaluator.required:
+                score.passed = not isnan(value) and value >= threshold
+            if not required:
                 score.required = False
         return scores
 

@@ -119,15 +119,19 @@ def no_redundant_tool_calls(trace: EvalTrace, case: TestCase, config: dict[str, 
     if not total:
         return Score(name, name, 1.0, True, "No tool calls in the trace, so none were redundant.")
     duplicates = view.duplicates()
-    value = 1.0 - len(duplicates) / total
+    explanation = f"{len(duplicates)}/{total} tool calls exactly duplicated an earlier call."
+    if not duplicates:
+        return Score(name, name, 1.0, True, explanation)
     calls = view.calls
     return Score(
         name,
         name,
-        value,
-        not duplicates,
-        f"{len(duplicates)}/{total} tool calls exactly duplicated an earlier call.",
-        span_ids=tuple(s for s in (calls[i].span_id for i in duplicates) if s),
+        1.0 - len(duplicates) / total,
+        False,
+        explanation,
+        True,
+        False,
+        tuple(s for s in [calls[i].span_id for i in duplicates] if s),
     )
 
 
