@@ -1,12 +1,55 @@
-"""The JSON report: ``EvaluationReport.to_dict()`` (stable names, ``schema_version``)."""
+"""The JSON report: ``EvaluationReport.to_dict()`` (stable names, ``schema_version``).
+
+``iter_json`` writes the document row by row, so ``write_json`` streams a report of any size
+to a file holding one row's text at a time; ``render_json`` is the same text in one string.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from tooltrail.evaluate import EvaluationReport
+from tooltrail.report.stream import TextSink, write_pieces
+
+_NO_CASES = '"cases": []'
+
+
+def _dumps(data: object, indent: int | str | None) -> str:
+    return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def iter_json(report: EvaluationReport, *, indent: int | str | None = 2) -> Iterator[str]:
+    """The JSON document in pieces: everything but the rows, then one piece per row (``cases``
+    is the last key, so the rows go in just before the closing brace), then the end."""
+    if not report.cases:
+        yield _dumps(report.to_dict(), indent) + "\n"
+        return
+    empty = _dumps(
+        EvaluationReport(report.suite_name, report.suite_version, [], report.summary).to_dict(),
+        indent,
+    )
+    at = empty.rindex(_NO_CASES) + len(_NO_CASES) - 1  # the "]" of the empty list
+    yield empty[:at]
+    if indent is None:
+        first, between, margin, close = "", ", ", None, "]"
+    else:
+        step = " " * indent if isinstance(indent, int) else indent
+        margin = "\n" + step * 2  # rows sit two levels deep: report > cases > row
+        first, between, close = margin, "," + margin, "\n" + step + "]"
+    for n, row in enumerate(report.cases):
+        text = _dumps(row.to_dict(), indent)
+        if margin is not None:
+            text = text.replace("\n", margin)
+        yield (between if n else first) + text
+    yield close + empty[at + 1 :] + "\n"
 
 
 def render_json(report: EvaluationReport, *, indent: int | None = 2) -> str:
     """The report as a JSON document, ending in a newline. Non-finite values are ``null``."""
-    return json.dumps(report.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+    return "".join(iter_json(report, indent=indent))
+
+
+def write_json(report: EvaluationReport, out: TextSink, *, indent: int | None = 2) -> None:
+    """Write the JSON report to ``out`` as it is rendered (the same text as ``render_json``)."""
+    write_pieces(iter_json(report, indent=indent), out)

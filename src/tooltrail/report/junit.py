@@ -2,66 +2,121 @@
 
 CI systems (GitHub, GitLab, Jenkins) show these natively. Text is stripped of characters XML
 1.0 cannot carry, so tool arguments with control characters never make the file unreadable.
+
+The document is written as text, row by row (``iter_junit``), so a report of any size streams to
+a file in bounded memory (``write_junit``); the bytes are those ``xml.etree.ElementTree`` writes
+for the same tree after ``ET.indent``, two spaces per level.
 """
 
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 
-from tooltrail.evaluate import EvaluationReport
+from tooltrail.evaluate import CaseResult, EvaluationReport
+from tooltrail.report.stream import TextSink, write_pieces
 
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 
 def _clean(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
+def _attr(text: str) -> str:
+    """An attribute value: XML-safe, then escaped as ElementTree escapes attributes."""
+    text = _clean(text)
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "\r" in text:
+        text = text.replace("\r", "&#13;")
+    if "\n" in text:
+        text = text.replace("\n", "&#10;")
+    if "\t" in text:
+        text = text.replace("\t", "&#09;")
+    return text
+
+
+def _text(text: str) -> str:
+    """Element text: XML-safe, then escaped as ElementTree escapes character data."""
+    text = _clean(text)
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    return text
+
+
+def iter_junit(report: EvaluationReport) -> Iterator[str]:
+    """The JUnit XML document in pieces: the head, then one ``testcase`` per row, then the end."""
+    suite_name = _attr(report.suite_name or "tooltrail")
+    rows = report.cases
+    failures = errors = 0
+    for row in rows:
+        if not row.passed:
+            failures += 1
+            if any(s.error for s in row.failures):
+                errors += 1
+    counts = f'tests="{len(rows)}" failures="{failures - errors}" errors="{errors}"'
+    yield f'{XML_DECLARATION}<testsuites name="{suite_name}" {counts}>\n  '
+    suite = f'<testsuite name="{suite_name}" {counts} skipped="0"'
+    if not rows and not report.suite_version:
+        yield suite + " />\n</testsuites>\n"
+        return
+    yield suite + ">"
+    if report.suite_version:
+        yield (
+            "\n    <properties>"
+            f'\n      <property name="version" value="{_attr(report.suite_version)}" />'
+            "\n    </properties>"
+        )
+    for row in rows:
+        yield "\n    " + _testcase(row, suite_name)
+    yield "\n  </testsuite>\n</testsuites>\n"
+
+
+def _testcase(row: CaseResult, classname: str) -> str:
+    """One ``testcase`` element, indented for its place in the document (no leading space)."""
+    children = []
+    if row.trace_id:
+        children.append(
+            "<properties>"
+            f'\n        <property name="trace_id" value="{_attr(row.trace_id)}" />'
+            f'\n        <property name="case_id" value="{_attr(row.case_id)}" />'
+            "\n      </properties>"
+        )
+    failed = row.failures
+    if failed:
+        broken = [s for s in failed if s.error]
+        tag = "error" if broken else "failure"
+        kind = broken[0].error if broken else "tooltrail.ScoreFailed"
+        names = ", ".join(s.name for s in failed)
+        message = _attr(f"{len(failed)} of {len(row.scores)} scores failed: {names}")
+        head = f'<{tag} message="{message}" type="{_attr(kind or "error")}"'
+        text = _text("\n".join(f"{s.name}: {s.explanation}" for s in failed))
+        children.append(f"{head}>{text}</{tag}>" if text else head + " />")
+    head = f'<testcase classname="{classname}" name="{_attr(row.label)}"'
+    if not children:
+        return head + " />"
+    return head + ">" + "".join("\n      " + child for child in children) + "\n    </testcase>"
+
+
 def render_junit(report: EvaluationReport) -> str:
     """The report as a JUnit XML document (``testsuites`` > ``testsuite`` > ``testcase``)."""
-    suite_name = report.suite_name or "tooltrail"
-    failures = sum(1 for row in report.cases if not row.passed)
-    errors = sum(1 for row in report.cases if not row.passed and any(s.error for s in row.failures))
-    root = ET.Element(
-        "testsuites",
-        name=_clean(suite_name),
-        tests=str(len(report.cases)),
-        failures=str(failures - errors),
-        errors=str(errors),
-    )
-    suite = ET.SubElement(
-        root,
-        "testsuite",
-        name=_clean(suite_name),
-        tests=str(len(report.cases)),
-        failures=str(failures - errors),
-        errors=str(errors),
-        skipped="0",
-    )
-    if report.suite_version:
-        props = ET.SubElement(suite, "properties")
-        ET.SubElement(props, "property", name="version", value=_clean(report.suite_version))
-    for row in report.cases:
-        case = ET.SubElement(
-            suite, "testcase", classname=_clean(suite_name), name=_clean(row.label)
-        )
-        if row.trace_id:
-            props = ET.SubElement(case, "properties")
-            ET.SubElement(props, "property", name="trace_id", value=_clean(row.trace_id))
-            ET.SubElement(props, "property", name="case_id", value=_clean(row.case_id))
-        failed = row.failures
-        if failed:
-            broken = [s for s in failed if s.error]
-            tag = "error" if broken else "failure"
-            kind = broken[0].error if broken else "tooltrail.ScoreFailed"
-            names = ", ".join(s.name for s in failed)
-            element = ET.SubElement(
-                case,
-                tag,
-                message=_clean(f"{len(failed)} of {len(row.scores)} scores failed: {names}"),
-                type=_clean(kind or "error"),
-            )
-            element.text = _clean("\n".join(f"{s.name}: {s.explanation}" for s in failed))
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return "".join(iter_junit(report))
+
+
+def write_junit(report: EvaluationReport, out: TextSink) -> None:
+    """Write the JUnit XML report to ``out`` as it is rendered (the same text as
+    ``render_junit``)."""
+    write_pieces(iter_junit(report), out)

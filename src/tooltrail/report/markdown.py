@@ -1,10 +1,16 @@
-"""Markdown: a table per suite (rows and their failures) and a metric table, safely escaped."""
+"""Markdown: a table per suite (rows and their failures) and a metric table, safely escaped.
+
+``iter_markdown`` makes the document line by line; ``render_markdown`` joins the lines and
+``write_markdown`` streams them to a file.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from tooltrail.evaluate import EvaluationReport
+from tooltrail.report.stream import TextSink, write_pieces
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|#~])")
 
@@ -14,36 +20,44 @@ def escape(text: str) -> str:
     return _SPECIAL.sub(r"\\\1", text).replace("\r\n", "\n").replace("\n", "<br>")
 
 
-def render_markdown(report: EvaluationReport) -> str:
-    """The report as GitHub-flavoured Markdown, ending in a newline."""
+def iter_markdown(report: EvaluationReport) -> Iterator[str]:
+    """The Markdown report in pieces, one line (ending in a newline) each."""
     summary = report.summary
     title = report.suite_name or "tooltrail"
     if report.suite_version:
         title += f" {report.suite_version}"
-    lines = [
-        f"## {escape(title)}",
-        "",
+    yield f"## {escape(title)}\n"
+    yield "\n"
+    yield (
         f"**{summary.passed_cases}/{summary.total_cases} runs passed** "
-        f"(average score {summary.average_score:.2f})",
-        "",
-        "| Case | Result | Failed scores |",
-        "|---|---|---|",
-    ]
+        f"(average score {summary.average_score:.2f})\n"
+    )
+    yield "\n"
+    yield "| Case | Result | Failed scores |\n"
+    yield "|---|---|---|\n"
     for row in report.cases:
         failed = "<br>".join(f"{escape(s.name)}: {escape(s.explanation)}" for s in row.failures)
         result = "PASS" if row.passed else "**FAIL**"
-        lines.append(f"| {escape(row.label)} | {result} | {failed} |")
+        yield f"| {escape(row.label)} | {result} | {failed} |\n"
     if summary.metrics:
-        lines += ["", "| Metric | Passed | Total |", "|---|---:|---:|"]
+        yield "\n| Metric | Passed | Total |\n|---|---:|---:|\n"
         for name, metric in summary.metrics.items():
-            lines.append(f"| {escape(name)} | {metric.passed} | {metric.total} |")
+            yield f"| {escape(name)} | {metric.passed} | {metric.total} |\n"
     repeated = [v for v in summary.runs if v.repeated]
     if repeated:
-        lines += ["", "| Case | Passed runs | Threshold | Result |", "|---|---:|---:|---|"]
+        yield "\n| Case | Passed runs | Threshold | Result |\n|---|---:|---:|---|\n"
         for v in repeated:
             threshold = "all" if v.threshold is None else f"{v.threshold:g}"
             result = "PASS" if v.passed else "**FAIL**"
-            lines.append(
-                f"| {escape(v.case_id)} | {v.passed_runs}/{v.runs} | {threshold} | {result} |"
-            )
-    return "\n".join(lines) + "\n"
+            yield f"| {escape(v.case_id)} | {v.passed_runs}/{v.runs} | {threshold} | {result} |\n"
+
+
+def render_markdown(report: EvaluationReport) -> str:
+    """The report as GitHub-flavoured Markdown, ending in a newline."""
+    return "".join(iter_markdown(report))
+
+
+def write_markdown(report: EvaluationReport, out: TextSink) -> None:
+    """Write the Markdown report to ``out`` as it is rendered (the same text as
+    ``render_markdown``)."""
+    write_pieces(iter_markdown(report), out)

@@ -1,40 +1,54 @@
 """The plain-text report: one line per row, its failures indented, the metric table, the count.
 
 This is the format of the seed example (``examples/refund_trajectory.py``); reports diff cleanly
-against agentic-evals output.
+against agentic-evals output. ``iter_text`` makes it piece by piece; ``render_text`` joins the
+pieces and ``write_text`` streams them to a file (memory: one chunk, whatever the row count).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from tooltrail.evaluate import EvaluationReport, RunVerdict
+from tooltrail.report.stream import TextSink, write_pieces
 
 LABEL_WIDTH = 22
 METRIC_WIDTH = 24
 
 
-def render_text(report: EvaluationReport) -> str:
-    """The report as text, ending in a newline."""
-    label_width = max([LABEL_WIDTH] + [len(row.label) for row in report.cases])
-    lines: list[str] = []
+def iter_text(report: EvaluationReport) -> Iterator[str]:
+    """The text report in pieces (each ends in a newline): a row with its failures, then the
+    metric lines, the runs lines and the count."""
+    label_width = max(LABEL_WIDTH, max((len(row.label) for row in report.cases), default=0))
     for row in report.cases:
-        lines.append(f"{row.label:<{label_width}} {'PASS' if row.passed else 'FAIL'}")
+        piece = f"{row.label:<{label_width}} {'PASS' if row.passed else 'FAIL'}\n"
         for score in row.failures:
             explanation = score.explanation.replace("\n", "\n        ")
-            lines.append(f"    {score.name}: {explanation}")
+            piece += f"    {score.name}: {explanation}\n"
+        yield piece
     metrics = report.summary.metrics
     if metrics:
-        lines.append("")
+        yield "\n"
         metric_width = max([METRIC_WIDTH] + [len(name) for name in metrics])
         for name, metric in metrics.items():
-            lines.append(f"{name:<{metric_width}} {metric.passed}/{metric.total} passed")
+            yield f"{name:<{metric_width}} {metric.passed}/{metric.total} passed\n"
     repeated = [verdict for verdict in report.summary.runs if verdict.repeated]
     if repeated:
-        lines.append("")
-        lines.extend(run_line(verdict, label_width) for verdict in repeated)
+        yield "\n"
+        for verdict in repeated:
+            yield run_line(verdict, label_width) + "\n"
     summary = report.summary
-    lines.append("")
-    lines.append(f"{summary.passed_cases}/{summary.total_cases} runs passed")
-    return "\n".join(lines) + "\n"
+    yield f"\n{summary.passed_cases}/{summary.total_cases} runs passed\n"
+
+
+def render_text(report: EvaluationReport) -> str:
+    """The report as text, ending in a newline."""
+    return "".join(iter_text(report))
+
+
+def write_text(report: EvaluationReport, out: TextSink) -> None:
+    """Write the text report to ``out`` as it is rendered (the same text as ``render_text``)."""
+    write_pieces(iter_text(report), out)
 
 
 def run_line(verdict: RunVerdict, width: int = LABEL_WIDTH) -> str:
