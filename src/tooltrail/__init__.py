@@ -12,6 +12,7 @@ from tooltrail.evaluate import (
     MetricSummary,
     RunVerdict,
     Summary,
+    evaluate_cases,
     evaluate_suite,
     evaluate_trace,
 )
@@ -23,6 +24,10 @@ from tooltrail.report import (
     render_junit,
     render_markdown,
     render_text,
+    write_json,
+    write_junit,
+    write_markdown,
+    write_text,
 )
 from tooltrail.suite import (
     EvaluatorConfig,
@@ -59,6 +64,7 @@ __all__ = [
     "Turn",
     "__version__",
     "default_registry",
+    "evaluate_cases",
     "evaluate_suite",
     "evaluate_trace",
     "parse_args",
@@ -68,4 +74,8 @@ __all__ = [
     "render_text",
     "scorer",
     "values_equal",
+    "write_json",
+    "write_junit",
+    "write_markdown",
+    "write_text",
 ]

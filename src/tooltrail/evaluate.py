@@ -268,6 +268,29 @@ def evaluate_trace(
     return CaseResult(case.id, passed, scores, trace.trace_id, label or case.id)
 
 
+def evaluate_cases(
+    cases: Iterable[TestCase],
+    trace: EvalTrace,
+    output: str | None = None,
+    registry: Registry | None = None,
+) -> list[CaseResult]:
+    """``evaluate_trace`` for each case on one trace, in order, sharing one call index between
+    them: the names, counts and duplicate calls (the canonical-argument fingerprints, the
+    costliest part of a trace's evaluation) are worked out once per trace, not once per case.
+
+    Nothing is kept on the trace afterwards. Use it where one trace meets several cases or
+    policies (the receiver, the live processor, the batch pass).
+    """
+    installed = trace.view_cache is None
+    if installed:
+        trace.view_cache = CallView(trace.tool_calls)
+    try:
+        return [evaluate_trace(case, trace, output, registry) for case in cases]
+    finally:
+        if installed:
+            trace.view_cache = None
+
+
 def evaluate_suite(
     suite: TestSuite,
     samples: Iterable[EvaluationSample],
