@@ -90,12 +90,13 @@ def main() -> None:
         gc.freeze()
 
     samples = [EvaluationSample("refund", None, t, label=t.trace_id) for t in traces]
-    best = float("inf")
+    best = best_cpu = float("inf")
     report = None
     for _ in range(options.repeat):
         report = None  # each round builds its report from scratch, as one real run does
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         report = evaluate_suite(suite, samples)
+        best_cpu = min(best_cpu, time.process_time() - started_cpu)
         best = min(best, time.perf_counter() - started)
     assert report is not None
     print(f"traces built (not timed): {options.traces} x {options.calls} calls in {built:.2f} s")
@@ -103,6 +104,8 @@ def main() -> None:
     print(f" (best of {options.repeat})")
     print(f"  {options.traces / best:,.0f} traces/s")
     print(f"  {total_calls / best:,.0f} tool calls/s (goal: 1,000,000)")
+    # CPU time leaves out the time other jobs on a shared machine held the core.
+    print(f"  {total_calls / best_cpu:,.0f} tool calls per CPU second ({best_cpu:.3f} s)")
     print(f"  {report.summary.passed_cases}/{report.summary.total_cases} runs passed")
 
 
