@@ -85,7 +85,7 @@ def refund_report() -> EvaluationReport:
 
 
 def junit_reference(report: EvaluationReport) -> str:
-    """The JUnit document built as an ElementTree (the layout docs/core.md describes)."""
+    """The JUnit document built as an ElementTree tree and serialized by the stdlib."""
 
     def clean(text: str) -> str:
         return "".join(
