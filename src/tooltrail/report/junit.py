@@ -25,26 +25,6 @@ def _clean(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def _attr(text: str) -> str:
-    """An attribute value: XML-safe, then escaped as ElementTree escapes attributes."""
-    text = _clean(text)
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
-    if '"' in text:
-        text = text.replace('"', "&quot;")
-    if "\r" in text:
-        text = text.replace("\r", "&#13;")
-    if "\n" in text:
-        text = text.replace("\n", "&#10;")
-    if "\t" in text:
-        text = text.replace("\t", "&#09;")
-    return text
-
-
 def _text(text: str) -> str:
     """Element text: XML-safe, then escaped as ElementTree escapes character data."""
     text = _clean(text)
@@ -54,6 +34,20 @@ def _text(text: str) -> str:
         text = text.replace("<", "&lt;")
     if ">" in text:
         text = text.replace(">", "&gt;")
+    return text
+
+
+def _attr(text: str) -> str:
+    """An attribute value: escaped as element text, plus what ElementTree escapes in attributes."""
+    text = _text(text)
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "\r" in text:
+        text = text.replace("\r", "&#13;")
+    if "\n" in text:
+        text = text.replace("\n", "&#10;")
+    if "\t" in text:
+        text = text.replace("\t", "&#09;")
     return text
 
 
