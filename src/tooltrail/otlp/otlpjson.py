@@ -35,13 +35,15 @@ def decode_json_request(
     limits: Limits = DEFAULT_LIMITS,
     diagnostics: list[Diagnostic] | None = None,
     lazy: bool = False,
+    interest: Interest | None = None,
 ) -> list[Span]:
     """The spans of one OTLP/JSON traces request, given as bytes, str or parsed object.
 
     Raises ``DecodeError`` (with the field path) when the request as a whole is unusable. A
     span with an invalid id or a wrong-typed field is left out and reported in
     ``diagnostics``. With ``lazy``, attributes and events are decoded on first use (a bad
-    attribute is then dropped with a diagnostic instead of rejecting its span).
+    attribute is then dropped with a diagnostic instead of rejecting its span); with an
+    ``interest`` too, spans outside it come as ``SpanHead`` (see ``spans_from_json``).
     """
     if isinstance(request, (bytes, bytearray, memoryview, str)):
         size = len(request)
@@ -50,7 +52,9 @@ def decode_json_request(
                 f"request of {size} bytes exceeds the {limits.max_record_bytes} byte limit"
             )
         request = parse_json(request)
-    return spans_from_json(request, Where(origin, None, None, limits, diagnostics), lazy=lazy)
+    return spans_from_json(
+        request, Where(origin, None, None, limits, diagnostics), lazy=lazy, interest=interest
+    )
 
 
 def parse_json(data: Any) -> Any:

@@ -30,18 +30,22 @@ def decode_request(
     limits: Limits = DEFAULT_LIMITS,
     diagnostics: list[Diagnostic] | None = None,
     lazy: bool = False,
+    interest: Interest | None = None,
 ) -> list[Span]:
     """The spans of one serialized ``ExportTraceServiceRequest`` or ``TracesData``.
 
     Raises ``DecodeError`` when the message cannot be parsed at all. A span with an invalid
     id is left out and reported in ``diagnostics`` (a receiver counts them as rejected).
-    With ``lazy``, attributes and events are decoded on first use.
+    With ``lazy``, attributes and events are decoded on first use; with an ``interest`` too,
+    spans outside it come as ``SpanHead`` (see ``spans_from_bytes``).
     """
     if len(data) > limits.max_record_bytes:
         raise DecodeError(
             f"request of {len(data)} bytes exceeds the {limits.max_record_bytes} byte limit"
         )
-    return spans_from_bytes(data, Where(origin, None, None, limits, diagnostics), lazy=lazy)
+    return spans_from_bytes(
+        data, Where(origin, None, None, limits, diagnostics), lazy=lazy, interest=interest
+    )
 
 
 _PARSE_ERRORS = (ProtobufDecodeError, RecursionError, ValueError)
