@@ -14,6 +14,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from tooltrail.convert import read_traces
 from tooltrail.otlp import frame, json_line
@@ -35,6 +36,16 @@ class Run:
     agent: str = "refund-agent"
     attributes: dict[str, Any] = field(default_factory=dict)
     conversation: str | None = None
+    #: Plain (non-agent) spans under each tool call: an HTTP call, a query, ... as real tools make.
+    plain: int = 0
+
+
+#: Plain spans a tool makes: (name, kind, attributes, error?). No dialect reader looks at them.
+PLAIN_SPANS = [
+    ("GET", SpanKind.CLIENT, {"http.request.method": "GET", "url.full": "https://x.test/o"}, False),
+    ("SELECT", SpanKind.CLIENT, {"db.system.name": "postgresql", "db.query.text": "SELECT"}, True),
+    ("cache.get", SpanKind.INTERNAL, {"cache.key": "order:ORD-7731"}, False),
+]
 
 
 SEED_RUNS = [
@@ -80,7 +91,13 @@ def record(runs: Iterable[Run], service: str = "refund-service") -> list[list[Re
                     "gen_ai.tool.call.arguments": json.dumps(args),
                 }
                 with tracer.start_as_current_span(f"execute_tool {tool}", attributes=attrs):
-                    pass
+                    for k in range(run.plain):
+                        name, kind, plain_attrs, failed = PLAIN_SPANS[k % len(PLAIN_SPANS)]
+                        with tracer.start_as_current_span(
+                            name, kind=kind, attributes=plain_attrs
+                        ) as plain:
+                            if failed:
+                                plain.set_status(Status(StatusCode.ERROR, "timeout"))
         out.append(list(exporter.get_finished_spans()))
         exporter.clear()
     provider.shutdown()

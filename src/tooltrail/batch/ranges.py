@@ -4,13 +4,18 @@ This is a thin adapter: ``tooltrail.otlp`` reads whole files only (``iter_record
 byte range of a JSON-lines or length-prefixed file is read here with its public decoders
 (``decode_request``, ``decode_json_request``) and its record decompression. Diagnostics name
 the file and the absolute line (JSON lines) or byte offset (protobuf), as a whole-file read does.
+
+Spans are read with ``dialects.INTEREST``, exactly as ``tooltrail.convert.read_traces`` reads
+them: a plain span (an HTTP call, a query) comes as a ``SpanHead``, whose attributes and events
+are never decoded, since no dialect reader looks at them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO
 
+from tooltrail import dialects
 from tooltrail.batch.chunks import Chunk, Extent
 from tooltrail.otlp import (
     DEFAULT_LIMITS,
@@ -18,6 +23,7 @@ from tooltrail.otlp import (
     Diagnostic,
     Limits,
     Span,
+    SpanHead,
     decode_json_request,
     decode_request,
     iter_records,
@@ -31,11 +37,13 @@ from tooltrail.otlp.streams import (
 )
 
 _WHITESPACE = b" \t\r\n"
+#: The spans the converter reads in full; the others come as ``SpanHead``.
+INTEREST = dialects.INTEREST
 
 
 def read_chunk(
     chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic]
-) -> Iterator[tuple[Extent, list[Span]]]:
+) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     """The records of ``chunk``, each as (where it lies, its spans). Bad records become
     diagnostics; reading goes on."""
     limits = limits or DEFAULT_LIMITS
@@ -57,10 +65,10 @@ def read_chunk(
 
 def _read_whole(
     chunk: Chunk, limits: Limits, diagnostics: list[Diagnostic]
-) -> Iterator[tuple[Extent, list[Span]]]:
+) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     found: list[Diagnostic] = []
     read_any = False
-    for record in iter_records(chunk.path, limits=limits, diagnostics=found):
+    for record in iter_records(chunk.path, limits=limits, diagnostics=found, interest=INTEREST):
         read_any = True
         diagnostics.extend(found)
         found.clear()
@@ -80,7 +88,7 @@ def _not_otlp(diagnostic: Diagnostic) -> bool:
 
 def _read_lines(
     chunk: Chunk, stream: IO[bytes], limits: Limits, diagnostics: list[Diagnostic]
-) -> Iterator[tuple[Extent, list[Span]]]:
+) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     limit = limits.max_record_bytes
     offset, line_no = chunk.start, chunk.first_line - 1
     end = chunk.end if chunk.end is not None else float("inf")
@@ -111,7 +119,12 @@ def _read_lines(
         origin = f"{chunk.path}:{line_no}"
         try:
             spans = decode_json_request(
-                line, origin=origin, limits=limits, diagnostics=diagnostics, lazy=True
+                line,
+                origin=origin,
+                limits=limits,
+                diagnostics=diagnostics,
+                lazy=True,
+                interest=INTEREST,
             )
         except DecodeError as exc:
             diagnostics.append(Diagnostic(chunk.path, line_no, None, str(exc)))
@@ -121,7 +134,7 @@ def _read_lines(
 
 def _read_prefixed(
     chunk: Chunk, stream: IO[bytes], limits: Limits, diagnostics: list[Diagnostic]
-) -> Iterator[tuple[Extent, list[Span]]]:
+) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     limit = limits.max_record_bytes
     offset = chunk.start
     end = chunk.end if chunk.end is not None else float("inf")
@@ -160,16 +173,26 @@ def _read_prefixed(
 
 def _decode_framed(
     body: bytes, origin: str, limits: Limits, diagnostics: list[Diagnostic], path: str, start: int
-) -> list[Span] | None:
+) -> Sequence[Span | SpanHead] | None:
     try:
         if body.startswith(ZSTD_MAGIC) or body.startswith(GZIP_MAGIC):
             body = decompress_record(body, limits.max_record_bytes)
         if body.lstrip(_WHITESPACE)[:1] == b"{":
             return decode_json_request(
-                body, origin=origin, limits=limits, diagnostics=diagnostics, lazy=True
+                body,
+                origin=origin,
+                limits=limits,
+                diagnostics=diagnostics,
+                lazy=True,
+                interest=INTEREST,
             )
         return decode_request(
-            body, origin=origin, limits=limits, diagnostics=diagnostics, lazy=True
+            body,
+            origin=origin,
+            limits=limits,
+            diagnostics=diagnostics,
+            lazy=True,
+            interest=INTEREST,
         )
     except DecodeError as exc:
         message = str(exc)

@@ -12,7 +12,7 @@ run them unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,7 +23,7 @@ from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts, build_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_trace
-from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span
+from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
 from tooltrail.suite import TestSuite
 
 Grouping = Literal["trace", "conversation"]
@@ -143,7 +143,7 @@ class _TraceCollector:
         self.span_count = 0
         self._over_limit: set[str] = set()
 
-    def add_record(self, extent: Extent, spans: list[Span]) -> None:
+    def add_record(self, extent: Extent, spans: Sequence[Span | SpanHead]) -> None:
         wanted = self.wanted
         last_id = ""
         facts: TraceFacts | None = None
@@ -226,7 +226,7 @@ def _evaluate_groups(
     return outcomes
 
 
-def _over_limit(span: Span, max_spans: int) -> Diagnostic:
+def _over_limit(span: Span | SpanHead, max_spans: int) -> Diagnostic:
     return Diagnostic(
         span.origin or "?",
         None,
