@@ -174,3 +174,26 @@ def test_corpus_refund_scenarios_get_the_seed_verdicts() -> None:
             for scenario in ("a_refund_ok", "b_refund_skip_verify", "c_refund_wrong_amount")
         ]
         assert verdicts == [True, False, False], framework
+
+
+def test_policies_sharing_a_trace_give_the_rows_each_gives_alone(tmp_path: Path) -> None:
+    """Cases on one trace share its call index (``evaluate_cases``): same rows as one by one."""
+    dump = write(tmp_path / "seed.jsonl", jsonl(record(SEED_RUNS)))
+    policies = [
+        {"id": "no-loops", "match": "all", "evaluators": [{"name": "no_redundant_tool_calls"}]},
+        {"id": "precise", "match": "all", "evaluators": [{"name": "tool_call_precision"}]},
+        {"id": "order", "match": "all", "required_tool_order": ["lookup_order", "issue_refund"]},
+        {"id": "failed-ignored", "match": "all", "ignore_failed_calls": True,
+         "evaluators": [{"name": "no_redundant_tool_calls"}]},
+    ]  # fmt: skip
+    together = run_batch(suite(*policies), [dump], workers=1).results
+    alone = [r for p in policies for r in run_batch(suite(p), [dump], workers=1).results]
+    assert len(together) == 4 * len(SEED_RUNS)
+    assert verdicts(together) == verdicts(alone)
+
+
+def verdicts(results) -> list[str]:  # type: ignore[no-untyped-def]
+    """Each row's trace, case, verdict and scores, in a fixed order."""
+    return sorted(
+        repr((r.trace_id, r.case_id, r.passed, [s.to_dict() for s in r.scores])) for r in results
+    )

@@ -22,7 +22,7 @@ from tooltrail.batch.matching import UnmatchedTrace, row_label, unmatched
 from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts, build_eval_trace
-from tooltrail.evaluate import CaseResult, evaluate_trace
+from tooltrail.evaluate import CaseResult, evaluate_cases
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
 from tooltrail.suite import TestSuite
 
@@ -218,11 +218,12 @@ def _evaluate_groups(
         cases = suite.cases_for(trace)
         if not cases:
             outcome.unmatched = unmatched(trace)
-        for case in cases:
-            result = evaluate_trace(case, trace, registry=registry)
+            continue
+        results = evaluate_cases(cases, trace, registry=registry)
+        for case, result in zip(cases, results, strict=True):
             result.label = row_label(case, trace, suite)
             compactor.row(result)
-            outcome.results.append(result)
+        outcome.results = results
     return outcomes
 
 

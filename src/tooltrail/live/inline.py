@@ -21,7 +21,7 @@ from typing import IO, Any
 import orjson
 
 from tooltrail.convert import to_eval_trace
-from tooltrail.evaluate import CaseResult, evaluate_trace
+from tooltrail.evaluate import CaseResult, evaluate_cases
 from tooltrail.live.adapt import otlp_spans
 from tooltrail.live.buffer import CompletedTrace
 from tooltrail.live.throttle import ThrottledWarning
@@ -153,9 +153,7 @@ class InlineEvaluator:
         cases = self.suite.cases_for(eval_trace)
         if not cases:
             return None
-        return eval_trace, [
-            evaluate_trace(case, eval_trace, registry=self.registry) for case in cases
-        ]
+        return eval_trace, evaluate_cases(cases, eval_trace, registry=self.registry)
 
     def _write(
         self, eval_trace: EvalTrace, trace: CompletedTrace, results: list[CaseResult]

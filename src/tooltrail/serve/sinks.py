@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tooltrail.convert import to_eval_trace
-from tooltrail.evaluate import CaseResult, evaluate_trace
+from tooltrail.evaluate import CaseResult, evaluate_cases
 from tooltrail.live.buffer import LATE, CompletedTrace
 from tooltrail.live.inline import InlineEvaluator, result_line
 from tooltrail.model import EvalTrace
@@ -83,7 +83,7 @@ class ReceivedTraceEvaluator(InlineEvaluator):
             eval_trace = to_eval_trace(spans_of(trace))
             eval_trace.partial = eval_trace.partial or trace.partial
             cases = self.suite.cases_for(eval_trace)
-            results = [evaluate_trace(case, eval_trace, registry=self.registry) for case in cases]
+            results = evaluate_cases(cases, eval_trace, registry=self.registry) if cases else []
         except Exception:
             self._counters.add(evaluation_errors=1, traces_evaluated=1)
             raise
