@@ -325,13 +325,36 @@ def test_a_gate_section_of_a_suite_file_works_as_the_gate_config(
     assert "3 failed cases exceed the maximum of 2" in result.stdout
 
 
-def test_the_json_report_is_written_row_by_row_as_render_json_would(
-    seed: tuple[str, str],
-) -> None:
-    from tooltrail.cli.eval import report_pieces
-    from tooltrail.report import render_json
+@pytest.fixture(scope="module")
+def many_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """The seed suite and 160 runs: JSON and JUnit reports take more than one 64 KB write."""
+    directory = tmp_path_factory.mktemp("many")
+    suite = directory / "suite.yaml"
+    suite.write_text(SEED_SUITE)
+    runs = [Run(f"{r.name}-{n}", r.calls) for n in range(40) for r in SEED_RUNS]
+    return str(suite), write(directory / "runs.jsonl", jsonl(record(runs)))
 
-    report = EvaluationReport.from_dict(json.loads(run(*seed, "--format", "json").stdout))
-    assert "".join(report_pieces(report, "json")) == render_json(report)
-    empty = EvaluationReport.from_results(None, [])
-    assert "".join(report_pieces(empty, "json")) == render_json(empty)
+
+@pytest.mark.parametrize("fmt", ["text", "json", "junit", "markdown"])
+def test_every_format_streams_the_renderers_text_byte_for_byte(
+    many_runs: tuple[str, str], fmt: str, tmp_path: Path
+) -> None:
+    from tooltrail.batch import run_batch
+    from tooltrail.report import render_json, render_junit, render_markdown, render_text
+    from tooltrail.suite import TestSuite
+
+    suite_path, dump = many_runs
+    suite = TestSuite.load(suite_path)
+    report = EvaluationReport.from_results(suite, run_batch(suite, [dump], workers=1).results)
+    render = {
+        "text": render_text,
+        "json": render_json,
+        "junit": render_junit,
+        "markdown": render_markdown,
+    }[fmt]
+    expected = render(report)
+    assert len(expected) > 1 << 16 or fmt in ("text", "markdown")
+    assert run(suite_path, dump, "--format", fmt).stdout == expected
+    out = tmp_path / f"report.{fmt}"
+    run(suite_path, dump, "--format", fmt, "--out", str(out))
+    assert out.read_bytes() == expected.encode()

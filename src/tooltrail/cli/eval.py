@@ -9,12 +9,11 @@ or ``--out``.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -33,22 +32,25 @@ from tooltrail.otlp import Diagnostic
 from tooltrail.report import (
     Gate,
     GateResult,
-    render_json,
-    render_junit,
-    render_markdown,
-    render_text,
+    write_json,
+    write_junit,
+    write_markdown,
+    write_text,
 )
+from tooltrail.report.stream import TextSink
 from tooltrail.suite import SuiteError, TestSuite
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
 #: Diagnostics printed before the rest are only counted.
 MAX_DIAGNOSTICS_SHOWN = 100
 
-RENDERERS = {
-    "text": render_text,
-    "json": render_json,
-    "junit": render_junit,
-    "markdown": render_markdown,
+#: Report writers by ``--format``: each streams its document to a text sink piece by piece
+#: (the same text as the matching ``render_*``), so a big report never exists as one string.
+WRITERS: dict[str, Callable[[EvaluationReport, TextSink], None]] = {
+    "text": write_text,
+    "json": write_json,
+    "junit": write_junit,
+    "markdown": write_markdown,
 }
 
 
@@ -65,7 +67,7 @@ RENDERERS = {
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(sorted(RENDERERS)),
+    type=click.Choice(sorted(WRITERS)),
     default="text",
     show_default=True,
     help="Report format.",
@@ -161,7 +163,7 @@ def eval_command(
             _annotate(suite, inputs, batch, group, annotate_path, annotate_traces_path)
     report = EvaluationReport.from_results(suite, batch.results)
     try:
-        _write_report(report_pieces(report, fmt), out)
+        write_report(report, fmt, out)
     except OSError as exc:
         _fail_usage(f"cannot write the report to {out}: {exc.strerror or exc}")
     _print_diagnostics(batch.diagnostics, stdin_copy)
@@ -233,31 +235,21 @@ def _fail_usage(message: str) -> Any:
     sys.exit(EXIT_USAGE)
 
 
-def report_pieces(report: EvaluationReport, fmt: str) -> Iterator[str]:
-    """The rendered report in pieces. JSON is written row by row (the same text as
-    ``render_json``): rendering a large report as one document takes ~20 KB per row."""
-    if fmt != "json" or not report.cases:
-        yield RENDERERS[fmt](report)
-        return
-    empty = render_json(
-        EvaluationReport(report.suite_name, report.suite_version, [], report.summary)
-    )
-    marker = '"cases": []'
-    at = empty.rindex(marker)
-    yield empty[:at] + '"cases": ['
-    for n, row in enumerate(report.cases):
-        text = json.dumps(row.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
-        yield ("," if n else "") + "\n    " + text.replace("\n", "\n    ")
-    yield "\n  ]" + empty[at + len(marker) :]
-
-
-def _write_report(pieces: Iterable[str], out: str | None) -> None:
+def write_report(report: EvaluationReport, fmt: str, out: str | None) -> None:
+    """Stream ``report`` in format ``fmt`` to the file ``out``, or to stdout."""
+    writer = WRITERS[fmt]
     if out is None:
-        for piece in pieces:
-            click.echo(piece, nl=False)
+        writer(report, _Stdout())
         return
     with open(out, "w", encoding="utf-8") as handle:
-        handle.writelines(pieces)
+        writer(report, handle)
+
+
+class _Stdout:
+    """stdout as a report sink, written through ``click.echo`` like everything else printed."""
+
+    def write(self, text: str, /) -> None:
+        click.echo(text, nl=False)
 
 
 def _print_diagnostics(diagnostics: Sequence[Diagnostic], stdin_copy: str | None) -> None:
