@@ -8,7 +8,10 @@ BatchSpanProcessor), then times in one run:
 - raw protobuf: ``ExportTraceServiceRequest.ParseFromString`` of every record;
 - raw JSON: ``orjson.loads`` of every line;
 - ``tooltrail.otlp.read_spans`` (decoding only) on each file;
-- ``tooltrail.convert.read_traces`` end to end on each file (when the converter is installed).
+- ``tooltrail.convert.read_traces`` end to end on each file (when the converter is installed);
+- a floor for each format: the least work any converter does per span in Python (group by
+  trace, read the kind, parse the tool arguments and model output JSON), over the same parse.
+  Its ratio is the ceiling of what ``read_traces`` can reach in Python on this decoder.
 
 Usage: ``python benchmarks/bench_convert.py [--spans N] [--repeat R] [--dir DIR] [--plain K]``.
 Goals (issue 3): read_traces >= 40% of the raw protobuf rate, >= 50% of the orjson rate.
@@ -202,6 +205,14 @@ def generate(n_spans: int, seed: int = 7, plain: int = 0) -> list[ExportTraceSer
     return requests
 
 
+#: What the floor rows do per span, and nothing more: keep its head under its trace (spans of
+#: a trace arrive over many records), read its kind, and parse the JSON the result needs (a tool
+#: call's name, id and arguments; a model call's output messages). No dialects, limits,
+#: diagnostics or EvalTrace: their rate is a ceiling for any converter written in Python over
+#: the same parse, not a target.
+FLOOR = "group by trace, read the kind, parse tool arguments and model output"
+
+
 def timed(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
     """Best wall time of ``repeat`` runs, and what the function counted."""
     best, result = float("inf"), 0
@@ -255,6 +266,66 @@ def main() -> None:
         return sum(len(loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]) for line in lines)
 
     from tooltrail.otlp import read_spans
+    from tooltrail.otlp.wire import MappedTraces
+
+    def floor_pb() -> int:
+        """The least work any converter does in Python (``FLOOR``), on the C-parsed map."""
+        traces: dict[str, list[tuple]] = {}
+        loads = orjson.loads
+        for b in records:
+            for resource_spans in MappedTraces.FromString(b).resource_spans:
+                for scope_spans in resource_spans.scope_spans:
+                    for s in scope_spans.spans:
+                        a = s.attributes
+                        v = a.get("gen_ai.operation.name")
+                        operation = v.string_value if v is not None else None
+                        found: Any = None
+                        if operation == "execute_tool":
+                            found = (
+                                a["gen_ai.tool.name"].string_value,
+                                a["gen_ai.tool.call.id"].string_value,
+                                loads(a["gen_ai.tool.call.arguments"].string_value),
+                            )
+                        elif operation == "chat":
+                            found = loads(a["gen_ai.output.messages"].string_value)
+                        head = (s.span_id.hex(), s.parent_span_id.hex(), s.name,
+                                s.start_time_unix_nano, s.end_time_unix_nano, s.status)  # fmt: skip
+                        trace_id = s.trace_id.hex()
+                        spans = traces.get(trace_id)
+                        if spans is None:
+                            traces[trace_id] = spans = []
+                        spans.append((head, operation, found))
+        return sum(len(t) for t in traces.values())
+
+    def floor_json() -> int:
+        """``orjson.loads`` per line, then the same least work (``FLOOR``)."""
+        traces: dict[str, list[tuple]] = {}
+        loads = orjson.loads
+        for line in lines:
+            for resource_spans in loads(line)["resourceSpans"]:
+                for scope_spans in resource_spans["scopeSpans"]:
+                    for s in scope_spans["spans"]:
+                        a = {kv["key"]: kv["value"] for kv in s["attributes"]}
+                        v = a.get("gen_ai.operation.name")
+                        operation = v["stringValue"] if v is not None else None
+                        found: Any = None
+                        if operation == "execute_tool":
+                            found = (
+                                a["gen_ai.tool.name"]["stringValue"],
+                                a["gen_ai.tool.call.id"]["stringValue"],
+                                loads(a["gen_ai.tool.call.arguments"]["stringValue"]),
+                            )
+                        elif operation == "chat":
+                            found = loads(a["gen_ai.output.messages"]["stringValue"])
+                        head = (s["spanId"].lower(), s.get("parentSpanId", ""), s["name"],
+                                int(s["startTimeUnixNano"]), int(s["endTimeUnixNano"]),
+                                s.get("status"))  # fmt: skip
+                        trace_id = s["traceId"].lower()
+                        spans = traces.get(trace_id)
+                        if spans is None:
+                            traces[trace_id] = spans = []
+                        spans.append((head, operation, found))
+        return sum(len(t) for t in traces.values())
 
     def spans_of(path: Path) -> Callable[[], int]:
         return lambda: sum(1 for _ in read_spans(path))
@@ -262,7 +333,9 @@ def main() -> None:
     rows: list[tuple[str, Callable[[], int]]] = [
         ("raw protobuf ParseFromString", raw_pb),
         ("tooltrail.otlp.read_spans, protobuf", spans_of(pb_path)),
+        ("floor: least conversion work, protobuf", floor_pb),
         ("raw orjson.loads per line", raw_json),
+        ("floor: least conversion work, JSON lines", floor_json),
         ("tooltrail.otlp.read_spans, JSON lines", spans_of(json_path)),
     ]
     try:
@@ -288,7 +361,11 @@ def main() -> None:
         ("JSON lines", "raw orjson.loads per line"),
     )
     for fmt, raw in baselines:
-        for what in ("tooltrail.otlp.read_spans", "tooltrail.convert.read_traces"):
+        for what in (
+            "floor: least conversion work",
+            "tooltrail.otlp.read_spans",
+            "tooltrail.convert.read_traces",
+        ):
             label = f"{what}, {fmt}"
             if label in rates:
                 print(f"{label:42s} {rates[label] / rates[raw]:7.0%} of {raw}")
