@@ -21,6 +21,7 @@ from tooltrail.batch.executors import (
     ProcessExecutor,
     default_workers,
 )
+from tooltrail.batch.gc_pause import gc_paused
 from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.tasks import (
     ChunkOutcome,
@@ -74,7 +75,26 @@ def run_batch(
     ``chunk_bytes``: size of the pieces large files are cut into (default: about four per
     worker, at most ``DEFAULT_CHUNK_BYTES``). Raises ``InputError`` when a path names nothing.
     """
-    settings = EvalSettings(suite=suite, group=group, limits=limits)
+    with gc_paused():  # the rows pile up here, the facts of a chunk in a task: see ``gc_pause``
+        return _plan_and_run(
+            EvalSettings(suite=suite, group=group, limits=limits),
+            paths,
+            workers,
+            dask_address,
+            chunk_bytes,
+            on_progress,
+        )
+
+
+def _plan_and_run(
+    settings: EvalSettings,
+    paths: Sequence[str],
+    workers: int | None,
+    dask_address: str | None,
+    chunk_bytes: int | None,
+    on_progress: ProgressCallback | None,
+) -> BatchResult:
+    limits = settings.limits
     plan_limits = limits or DEFAULT_LIMITS
     executor: Executor
     if dask_address is not None:

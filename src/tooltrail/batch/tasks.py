@@ -18,6 +18,7 @@ from typing import Literal
 
 from tooltrail.batch.chunks import Chunk, Extent
 from tooltrail.batch.compact import RowCompactor
+from tooltrail.batch.gc_pause import gc_paused
 from tooltrail.batch.matching import UnmatchedTrace, row_label, unmatched
 from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
@@ -83,6 +84,11 @@ class ChunkOutcome:
 
 def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
     """Evaluate every group of one chunk; groups that continue elsewhere are redone by a merge."""
+    with gc_paused():
+        return _evaluate_chunk(task)
+
+
+def _evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
     diagnostics: list[Diagnostic] = []
     traces = _TraceCollector(task.settings.limits, diagnostics)
     for extent, spans in read_chunk(task.chunk, task.settings.limits, diagnostics):
@@ -105,6 +111,11 @@ def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
 def evaluate_merge(task: MergeTask) -> ChunkOutcome:
     """Evaluate the merged groups of ``task``. Read problems were reported by the chunk pass,
     so the re-read's diagnostics are dropped."""
+    with gc_paused():
+        return _evaluate_merge(task)
+
+
+def _evaluate_merge(task: MergeTask) -> ChunkOutcome:
     ignored: list[Diagnostic] = []
     traces = _TraceCollector(task.settings.limits, ignored, wanted=task.positions.keys())
     for part in task.parts:

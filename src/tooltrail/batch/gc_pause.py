@@ -1,0 +1,58 @@
+"""The cyclic garbage collector, paused while the batch pass runs.
+
+A chunk task keeps a chunk's worth of per-trace facts alive until the chunk is read, and the
+driver keeps every report row until the end. Each is a growing heap of long-lived objects, and
+CPython's collector rescans all of it every time it grows by a quarter: on JSON lines that was
+about 30% of the pass's CPU time, on protobuf about 10%. The pass itself leaves (next to) no
+reference cycles behind (a few dozen objects per 32 MB chunk, found by the collector after the
+run), so nothing is lost by not looking for them while it runs.
+
+The pause is counted: overlapping pauses (the driver and an inline task, or tasks on threads of
+one Dask worker) restore the collector only when the last one ends, and only when it was on
+before the first one began. A process forked during a pause (a local worker pool) starts with
+no pause of its own and the collector as it was before the pause.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_lock = threading.Lock()
+_depth = 0
+_was_enabled = False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Run the body with the cyclic garbage collector off; its previous state comes back after."""
+    global _depth, _was_enabled
+    with _lock:
+        if _depth == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _was_enabled:
+                gc.enable()
+
+
+def _reset_in_child() -> None:
+    """A forked child inherits the parent's pause, but none of the code that would end it."""
+    global _depth, _lock
+    _lock = threading.Lock()  # another thread of the parent may have held it
+    if _depth:
+        _depth = 0
+        if _was_enabled:
+            gc.enable()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_reset_in_child)
