@@ -80,7 +80,7 @@ def any_value(value: Any, where: Where, loc: tuple[int, int, int], key: str) -> 
 class MappedAttributes(Mapping[str, Any]):
     """A read-only mapping over a span's ``map<string, AnyValue>`` attributes."""
 
-    __slots__ = ("_map", "_where", "_loc", "_request", "_values", "_ordered")
+    __slots__ = ("_map", "_where", "_loc", "_request", "_values", "_ordered", "_limit")
 
     def __init__(
         self, entries: Any, where: Where, loc: tuple[int, int, int], request: RequestBytes
@@ -91,6 +91,7 @@ class MappedAttributes(Mapping[str, Any]):
         self._request = request
         self._values: dict[str, Any] | None = None
         self._ordered: PbAttributes | None = None
+        self._limit = where.limits.max_attribute_value_bytes
         if len(entries) > where.limits.max_attributes:
             self._map = None  # over the limit: the wire order decides which are kept
 
@@ -130,10 +131,9 @@ class MappedAttributes(Mapping[str, Any]):
         value = entries.get(key)
         if value is None:
             return default
-        if value.WhichOneof("value") == "string_value":  # the common case, nothing to report
-            text = value.string_value
-            if len(text) * 4 <= self._where.limits.max_attribute_value_bytes:
-                return text
+        text = value.string_value  # non-empty only when the value is a string (a oneof)
+        if text and len(text) * 4 <= self._limit:  # the common case, nothing to report
+            return text
         values = self._values
         if values is None:
             values = self._values = {}
