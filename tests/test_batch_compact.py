@@ -43,3 +43,13 @@ def test_equal_whole_trace_scores_become_one_shared_object(tmp_path: Path) -> No
     assert first.scores[0] is second.scores[0]  # contains:$49.99, about the whole trace
     assert first.scores[1] is not second.scores[1]  # required_tool: points at each trace's span
     assert first.scores[1].explanation is second.scores[1].explanation
+
+
+def test_rows_from_pool_workers_still_share_their_equal_scores(tmp_path: Path) -> None:
+    """Each task compacts its rows; pickling them back to the driver keeps what they share."""
+    dump = write(tmp_path / "runs.jsonl", jsonl(record(SEED_RUNS[:1] * 8)))
+    result = run_batch(SUITE, [dump], workers=2, chunk_bytes=6000)
+    rows = result.results
+    assert len(rows) == 8 and 1 < result.chunk_count < 8
+    contains = {id(row.scores[0]) for row in rows}  # contains:$49.99, about the whole trace
+    assert len(contains) <= result.chunk_count

@@ -13,7 +13,6 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from tooltrail.batch.chunks import Chunk, Extent, plan_chunks
-from tooltrail.batch.compact import RowCompactor
 from tooltrail.batch.executors import (
     DaskExecutor,
     Executor,
@@ -128,10 +127,7 @@ def _run(
     on_progress: ProgressCallback | None,
 ) -> BatchResult:
     outcomes: list[ChunkOutcome] = []
-    compactor = RowCompactor()
     for outcome in executor.run(evaluate_chunk, [ChunkTask(settings, c) for c in chunks]):
-        for g in outcome.groups:
-            compactor.rows(g.results)
         outcomes.append(outcome)
         if on_progress is not None:
             on_progress(len(outcome.groups), outcome.span_count, outcome.byte_count)
@@ -140,8 +136,6 @@ def _run(
     kept, merges = plan_merges(outcomes, chunks, settings)
     merged: list[GroupOutcome] = []
     for outcome in executor.run(evaluate_merge, merges):
-        for g in outcome.groups:
-            compactor.rows(g.results)
         merged.extend(outcome.groups)
         outcomes.append(outcome)
 
