@@ -1,0 +1,358 @@
+"""OTLP/JSON traces in the collector's canonical shape, decoded by ``msgspec`` into structs.
+
+The collector, the SDK exporters and most dumps write one shape: lowerCamelCase keys, hex
+ids, attributes as lists of ``{key, value}``. Decoding that shape straight into structs
+skips building a dict per span and per attribute, and indexing attributes from structs is
+cheaper than from dicts. Only that shape is accepted here: anything else (snake_case keys,
+attributes as objects, ``instrumentationLibrarySpans``, wrong types, invalid or base64 ids,
+integers past 64 bits, ...) makes ``decode_typed`` or ``typed_spans`` give up, and the record
+is read by the ``orjson`` path in ``otlpjson``, which then reports exactly what it always did.
+
+What is kept as plain JSON (attribute values, events, the resource, the scope) is what
+``orjson`` would have produced, with one difference made good before use: ``msgspec`` reads an
+integer beyond 64 bits exactly where ``orjson`` reads it as a float (``_as_orjson``).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta, Struct
+
+from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
+from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
+from tooltrail.otlp.values import Notes, json_attributes
+
+_INT64_MIN = -(1 << 63)
+_UINT64_MAX = (1 << 64) - 1
+#: ``orjson`` refuses documents nested deeper than this; ``msgspec`` stops at the recursion
+#: limit, so with a limit at or below it, whatever ``msgspec`` reads ``orjson`` reads too.
+_ORJSON_MAX_DEPTH = 1024
+
+Int64 = Annotated[int, Meta(ge=_INT64_MIN, le=(1 << 63) - 1)]
+
+
+class _KeyValue(Struct, forbid_unknown_fields=True, gc=False):
+    key: str
+    #: The AnyValue object as plain JSON (read by ``values.json_value`` when asked for).
+    value: Any = None
+
+
+class _Status(Struct, forbid_unknown_fields=True, gc=False):
+    code: Int64 = 0
+    message: str = ""
+
+
+class _Span(Struct, forbid_unknown_fields=True, gc=False):
+    traceId: str = ""
+    spanId: str = ""
+    parentSpanId: str | None = None
+    name: str = ""
+    kind: Int64 = 0
+    startTimeUnixNano: Int64 | str = 0
+    endTimeUnixNano: Int64 | str = 0
+    attributes: list[_KeyValue] | None = None
+    #: Plain JSON, decoded on first use like the ``orjson`` path's events.
+    events: list[Any] | None = None
+    status: _Status | None = None
+    # Present in real dumps, never read.
+    traceState: Any = None
+    flags: Any = None
+    droppedAttributesCount: Any = None
+    droppedEventsCount: Any = None
+    links: Any = None
+    droppedLinksCount: Any = None
+
+
+class _ScopeSpans(Struct, forbid_unknown_fields=True, gc=False):
+    scope: Any = None
+    spans: list[_Span] | None = None
+    schemaUrl: Any = None
+
+
+class _ResourceSpans(Struct, forbid_unknown_fields=True, gc=False):
+    resource: Any = None
+    scopeSpans: list[_ScopeSpans] | None = None
+    schemaUrl: Any = None
+
+
+class _Request(Struct, forbid_unknown_fields=True, gc=False):
+    resourceSpans: list[_ResourceSpans]
+
+
+_decode = msgspec.json.Decoder(_Request).decode
+_DECODE_ERRORS = (msgspec.MsgspecError, RecursionError, UnicodeError, ValueError, TypeError)
+
+
+class TypedRequest(dict):  # type: ignore[type-arg]
+    """A traces request decoded into structs, with the bytes it came from (to read it the
+    ``orjson`` way when ``typed_spans`` gives up). A dict holding just ``resourceSpans`` so
+    that readers of other signals (logs) see a traces document, as they would from ``orjson``."""
+
+    __slots__ = ("request", "data")
+
+    def __init__(self, request: _Request, data: Any) -> None:
+        super().__init__(resourceSpans=request.resourceSpans)
+        self.request = request
+        self.data = data
+
+
+def decode_typed(data: Any) -> TypedRequest | None:
+    """``data`` (bytes or str) as a ``TypedRequest``, or ``None`` if it is not valid JSON in
+    the canonical shape."""
+    if sys.getrecursionlimit() > _ORJSON_MAX_DEPTH:
+        return None  # msgspec could then accept nesting orjson refuses
+    try:
+        return TypedRequest(_decode(data), data)
+    except _DECODE_ERRORS:
+        return None
+
+
+_fromhex = bytes.fromhex
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+_NO_EVENTS: tuple[()] = ()
+
+
+class _GiveUp(Exception):
+    """The record is not in the canonical shape after all: read it the ``orjson`` way."""
+
+
+def typed_spans(
+    request: _Request, where: Where, *, lazy: bool = True, interest: Interest | None = None
+) -> list[Any] | None:
+    """The spans of a typed request, equal to what ``otlpjson.spans_from_json`` returns for
+    the same record, or ``None`` (nothing reported) when only that path can read it."""
+    sink: list[Diagnostic] | None = [] if where.sink is not None else None
+    early = Where(where.path, where.line, where.offset, where.limits, sink)
+    try:
+        spans = _spans(request, where, early, lazy, interest if lazy else None)
+    except (_GiveUp, DecodeError, ValueError):
+        return None
+    if sink and where.sink is not None:
+        where.sink.extend(sink)
+    return spans
+
+
+def _spans(
+    request: _Request, where: Where, early: Where, lazy: bool, interest: Interest | None
+) -> list[Any]:
+    """``where`` goes to lazy values (they report late); ``early`` collects what is reported
+    now, kept back until the whole record is known to be readable here."""
+    out: list[Any] = []
+    append = out.append
+    origin = where.origin
+    cache: dict[str, str] = {}
+    for ri, rs in enumerate(request.resourceSpans):
+        resource = _resource(rs.resource, early, ri)
+        for si, ss in enumerate(rs.scopeSpans or ()):
+            scope = ss.scope
+            scope_name = scope.get("name", "") if scope.__class__ is dict else ""
+            if scope_name.__class__ is not str:
+                scope_name = ""
+            for pi, s in enumerate(ss.spans or ()):
+                span = _span(s, where, early, (ri, si, pi), cache, lazy, interest)
+                span.resource = resource
+                span.scope_name = scope_name
+                span.origin = origin
+                append(span)
+    return out
+
+
+def _resource(resource: Any, early: Where, ri: int) -> dict[str, Any]:
+    if not resource:
+        return {}
+    if resource.__class__ is not dict:
+        raise _GiveUp
+    path = f"resourceSpans[{ri}].resource"
+    notes: Notes = []
+    attrs = json_attributes(
+        _as_orjson(resource.get("attributes")), early.limits, f"{path}.attributes", notes
+    )
+    early.report_notes(notes)
+    return attrs
+
+
+def _span(
+    s: _Span,
+    where: Where,
+    early: Where,
+    loc: tuple[int, int, int],
+    cache: dict[str, str],
+    lazy: bool,
+    interest: Interest | None,
+) -> Any:
+    trace_key = s.traceId
+    trace_hex = cache.get(trace_key)
+    if trace_hex is None:
+        raw = _fromhex(trace_key) if len(trace_key) == 32 else b""
+        if len(raw) != 16 or raw == _ZERO_TRACE:
+            raise _GiveUp
+        trace_hex = cache[trace_key] = raw.hex()
+    span_id = s.spanId
+    raw = _fromhex(span_id) if len(span_id) == 16 else b""
+    if len(raw) != 8 or raw == _ZERO_SPAN:
+        raise _GiveUp
+    parent = s.parentSpanId
+    if parent:
+        parent_raw = _fromhex(parent) if len(parent) == 16 else b""
+        if len(parent_raw) != 8:
+            raise _GiveUp
+        parent_hex = parent_raw.hex() if parent_raw != _ZERO_SPAN else ""
+    else:
+        parent_hex = ""
+    start: Any = s.startTimeUnixNano
+    end: Any = s.endTimeUnixNano
+    if start.__class__ is str:
+        start = int(start) if start else 0
+    if end.__class__ is str:
+        end = int(end) if end else 0
+    status = s.status
+    code, message = (status.code, status.message) if status is not None else (0, "")
+    name = s.name
+    attrs = s.attributes
+    events = s.events
+    if (
+        interest is not None
+        and parent_hex
+        and not _of_interest(interest, name, attrs, where.limits.max_attributes)
+    ):
+        return SpanHead(trace_hex, raw.hex(), parent_hex, name, start, end, code, {}, "", "")
+    if lazy:
+        attributes: Any = StructAttributes(attrs, where, loc) if attrs else {}
+        span_events: Any = StructEvents(events, where, loc) if events else _NO_EVENTS
+    else:
+        notes: Notes = []
+        base = span_path(*loc)
+        attributes = (
+            json_attributes(_pairs(attrs), where.limits, f"{base}.attributes", notes)
+            if attrs
+            else {}
+        )
+        span_events = [
+            json_event(_as_orjson(event), where.limits, f"{base}.events[{i}]", notes)
+            for i, event in enumerate(events or ())
+        ]
+        early.report_notes(notes)
+    return Span(
+        trace_hex,
+        raw.hex(),
+        parent_hex,
+        name,
+        s.kind,
+        start,
+        end,
+        code,
+        message,
+        attributes,
+        span_events,
+    )
+
+
+def _of_interest(
+    interest: Interest, name: str, attrs: list[_KeyValue] | None, max_attributes: int
+) -> bool:
+    """``otlpjson._of_interest`` for typed attributes (every pair has a string key)."""
+    if interest.named(name):
+        return True
+    if not attrs:
+        return False
+    if len(attrs) > max_attributes:
+        return True
+    keys = interest.key_set
+    for pair in attrs:
+        if pair.key in keys:
+            return True
+    return False
+
+
+def _pairs(attrs: list[_KeyValue]) -> list[dict[str, Any]]:
+    """Typed attributes as the list of ``{key, value}`` objects ``orjson`` would give."""
+    return [{"key": pair.key, "value": _as_orjson(pair.value)} for pair in attrs]
+
+
+class StructAttributes(JsonAttributes):
+    """Span attributes kept as a list of typed ``{key, value}`` pairs; values are read on
+    first use exactly as ``JsonAttributes`` reads them."""
+
+    __slots__ = ()
+
+    def _build_index(self, notes: Notes) -> dict[str, Any]:
+        raw = self._raw
+        if len(raw) <= self._where.limits.max_attributes:
+            return {pair.key: pair.value for pair in raw}
+        self._raw = _pairs(raw)  # past the limit: the plain reader's rules and reports
+        return super()._build_index(notes)
+
+    def _decode_item(self, key: str, item: Any, notes: Notes) -> Any:
+        return super()._decode_item(key, _as_orjson(item), notes)
+
+
+class StructEvents(JsonEvents):
+    """Span events of a typed span (plain JSON), read on first use as ``JsonEvents`` reads them."""
+
+    __slots__ = ()
+
+    def _decode(self) -> list[Any]:
+        self._raw = _as_orjson(self._raw)
+        return super()._decode()
+
+
+def _as_orjson(value: Any) -> Any:
+    """``value`` as ``orjson`` reads the same JSON: integers outside the 64-bit range become
+    floats. Returns ``value`` itself when it has none (the usual case)."""
+    cls = value.__class__
+    if cls is not dict and cls is not list:
+        return float(value) if _big(value) else value
+    return _floated(value) if _has_big_int(value) else value
+
+
+def _big(value: Any) -> bool:
+    return value.__class__ is int and not _INT64_MIN <= value <= _UINT64_MAX
+
+
+def _has_big_int(value: Any) -> bool:
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        item = pop()
+        cls = item.__class__
+        if cls is dict:
+            for member in item.values():
+                if member.__class__ in (dict, list) or _big(member):
+                    push(member)
+        elif cls is list:
+            for member in item:
+                if member.__class__ in (dict, list) or _big(member):
+                    push(member)
+        elif cls is int:  # only big ones are pushed
+            return True
+    return False
+
+
+def _floated(value: Any) -> Any:
+    """A copy of ``value`` with big integers as floats (iterative: values may nest deep)."""
+    if _big(value):
+        return float(value)
+    if value.__class__ not in (dict, list):
+        return value
+    root: Any = {} if value.__class__ is dict else []
+    stack = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if source.__class__ is dict else enumerate(source)
+        for key, member in items:
+            cls = member.__class__
+            if cls is dict or cls is list:
+                copy: Any = {} if cls is dict else []
+                stack.append((member, copy))
+            else:
+                copy = float(member) if _big(member) else member
+            if target.__class__ is dict:
+                target[key] = copy
+            else:
+                target.append(copy)
+    return root
