@@ -37,6 +37,9 @@ from tooltrail.otlp.streams import (
 )
 
 _WHITESPACE = b" \t\r\n"
+#: Read buffer: collector lines run to megabytes, and ``readline`` through the default 8 KB
+#: buffer spent ~10% of reading a JSON-lines chunk copying and joining the pieces.
+READ_BUFFER_BYTES = 1 << 20
 #: The spans the converter reads in full; the others come as ``SpanHead``.
 INTEREST = dialects.INTEREST
 
@@ -51,7 +54,7 @@ def read_chunk(
         yield from _read_whole(chunk, limits, diagnostics)
         return
     try:
-        stream = open(chunk.path, "rb")  # noqa: SIM115 - closed below
+        stream = open(chunk.path, "rb", buffering=READ_BUFFER_BYTES)  # noqa: SIM115 - closed below
     except OSError as exc:
         diagnostics.append(Diagnostic(chunk.path, None, None, f"cannot open: {exc.strerror}"))
         return
