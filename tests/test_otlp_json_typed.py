@@ -350,6 +350,23 @@ def test_invalid_json_gives_the_same_message_as_before(line):
     assert got.value.reason == f"invalid JSON ({expected.value})"
 
 
+def test_a_str_request_with_a_lone_surrogate_gives_the_same_message_as_before():
+    text = '{"resourceSpans": [], "x": "\ud800"}'
+    with pytest.raises(orjson.JSONDecodeError) as expected:
+        orjson.loads(text)
+    with pytest.raises(DecodeError) as got:
+        decode_json_request(text)
+    assert got.value.reason == f"invalid JSON ({expected.value})"
+
+
+def test_a_str_request_reads_as_its_bytes_do():
+    line = CORPUS_LINES[-1][1]
+    assert isinstance(parse_json(line.decode()), TypedRequest)
+    from_text = decode_json_request(line.decode(), lazy=True)
+    from_bytes = decode_json_request(line, lazy=True)
+    assert [_plain(s) for s in from_text] == [_plain(s) for s in from_bytes]
+
+
 def _nested(depth: int) -> bytes:
     """A record with one attribute value nested ``depth`` arrays deep (3 JSON levels each)."""
     value = b'{"stringValue": "x"}'

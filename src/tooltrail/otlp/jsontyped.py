@@ -153,12 +153,9 @@ def _spans(
             scope_name = scope.get("name", "") if scope.__class__ is dict else ""
             if scope_name.__class__ is not str:
                 scope_name = ""
+            held = (resource, scope_name, origin)
             for pi, s in enumerate(ss.spans or ()):
-                span = _span(s, where, early, (ri, si, pi), cache, lazy, interest)
-                span.resource = resource
-                span.scope_name = scope_name
-                span.origin = origin
-                append(span)
+                append(_span(s, where, early, (ri, si, pi), cache, lazy, interest, held))
     return out
 
 
@@ -184,7 +181,10 @@ def _span(
     cache: dict[str, str],
     lazy: bool,
     interest: Interest | None,
+    held: tuple[dict[str, Any], str, str],
 ) -> Any:
+    """One span, or ``SpanHead`` outside the ``interest``; ``held``: its resource, scope name
+    and origin. Raises ``_GiveUp`` (or ``ValueError``) for anything not canonical."""
     trace_key = s.traceId
     trace_hex = cache.get(trace_key)
     if trace_hex is None:
@@ -196,6 +196,7 @@ def _span(
     raw = _fromhex(span_id) if len(span_id) == 16 else b""
     if len(raw) != 8 or raw == _ZERO_SPAN:
         raise _GiveUp
+    span_hex = raw.hex()
     parent = s.parentSpanId
     if parent:
         parent_raw = _fromhex(parent) if len(parent) == 16 else b""
@@ -220,7 +221,7 @@ def _span(
         and parent_hex
         and not _of_interest(interest, name, attrs, where.limits.max_attributes)
     ):
-        return SpanHead(trace_hex, raw.hex(), parent_hex, name, start, end, code, {}, "", "")
+        return SpanHead(trace_hex, span_hex, parent_hex, name, start, end, code, *held)
     if lazy:
         attributes: Any = StructAttributes(attrs, where, loc) if attrs else {}
         span_events: Any = StructEvents(events, where, loc) if events else _NO_EVENTS
@@ -239,7 +240,7 @@ def _span(
         early.report_notes(notes)
     return Span(
         trace_hex,
-        raw.hex(),
+        span_hex,
         parent_hex,
         name,
         s.kind,
@@ -249,6 +250,7 @@ def _span(
         message,
         attributes,
         span_events,
+        *held,
     )
 
 
