@@ -71,3 +71,19 @@ def test_an_empty_directory_warns_that_no_traces_were_found(tmp_path: Path) -> N
     result = CliRunner().invoke(main, ["eval", str(suite), str(empty)])
     assert result.exit_code == 0
     assert f"warning: no traces found in {empty}" in result.stderr
+
+
+@pytest.mark.parametrize("spans_per_line", [1, 40], ids=["many-short-lines", "few-long-lines"])
+def test_a_bad_line_in_a_cut_chunk_is_reported_at_its_line_in_the_file(
+    tmp_path: Path, spans_per_line: int
+) -> None:
+    spans = [span for run in record(SEED_RUNS * 60) for span in run]
+    lines = jsonl(spans[i : i + spans_per_line] for i in range(0, len(spans), spans_per_line))
+    good = lines.splitlines(keepends=True)
+    bad_at = len(good) * 4 // 5  # 0-based: well inside a later chunk
+    dump = write(tmp_path / "runs.jsonl", b"".join(good[:bad_at] + [b"{oops\n"] + good[bad_at:]))
+    whole = run_batch(SUITE, [dump], workers=1)
+    cut = run_batch(SUITE, [dump], workers=1, chunk_bytes=len(lines) // 3)
+    assert cut.chunk_count >= 3
+    assert [(d.path, d.line) for d in cut.diagnostics] == [(dump, bad_at + 1)]
+    assert [(d.path, d.line) for d in whole.diagnostics] == [(dump, bad_at + 1)]

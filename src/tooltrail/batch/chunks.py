@@ -176,9 +176,27 @@ def _count_newlines(stream: IO[bytes], n: int) -> int:
         block = stream.read(min(n, _BLOCK))
         if not block:
             break
-        count += block.count(b"\n")
+        count += _newlines(block)
         n -= len(block)
     return count
+
+
+#: Newlines looked for one by one in a block before counting the rest at once.
+_FIND_AT_MOST = 256
+
+
+def _newlines(block: bytes) -> int:
+    """``block.count(b"\n")``, faster for the long lines of collector dumps: ``find`` skips to
+    the next newline at memchr speed (several times ``count``'s), so a block of a few long lines
+    costs a few calls; a block of many short lines is counted at once after the first few."""
+    found = 0
+    at = block.find(b"\n")
+    while at != -1:
+        found += 1
+        if found == _FIND_AT_MOST:
+            return found + block.count(b"\n", at + 1)
+        at = block.find(b"\n", at + 1)
+    return found
 
 
 def _prefix_cuts(
