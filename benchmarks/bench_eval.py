@@ -12,9 +12,17 @@ writes them as length-prefixed protobuf and as collector JSON lines, then in one
   evaluation), to show what the batch pass adds on top;
 - the same on a 100k-span dump, to show memory does not grow with the dump.
 
-Usage: ``python benchmarks/bench_eval.py [--spans N] [--small N] [--dir DIR]``.
+Usage: ``python benchmarks/bench_eval.py [--spans N] [--small N] [--plain K] [--dir DIR]``.
+``--plain K`` adds K plain spans (HTTP, database, cache) under every tool call.
 Goals (issue 6): one worker >= 35% of the raw parse rate; two workers >= 1.7x one worker;
 peak memory flat from 100k to 500k spans.
+
+``--split`` instead times one ``--workers 1`` pass per format on a ``--spans`` dump and says
+where its CPU time goes: decoding records, the converter (``TraceFacts.add`` and
+``build_eval_trace``), evaluation (matching cases and ``evaluate_cases``), the report, and
+garbage collection, and the batch pass's own work (reading, grouping, labelling, compacting
+rows: the rest; this includes freeing each decoded record, which happens in the batch loop), e.g.
+``python benchmarks/bench_eval.py --split --spans 50000``.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -61,7 +70,7 @@ def child(suite_path: str, dump: str, workers: int) -> None:
     """One measured batch pass, in a fresh process; prints its figures as JSON."""
     from tooltrail.batch import run_batch
     from tooltrail.evaluate import EvaluationReport
-    from tooltrail.report import render_text
+    from tooltrail.report import write_text
     from tooltrail.suite import TestSuite
 
     if workers == 0:  # reference: the converter alone, read_traces, in one process
@@ -75,7 +84,8 @@ def child(suite_path: str, dump: str, workers: int) -> None:
     suite = TestSuite.load(suite_path)
     start = time.perf_counter()
     result = run_batch(suite, [dump], workers=workers)
-    text = render_text(EvaluationReport.from_results(suite, result.results))
+    report = _Counted()
+    write_text(EvaluationReport.from_results(suite, result.results), report)  # as the CLI does
     seconds = time.perf_counter() - start
     print(
         json.dumps(
@@ -85,13 +95,107 @@ def child(suite_path: str, dump: str, workers: int) -> None:
                 "rows": len(result.results),
                 "chunks": result.chunk_count,
                 "merged": result.merged_count,
-                "report_bytes": len(text),
+                "report_bytes": report.size,
                 "driver_kb": peak_rss_kb(),
                 "worker_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
                 "cpu_seconds": cpu_seconds(),
             }
         )
     )
+
+
+class _Counted:
+    """A report sink that keeps only the size of what it was given."""
+
+    size = 0
+
+    def write(self, text: str, /) -> None:
+        self.size += len(text)
+
+
+def split(suite_path: str, dump: str) -> dict[str, float]:
+    """CPU seconds of one ``--workers 1`` pass by part, timed by wrapping the functions the
+    batch tasks call (``time.process_time``: other processes on the machine do not count)."""
+    import tooltrail.batch.tasks as tasks
+    from tooltrail.batch import run_batch
+    from tooltrail.convert.facts import TraceFacts
+    from tooltrail.evaluate import EvaluationReport
+    from tooltrail.report import write_text
+    from tooltrail.suite import TestSuite
+
+    clock = time.process_time
+    spent = dict.fromkeys(("decode", "convert", "evaluate", "report", "gc"), 0.0)
+    running = ["batch"]  # the part being timed; a garbage collection is charged to "gc"
+    gc_started = [0.0]
+
+    def collecting(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = clock()
+            return
+        took = clock() - gc_started[0]
+        spent["gc"] += took
+        if running[-1] != "batch":
+            spent[running[-1]] -= took
+
+    def timed(part: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            running.append(part)
+            start = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[part] += clock() - start
+                running.pop()
+
+        return wrapper
+
+    def timed_records(fn: Any) -> Any:
+        def wrapper(*args: Any) -> Any:
+            records = fn(*args)
+            while True:
+                running.append("decode")
+                start = clock()
+                record = next(records, None)
+                spent["decode"] += clock() - start
+                running.pop()
+                if record is None:
+                    return
+                yield record
+
+        return wrapper
+
+    tasks.read_chunk = timed_records(tasks.read_chunk)  # type: ignore[assignment]
+    TraceFacts.add = timed("convert", TraceFacts.add)  # type: ignore[method-assign]
+    tasks.build_eval_trace = timed("convert", tasks.build_eval_trace)
+    for name in ("evaluate_cases", "evaluate_trace"):  # the latter in trees before evaluate_cases
+        if hasattr(tasks, name):
+            setattr(tasks, name, timed("evaluate", getattr(tasks, name)))
+    TestSuite.cases_for = timed("evaluate", TestSuite.cases_for)  # type: ignore[method-assign]
+    suite = TestSuite.load(suite_path)
+    gc.callbacks.append(collecting)
+    start = clock()
+    result = run_batch(suite, [dump], workers=1)
+    write_text = timed("report", write_text)
+    write_text(EvaluationReport.from_results(suite, result.results), _Counted())
+    total = clock() - start
+    gc.callbacks.remove(collecting)
+    spent["batch"] = total - sum(spent.values())
+    return {"total": total, "spans": result.span_count, **spent}
+
+
+def print_split(suite_path: Path, dumps: list[tuple[str, Path]]) -> None:
+    parts = ("decode", "convert", "evaluate", "report", "gc", "batch")
+    print(f"{'input':<14}{'spans/CPU s':>12}" + "".join(f"{p:>14}" for p in parts))
+    for name, dump in dumps:
+        out = subprocess.run(
+            [sys.executable, __file__, "--child-split", str(suite_path), str(dump)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        m = json.loads(out.strip().splitlines()[-1])
+        cells = "".join(f"{m[p]:>7.2f}s {m[p] / m['total']:>4.0%}" for p in parts)
+        print(f"{name:<14}{m['spans'] / m['total']:>12,.0f}{cells}")
 
 
 def cpu_seconds() -> float:
@@ -124,8 +228,10 @@ def measure(suite_path: Path, dump: Path, workers: int) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def write_dumps(directory: Path, n_spans: int, name: str) -> tuple[Path, Path, list[bytes]]:
-    requests = generate(n_spans)
+def write_dumps(
+    directory: Path, n_spans: int, name: str, plain: int = 0
+) -> tuple[Path, Path, list[bytes]]:
+    requests = generate(n_spans, plain=plain)
     pb, jsonl = directory / f"{name}.pb", directory / f"{name}.jsonl"
     with open(pb, "wb") as out:
         for request in requests:
@@ -151,14 +257,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--spans", type=int, default=500_000)
     parser.add_argument("--small", type=int, default=100_000)
+    parser.add_argument("--plain", type=int, default=0, help="plain spans under each tool call")
     parser.add_argument("--dir", help="write the dumps here (default: a temporary directory)")
+    parser.add_argument(
+        "--split", action="store_true", help="where one worker's CPU time goes, by part"
+    )
     parser.add_argument(
         "--child", nargs=3, metavar=("SUITE", "DUMP", "WORKERS"), help=argparse.SUPPRESS
     )
+    parser.add_argument("--child-split", nargs=2, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
         suite_path, dump, workers = options.child
         child(suite_path, dump, int(workers))
+        return
+    if options.child_split:
+        print(json.dumps(split(*options.child_split)))
         return
 
     directory = Path(options.dir or tempfile.mkdtemp(prefix="tooltrail-bench-eval-"))
@@ -166,8 +280,13 @@ def main() -> None:
     suite_path = directory / "suite.yaml"
     suite_path.write_text(SUITE)
     t0 = time.perf_counter()
-    big_pb, big_json, records = write_dumps(directory, options.spans, "big")
-    small_pb, small_json, _ = write_dumps(directory, options.small, "small")
+    if options.split:
+        pb, js, _ = write_dumps(directory, options.spans, "split", options.plain)
+        print(f"{options.spans} spans, {options.plain} plain spans per tool call, one worker")
+        print_split(suite_path, [("protobuf", pb), ("JSON lines", js)])
+        return
+    big_pb, big_json, records = write_dumps(directory, options.spans, "big", options.plain)
+    small_pb, small_json, _ = write_dumps(directory, options.small, "small", options.plain)
     raw_rate, n = raw_parse_rate(records)
     del records
     print(
