@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,7 +86,9 @@ def test_a_process_forked_during_a_pause_starts_with_the_collector_on(collector_
     assert report == "True True"
 
 
-def test_a_batch_pass_collects_nothing_while_it_runs(collector_on: None, tmp_path: Path) -> None:
+def test_a_batch_pass_collects_only_young_objects_once_per_chunk(
+    collector_on: None, tmp_path: Path
+) -> None:
     dump = write(tmp_path / "runs.jsonl", jsonl(record(SEED_RUNS * 5)))
     collections: list[int] = []
     seen: list[tuple[bool, int]] = []  # per chunk done: (collector on?, collections so far)
@@ -107,5 +110,43 @@ def test_a_batch_pass_collects_nothing_while_it_runs(collector_on: None, tmp_pat
         gc.set_threshold(*thresholds)
     assert len(result.results) == 20 and result.chunk_count > 2
     assert [on for on, _ in seen] == [False] * result.chunk_count
-    assert seen[0][1] == seen[-1][1]  # no collection while the chunks between ran
+    # while the chunks after the first ran: only one young collection as each ended
+    assert collections[seen[0][1] : seen[-1][1]] == [0] * (result.chunk_count - 1)
     assert gc.isenabled()
+
+
+class _Cycle:
+    """An object that refers to itself: only the cyclic collector frees it."""
+
+    def __init__(self, freed: list[int]) -> None:
+        self.me = self
+        weakref.finalize(self, freed.append, 1)
+
+
+def test_cycles_left_by_a_chunk_are_freed_when_the_chunk_ends(
+    collector_on: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tooltrail.batch.tasks as tasks
+
+    dump = write(tmp_path / "runs.jsonl", jsonl(record(SEED_RUNS * 5)))
+    made: list[int] = []
+    freed: list[int] = []
+    convert = tasks.build_eval_trace
+
+    def leaving_a_cycle(members):  # type: ignore[no-untyped-def]
+        made.append(1)
+        _Cycle(freed)
+        return convert(members)
+
+    monkeypatch.setattr(tasks, "build_eval_trace", leaving_a_cycle)
+    after_each_chunk: list[tuple[int, int]] = []
+    result = run_batch(
+        SUITE,
+        [dump],
+        workers=1,
+        chunk_bytes=4000,
+        on_progress=lambda *_: after_each_chunk.append((len(made), len(freed))),
+    )
+    assert result.chunk_count > 2
+    assert after_each_chunk[0][0] > 0
+    assert all(n_made == n_freed for n_made, n_freed in after_each_chunk)

@@ -18,7 +18,7 @@ from typing import Literal
 
 from tooltrail.batch.chunks import Chunk, Extent
 from tooltrail.batch.compact import RowCompactor
-from tooltrail.batch.gc_pause import gc_paused
+from tooltrail.batch.gc_pause import collect_young, gc_paused
 from tooltrail.batch.matching import UnmatchedTrace, row_label, unmatched
 from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
@@ -85,7 +85,9 @@ class ChunkOutcome:
 def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
     """Evaluate every group of one chunk; groups that continue elsewhere are redone by a merge."""
     with gc_paused():
-        return _evaluate_chunk(task)
+        outcome = _evaluate_chunk(task)
+        collect_young()
+        return outcome
 
 
 def _evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
@@ -112,7 +114,9 @@ def evaluate_merge(task: MergeTask) -> ChunkOutcome:
     """Evaluate the merged groups of ``task``. Read problems were reported by the chunk pass,
     so the re-read's diagnostics are dropped."""
     with gc_paused():
-        return _evaluate_merge(task)
+        outcome = _evaluate_merge(task)
+        collect_young()
+        return outcome
 
 
 def _evaluate_merge(task: MergeTask) -> ChunkOutcome:
