@@ -11,8 +11,6 @@ import base64
 import json
 import math
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -377,7 +375,7 @@ def _nested(depth: int) -> bytes:
     return b'{"resourceSpans": [{"scopeSpans": [{"spans": [' + span + b"]}]}]}"
 
 
-@pytest.mark.parametrize("limit", [1000, 20_000])
+@pytest.mark.parametrize("limit", [1000, 5000, 20_000])
 def test_nesting_orjson_refuses_is_refused_whatever_the_recursion_limit(limit):
     line = _nested(600)  # 1200+ levels of JSON objects and lists
     previous = sys.getrecursionlimit()
@@ -387,6 +385,46 @@ def test_nesting_orjson_refuses_is_refused_whatever_the_recursion_limit(limit):
             parse_json(line)
     finally:
         sys.setrecursionlimit(previous)
+
+
+def _deep_at(place: str, n: int) -> bytes:
+    """A record with ``n`` nested lists in one of the places that hold plain JSON."""
+    nest = "[" * n + "]" * n
+    span = f'"traceId": "{TRACE}", "spanId": "{SPAN}"'
+    resource = scope = '{"name": "s"}'
+    if place in ("events", "links"):
+        span += f', "{place}": [{nest}]'
+    elif place == "values":
+        span += f', "attributes": [{{"key": "k", "value": {{"arrayValue": {{"values": {nest}}}}}}}]'
+    elif place == "resource":
+        resource = f'{{"attributes": [], "x": {nest}}}'
+    else:
+        scope = f'{{"name": "s", "x": {nest}}}'
+    return (
+        f'{{"resourceSpans": [{{"resource": {resource}, "scopeSpans": '
+        f'[{{"scope": {scope}, "spans": [{{{span}}}]}}]}}]}}'
+    ).encode()
+
+
+@pytest.mark.parametrize("place", ["values", "events", "links", "resource", "scope"])
+def test_the_fast_path_reads_exactly_the_nesting_orjson_reads(place):
+    """On Python 3.12+ (or with a raised recursion limit) msgspec itself nests deeper."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(5000)
+    try:
+        verdicts = set()
+        for n in range(1000, 1030):
+            line = _deep_at(place, n)
+            try:
+                orjson.loads(line)
+                readable = True
+            except orjson.JSONDecodeError:
+                readable = False
+            verdicts.add(readable)
+            assert (decode_typed(line) is not None) == readable, n
+    finally:
+        sys.setrecursionlimit(previous)
+    assert verdicts == {True, False}  # the boundary lies in the range
 
 
 def test_nesting_orjson_reads_reads_the_same_on_both_paths():
@@ -410,18 +448,6 @@ def test_a_logs_reader_still_skips_trace_lines(tmp_path):
     records = list(read_log_records(path, diagnostics=diagnostics))
     assert [(r.trace_id, r.event_name) for r in records] == [(TRACE, "gen_ai.evaluation.result")]
     assert diagnostics == []
-
-
-@contextmanager
-def _default_recursion_limit() -> Iterator[None]:
-    """Hypothesis raises the recursion limit while it runs a test; the fast path stays off
-    above 1024 (see the test above), so generated records are read under Python's default."""
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(1000)
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(previous)
 
 
 # --- generated canonical records -------------------------------------------------------------
@@ -534,9 +560,8 @@ _REQUESTS = st.lists(
 )
 def test_generated_canonical_records_read_the_same_on_both_paths(request, ascii_only, limits, mode):
     line = json.dumps(request, ensure_ascii=ascii_only).encode()
-    with _default_recursion_limit():
-        assert _is_typed(line, limits, **mode)
-        old, new = _both(line, limits, **mode)
+    assert _is_typed(line, limits, **mode)
+    old, new = _both(line, limits, **mode)
     assert new == old
 
 
@@ -572,6 +597,5 @@ def test_generated_records_with_one_wrong_member_read_the_same_on_both_paths(
     request, where, bad, limits, mode
 ):
     line = json.dumps(_mutate(json.loads(json.dumps(request)), where, bad)).encode()
-    with _default_recursion_limit():
-        old, new = _both(line, limits, **mode)
+    old, new = _both(line, limits, **mode)
     assert new == old

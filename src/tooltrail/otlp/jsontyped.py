@@ -8,18 +8,20 @@ attributes as objects, ``instrumentationLibrarySpans``, wrong types, invalid or 
 integers past 64 bits, ...) makes ``decode_typed`` or ``typed_spans`` give up, and the record
 is read by the ``orjson`` path in ``otlpjson``, which then reports exactly what it always did.
 
-What is kept as plain JSON (attribute values, events, the resource, the scope) is what
-``orjson`` would have produced, with one difference made good before use: ``msgspec`` reads an
-integer beyond 64 bits exactly where ``orjson`` reads it as a float (``_as_orjson``).
+What is kept as plain JSON (attribute values, events, links, the resource, the scope) is what
+``orjson`` would have produced, with two differences made good: ``msgspec`` reads an integer
+beyond 64 bits exactly where ``orjson`` reads it as a float (``_as_orjson``), and on Python
+3.12+ it reads nesting deeper than ``orjson`` accepts (``_nests_too_deep``).
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Annotated, Any
 
 import msgspec
-from msgspec import Meta, Struct
+from msgspec import UNSET, Meta, Struct
 
 from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
@@ -28,17 +30,45 @@ from tooltrail.otlp.values import Notes, json_attributes
 
 _INT64_MIN = -(1 << 63)
 _UINT64_MAX = (1 << 64) - 1
-#: ``orjson`` refuses documents nested deeper than this; ``msgspec`` stops at the recursion
-#: limit, so with a limit at or below it, whatever ``msgspec`` reads ``orjson`` reads too.
+#: ``orjson`` refuses documents nested deeper than this (``msgspec`` reads deeper ones on
+#: Python 3.12+, so what it reads is checked: ``_nests_too_deep``).
 _ORJSON_MAX_DEPTH = 1024
+#: Before Python 3.12 ``msgspec`` nests as deep as the recursion limit allows; above this
+#: limit the fast path stays off (hostile nesting could then exhaust the C stack).
+_MAX_RECURSION_LIMIT = 10_000
 
 Int64 = Annotated[int, Meta(ge=_INT64_MIN, le=(1 << 63) - 1)]
 
 
+class _Seen(threading.local):
+    """The ``_Members`` decoded by the current ``decode_typed`` call in this thread."""
+
+    members: list[_Members] | None = None
+
+
+_SEEN = _Seen()
+
+
+class _Members(Struct, forbid_unknown_fields=True, gc=False):
+    """The object of an ``arrayValue`` or ``kvlistValue``; ``values`` stays plain JSON. Only
+    below one of these can an attribute value nest deep, so each one decoded is noted."""
+
+    values: Any = UNSET
+
+    def __post_init__(self) -> None:
+        seen = _SEEN.members
+        if seen is not None:
+            seen.append(self)
+
+
+#: What a member of an AnyValue object may hold (anything else: not the canonical shape).
+_Member = str | int | float | bool | None | _Members
+
+
 class _KeyValue(Struct, forbid_unknown_fields=True, gc=False):
     key: str
-    #: The AnyValue object as plain JSON (read by ``values.json_value`` when asked for).
-    value: Any = None
+    #: The AnyValue object (``_as_orjson`` gives it as ``orjson`` would have).
+    value: dict[str, _Member] | None = None
 
 
 class _Status(Struct, forbid_unknown_fields=True, gc=False):
@@ -59,24 +89,24 @@ class _Span(Struct, forbid_unknown_fields=True, gc=False):
     events: list[Any] | None = None
     status: _Status | None = None
     # Present in real dumps, never read.
-    traceState: Any = None
-    flags: Any = None
-    droppedAttributesCount: Any = None
-    droppedEventsCount: Any = None
-    links: Any = None
-    droppedLinksCount: Any = None
+    traceState: str = ""
+    flags: int = 0
+    droppedAttributesCount: int = 0
+    droppedEventsCount: int = 0
+    links: list[Any] | None = None
+    droppedLinksCount: int = 0
 
 
 class _ScopeSpans(Struct, forbid_unknown_fields=True, gc=False):
     scope: Any = None
     spans: list[_Span] | None = None
-    schemaUrl: Any = None
+    schemaUrl: str = ""
 
 
 class _ResourceSpans(Struct, forbid_unknown_fields=True, gc=False):
     resource: Any = None
     scopeSpans: list[_ScopeSpans] | None = None
-    schemaUrl: Any = None
+    schemaUrl: str = ""
 
 
 class _Request(Struct, forbid_unknown_fields=True, gc=False):
@@ -101,14 +131,55 @@ class TypedRequest(dict):  # type: ignore[type-arg]
 
 
 def decode_typed(data: Any) -> TypedRequest | None:
-    """``data`` (bytes or str) as a ``TypedRequest``, or ``None`` if it is not valid JSON in
-    the canonical shape."""
-    if sys.getrecursionlimit() > _ORJSON_MAX_DEPTH:
-        return None  # msgspec could then accept nesting orjson refuses
+    """``data`` (bytes or str) as a ``TypedRequest``, or ``None`` if it is not JSON ``orjson``
+    reads, in the canonical shape."""
+    if sys.version_info < (3, 12) and sys.getrecursionlimit() > _MAX_RECURSION_LIMIT:
+        return None
+    seen: list[_Members] = []
+    _SEEN.members = seen
     try:
-        return TypedRequest(_decode(data), data)
+        request = _decode(data)
     except _DECODE_ERRORS:
         return None
+    finally:
+        _SEEN.members = None
+    if _nests_too_deep(request, seen):
+        return None
+    return TypedRequest(request, data)
+
+
+def _nests_too_deep(request: _Request, seen: list[_Members]) -> bool:
+    """Whether the document nests deeper than ``orjson`` reads. Only its plain JSON parts can
+    nest (at a known depth each: the document is 1, ``resourceSpans`` 2, ...)."""
+    for members in seen:
+        if members.values.__class__ in _CONTAINERS and _deeper(members.values, 12):
+            return True
+    for rs in request.resourceSpans:
+        if rs.resource.__class__ in _CONTAINERS and _deeper(rs.resource, 4):
+            return True
+        for ss in rs.scopeSpans or ():
+            if ss.scope.__class__ in _CONTAINERS and _deeper(ss.scope, 6):
+                return True
+            for s in ss.spans or ():
+                if (s.events and _deeper(s.events, 8)) or (s.links and _deeper(s.links, 8)):
+                    return True
+    return False
+
+
+_CONTAINERS = (dict, list)
+
+
+def _deeper(value: Any, depth: int) -> bool:
+    """Whether ``value`` (a dict or list at ``depth``) holds anything past ``orjson``'s limit."""
+    stack = [(value, depth)]
+    while stack:
+        item, level = stack.pop()
+        if level > _ORJSON_MAX_DEPTH:
+            return True
+        for child in item.values() if item.__class__ is dict else item:
+            if child.__class__ is dict or child.__class__ is list:
+                stack.append((child, level + 1))
+    return False
 
 
 _fromhex = bytes.fromhex
@@ -304,12 +375,27 @@ class StructEvents(JsonEvents):
 
 
 def _as_orjson(value: Any) -> Any:
-    """``value`` as ``orjson`` reads the same JSON: integers outside the 64-bit range become
-    floats. Returns ``value`` itself when it has none (the usual case)."""
+    """``value`` as ``orjson`` reads the same JSON: ``_Members`` as ``{"values": ...}``
+    objects, integers outside the 64-bit range as floats. ``value`` itself when it has
+    neither (the usual case)."""
     cls = value.__class__
-    if cls is not dict and cls is not list:
+    if cls is dict:
+        for member in value.values():
+            kind = member.__class__
+            if kind is _Members or kind is dict or kind is list or _big(member):
+                break
+        else:
+            return value
+        value = {key: _members_object(member) for key, member in value.items()}
+    elif cls is not list:
         return float(value) if _big(value) else value
     return _floated(value) if _has_big_int(value) else value
+
+
+def _members_object(member: Any) -> Any:
+    if member.__class__ is not _Members:
+        return member
+    return {} if member.values is UNSET else {"values": member.values}
 
 
 def _big(value: Any) -> bool:
