@@ -599,3 +599,34 @@ def test_generated_records_with_one_wrong_member_read_the_same_on_both_paths(
     line = json.dumps(_mutate(json.loads(json.dumps(request)), where, bad)).encode()
     old, new = _both(line, limits, **mode)
     assert new == old
+
+
+_SMALL_LINES = sorted((line for _, line in CORPUS_LINES), key=len)[:20]
+_BYTES = b'{}[]",:0123456789.eE+-tfnul \\/xyz\x00\x7f\xc3\xa9\xff'
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.sampled_from(_SMALL_LINES),
+    edits=st.lists(
+        st.tuples(st.integers(0, 10**6), st.sampled_from("sdi"), st.sampled_from(list(_BYTES))),
+        min_size=1,
+        max_size=3,
+    ),
+    mode=st.sampled_from([m.values[0] for m in MODES]),
+)
+def test_mutated_bytes_the_fast_path_reads_are_json_orjson_reads_the_same(seed, edits, mode):
+    line = bytearray(seed)
+    for at, op, byte in edits:
+        at %= len(line)
+        if op == "s":
+            line[at] = byte
+        elif op == "d":
+            del line[at]
+        else:
+            line.insert(at, byte)
+    if decode_typed(bytes(line)) is None:
+        return
+    orjson.loads(bytes(line))  # whatever msgspec reads, orjson reads
+    old, new = _both(bytes(line), SMALL, **mode)
+    assert new == old
