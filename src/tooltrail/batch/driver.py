@@ -22,14 +22,12 @@ from tooltrail.batch.executors import (
 )
 from tooltrail.batch.gc_pause import gc_paused
 from tooltrail.batch.matching import UnmatchedTrace
+from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.batch.tasks import (
-    ChunkOutcome,
     ChunkTask,
     EvalSettings,
     Grouping,
-    GroupOutcome,
     MergeTask,
-    Position,
     evaluate_chunk,
     evaluate_merge,
 )

@@ -13,23 +13,22 @@ run them unchanged.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from tooltrail.batch.chunks import Chunk, Extent
 from tooltrail.batch.compact import RowCompactor
 from tooltrail.batch.gc_pause import collect_young, gc_paused
-from tooltrail.batch.matching import UnmatchedTrace, row_label, unmatched
+from tooltrail.batch.matching import row_label, unmatched
+from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts, build_eval_trace
-from tooltrail.evaluate import CaseResult, evaluate_cases
+from tooltrail.evaluate import evaluate_cases
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
 from tooltrail.suite import TestSuite
 
 Grouping = Literal["trace", "conversation"]
-#: Sort key of a group's rows: (chunk index, order of first appearance in that chunk).
-Position = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,30 +55,6 @@ class MergeTask:
     parts: tuple[Chunk, ...]
     #: trace id -> its first appearance in the chunk pass (orders the merged rows).
     positions: dict[str, Position]
-
-
-@dataclass(slots=True)
-class GroupOutcome:
-    """The verdicts on one trace (or conversation) read by one task."""
-
-    key: str
-    trace_ids: tuple[str, ...]
-    position: Position
-    #: Where the group's records lie in its chunk (chunk pass only).
-    extent: Extent | None = None
-    results: list[CaseResult] = field(default_factory=list)
-    unmatched: UnmatchedTrace | None = None
-
-
-@dataclass(slots=True)
-class ChunkOutcome:
-    #: The chunk read (for a merge: the first chunk involved).
-    chunk_index: int
-    groups: list[GroupOutcome]
-    diagnostics: list[Diagnostic]
-    span_count: int
-    byte_count: int
-    merged: bool = False
 
 
 def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
