@@ -10,8 +10,8 @@ is read by the ``orjson`` path in ``otlpjson``, which then reports exactly what 
 
 What is kept as plain JSON (attribute values, events, links, the resource, the scope) is what
 ``orjson`` would have produced, with two differences made good: ``msgspec`` reads an integer
-beyond 64 bits exactly where ``orjson`` reads it as a float (``_as_orjson``), and on Python
-3.12+ it reads nesting deeper than ``orjson`` accepts (``_nests_too_deep``).
+beyond 64 bits exactly where ``orjson`` reads it as a float, and on Python 3.12+ it reads
+nesting deeper than ``orjson`` accepts (see ``jsonparity``).
 """
 
 from __future__ import annotations
@@ -24,20 +24,16 @@ import msgspec
 from msgspec import UNSET, Meta, Struct
 
 from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.jsonparity import nested_past, orjson_ints
 from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
 from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
 from tooltrail.otlp.values import Notes, json_attributes
 
-_INT64_MIN = -(1 << 63)
-_UINT64_MAX = (1 << 64) - 1
-#: ``orjson`` refuses documents nested deeper than this (``msgspec`` reads deeper ones on
-#: Python 3.12+, so what it reads is checked: ``_nests_too_deep``).
-_ORJSON_MAX_DEPTH = 1024
 #: Before Python 3.12 ``msgspec`` nests as deep as the recursion limit allows; above this
 #: limit the fast path stays off (hostile nesting could then exhaust the C stack).
 _MAX_RECURSION_LIMIT = 10_000
 
-Int64 = Annotated[int, Meta(ge=_INT64_MIN, le=(1 << 63) - 1)]
+Int64 = Annotated[int, Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 
 
 class _Seen(threading.local):
@@ -152,33 +148,17 @@ def _nests_too_deep(request: _Request, seen: list[_Members]) -> bool:
     """Whether the document nests deeper than ``orjson`` reads. Only its plain JSON parts can
     nest (at a known depth each: the document is 1, ``resourceSpans`` 2, ...)."""
     for members in seen:
-        if members.values.__class__ in _CONTAINERS and _deeper(members.values, 12):
+        if members.values.__class__ in (dict, list) and nested_past(members.values, 12):
             return True
     for rs in request.resourceSpans:
-        if rs.resource.__class__ in _CONTAINERS and _deeper(rs.resource, 4):
+        if rs.resource.__class__ in (dict, list) and nested_past(rs.resource, 4):
             return True
         for ss in rs.scopeSpans or ():
-            if ss.scope.__class__ in _CONTAINERS and _deeper(ss.scope, 6):
+            if ss.scope.__class__ in (dict, list) and nested_past(ss.scope, 6):
                 return True
             for s in ss.spans or ():
-                if (s.events and _deeper(s.events, 8)) or (s.links and _deeper(s.links, 8)):
+                if (s.events and nested_past(s.events, 8)) or (s.links and nested_past(s.links, 8)):
                     return True
-    return False
-
-
-_CONTAINERS = (dict, list)
-
-
-def _deeper(value: Any, depth: int) -> bool:
-    """Whether ``value`` (a dict or list at ``depth``) holds anything past ``orjson``'s limit."""
-    stack = [(value, depth)]
-    while stack:
-        item, level = stack.pop()
-        if level > _ORJSON_MAX_DEPTH:
-            return True
-        for child in item.values() if item.__class__ is dict else item:
-            if child.__class__ is dict or child.__class__ is list:
-                stack.append((child, level + 1))
     return False
 
 
@@ -378,69 +358,15 @@ def _as_orjson(value: Any) -> Any:
     """``value`` as ``orjson`` reads the same JSON: ``_Members`` as ``{"values": ...}``
     objects, integers outside the 64-bit range as floats. ``value`` itself when it has
     neither (the usual case)."""
-    cls = value.__class__
-    if cls is dict:
+    if value.__class__ is dict:
         for member in value.values():
-            kind = member.__class__
-            if kind is _Members or kind is dict or kind is list or _big(member):
+            if member.__class__ is _Members:
+                value = {key: _members_object(item) for key, item in value.items()}
                 break
-        else:
-            return value
-        value = {key: _members_object(member) for key, member in value.items()}
-    elif cls is not list:
-        return float(value) if _big(value) else value
-    return _floated(value) if _has_big_int(value) else value
+    return orjson_ints(value)
 
 
 def _members_object(member: Any) -> Any:
     if member.__class__ is not _Members:
         return member
     return {} if member.values is UNSET else {"values": member.values}
-
-
-def _big(value: Any) -> bool:
-    return value.__class__ is int and not _INT64_MIN <= value <= _UINT64_MAX
-
-
-def _has_big_int(value: Any) -> bool:
-    stack = [value]
-    pop, push = stack.pop, stack.append
-    while stack:
-        item = pop()
-        cls = item.__class__
-        if cls is dict:
-            for member in item.values():
-                if member.__class__ in (dict, list) or _big(member):
-                    push(member)
-        elif cls is list:
-            for member in item:
-                if member.__class__ in (dict, list) or _big(member):
-                    push(member)
-        elif cls is int:  # only big ones are pushed
-            return True
-    return False
-
-
-def _floated(value: Any) -> Any:
-    """A copy of ``value`` with big integers as floats (iterative: values may nest deep)."""
-    if _big(value):
-        return float(value)
-    if value.__class__ not in (dict, list):
-        return value
-    root: Any = {} if value.__class__ is dict else []
-    stack = [(value, root)]
-    while stack:
-        source, target = stack.pop()
-        items = source.items() if source.__class__ is dict else enumerate(source)
-        for key, member in items:
-            cls = member.__class__
-            if cls is dict or cls is list:
-                copy: Any = {} if cls is dict else []
-                stack.append((member, copy))
-            else:
-                copy = float(member) if _big(member) else member
-            if target.__class__ is dict:
-                target[key] = copy
-            else:
-                target.append(copy)
-    return root
