@@ -37,6 +37,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
 from tooltrail.otlp import encode_for_file
 from tooltrail.otlp.encode import set_attributes
+from tooltrail.otlp.wire import MappedTraces
 
 
 def _refund(r: random.Random) -> dict:
@@ -213,6 +214,68 @@ def generate(n_spans: int, seed: int = 7, plain: int = 0) -> list[ExportTraceSer
 FLOOR = "group by trace, read the kind, parse tool arguments and model output"
 
 
+def floor_protobuf(records: list[bytes]) -> int:
+    """Spans of ``records`` given the least work any converter does in Python (``FLOOR``),
+    over the C-parsed attribute map tooltrail reads protobuf with."""
+    traces: dict[str, list[tuple]] = {}
+    loads = orjson.loads
+    for b in records:
+        for resource_spans in MappedTraces.FromString(b).resource_spans:
+            for scope_spans in resource_spans.scope_spans:
+                for s in scope_spans.spans:
+                    a = s.attributes
+                    v = a.get("gen_ai.operation.name")
+                    operation = v.string_value if v is not None else None
+                    found: Any = None
+                    if operation == "execute_tool":
+                        found = (
+                            a["gen_ai.tool.name"].string_value,
+                            a["gen_ai.tool.call.id"].string_value,
+                            loads(a["gen_ai.tool.call.arguments"].string_value),
+                        )
+                    elif operation == "chat":
+                        found = loads(a["gen_ai.output.messages"].string_value)
+                    head = (s.span_id.hex(), s.parent_span_id.hex(), s.name,
+                            s.start_time_unix_nano, s.end_time_unix_nano, s.status)  # fmt: skip
+                    trace_id = s.trace_id.hex()
+                    spans = traces.get(trace_id)
+                    if spans is None:
+                        traces[trace_id] = spans = []
+                    spans.append((head, operation, found))
+    return sum(len(t) for t in traces.values())
+
+
+def floor_json(lines: list[bytes]) -> int:
+    """Spans of ``lines`` given ``orjson.loads`` and the same least work (``FLOOR``)."""
+    traces: dict[str, list[tuple]] = {}
+    loads = orjson.loads
+    for line in lines:
+        for resource_spans in loads(line)["resourceSpans"]:
+            for scope_spans in resource_spans["scopeSpans"]:
+                for s in scope_spans["spans"]:
+                    a = {kv["key"]: kv["value"] for kv in s["attributes"]}
+                    v = a.get("gen_ai.operation.name")
+                    operation = v["stringValue"] if v is not None else None
+                    found: Any = None
+                    if operation == "execute_tool":
+                        found = (
+                            a["gen_ai.tool.name"]["stringValue"],
+                            a["gen_ai.tool.call.id"]["stringValue"],
+                            loads(a["gen_ai.tool.call.arguments"]["stringValue"]),
+                        )
+                    elif operation == "chat":
+                        found = loads(a["gen_ai.output.messages"]["stringValue"])
+                    head = (s["spanId"].lower(), s.get("parentSpanId", ""), s["name"],
+                            int(s["startTimeUnixNano"]), int(s["endTimeUnixNano"]),
+                            s.get("status"))  # fmt: skip
+                    trace_id = s["traceId"].lower()
+                    spans = traces.get(trace_id)
+                    if spans is None:
+                        traces[trace_id] = spans = []
+                    spans.append((head, operation, found))
+    return sum(len(t) for t in traces.values())
+
+
 def timed(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
     """Best wall time of ``repeat`` runs, and what the function counted."""
     best, result = float("inf"), 0
@@ -266,66 +329,6 @@ def main() -> None:
         return sum(len(loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]) for line in lines)
 
     from tooltrail.otlp import read_spans
-    from tooltrail.otlp.wire import MappedTraces
-
-    def floor_pb() -> int:
-        """The least work any converter does in Python (``FLOOR``), on the C-parsed map."""
-        traces: dict[str, list[tuple]] = {}
-        loads = orjson.loads
-        for b in records:
-            for resource_spans in MappedTraces.FromString(b).resource_spans:
-                for scope_spans in resource_spans.scope_spans:
-                    for s in scope_spans.spans:
-                        a = s.attributes
-                        v = a.get("gen_ai.operation.name")
-                        operation = v.string_value if v is not None else None
-                        found: Any = None
-                        if operation == "execute_tool":
-                            found = (
-                                a["gen_ai.tool.name"].string_value,
-                                a["gen_ai.tool.call.id"].string_value,
-                                loads(a["gen_ai.tool.call.arguments"].string_value),
-                            )
-                        elif operation == "chat":
-                            found = loads(a["gen_ai.output.messages"].string_value)
-                        head = (s.span_id.hex(), s.parent_span_id.hex(), s.name,
-                                s.start_time_unix_nano, s.end_time_unix_nano, s.status)  # fmt: skip
-                        trace_id = s.trace_id.hex()
-                        spans = traces.get(trace_id)
-                        if spans is None:
-                            traces[trace_id] = spans = []
-                        spans.append((head, operation, found))
-        return sum(len(t) for t in traces.values())
-
-    def floor_json() -> int:
-        """``orjson.loads`` per line, then the same least work (``FLOOR``)."""
-        traces: dict[str, list[tuple]] = {}
-        loads = orjson.loads
-        for line in lines:
-            for resource_spans in loads(line)["resourceSpans"]:
-                for scope_spans in resource_spans["scopeSpans"]:
-                    for s in scope_spans["spans"]:
-                        a = {kv["key"]: kv["value"] for kv in s["attributes"]}
-                        v = a.get("gen_ai.operation.name")
-                        operation = v["stringValue"] if v is not None else None
-                        found: Any = None
-                        if operation == "execute_tool":
-                            found = (
-                                a["gen_ai.tool.name"]["stringValue"],
-                                a["gen_ai.tool.call.id"]["stringValue"],
-                                loads(a["gen_ai.tool.call.arguments"]["stringValue"]),
-                            )
-                        elif operation == "chat":
-                            found = loads(a["gen_ai.output.messages"]["stringValue"])
-                        head = (s["spanId"].lower(), s.get("parentSpanId", ""), s["name"],
-                                int(s["startTimeUnixNano"]), int(s["endTimeUnixNano"]),
-                                s.get("status"))  # fmt: skip
-                        trace_id = s["traceId"].lower()
-                        spans = traces.get(trace_id)
-                        if spans is None:
-                            traces[trace_id] = spans = []
-                        spans.append((head, operation, found))
-        return sum(len(t) for t in traces.values())
 
     def spans_of(path: Path) -> Callable[[], int]:
         return lambda: sum(1 for _ in read_spans(path))
@@ -333,9 +336,9 @@ def main() -> None:
     rows: list[tuple[str, Callable[[], int]]] = [
         ("raw protobuf ParseFromString", raw_pb),
         ("tooltrail.otlp.read_spans, protobuf", spans_of(pb_path)),
-        ("floor: least conversion work, protobuf", floor_pb),
+        ("floor: least conversion work, protobuf", lambda: floor_protobuf(records)),
         ("raw orjson.loads per line", raw_json),
-        ("floor: least conversion work, JSON lines", floor_json),
+        ("floor: least conversion work, JSON lines", lambda: floor_json(lines)),
         ("tooltrail.otlp.read_spans, JSON lines", spans_of(json_path)),
     ]
     try:

@@ -4,7 +4,8 @@ Generates ~500k spans of GenAI agent traces (bench_convert's generator: an ``inv
 root, ``chat`` spans with message histories, ``execute_tool`` spans; about 40% tool spans),
 writes them as length-prefixed protobuf and as collector JSON lines, then in one run times:
 
-- the raw ``ExportTraceServiceRequest.FromString`` of every protobuf record;
+- the raw ``ExportTraceServiceRequest.FromString`` of every protobuf record, and the floor of
+  ``bench_convert`` (the least conversion work any Python converter does) over the same records;
 - the batch pass (``run_batch`` + the text report) with the seed's checks, on each file,
   with 1 and 2 workers, each in a fresh process whose peak RSS is recorded (the driver's,
   which does all the work with one worker, and the largest pool worker's);
@@ -41,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_convert import generate  # noqa: E402  (the shared agent-trace generator)
+from bench_convert import floor_protobuf, generate  # noqa: E402  (shared with bench_convert)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: E402
     ExportTraceServiceRequest,
 )
@@ -242,6 +243,13 @@ def write_dumps(
     return pb, jsonl, [r.SerializeToString() for r in requests]
 
 
+def _seconds(fn: Any, *args: Any) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
 def raw_parse_rate(records: list[bytes]) -> tuple[float, int]:
     parse = ExportTraceServiceRequest.FromString
     best, spans = float("inf"), 0
@@ -288,13 +296,19 @@ def main() -> None:
     big_pb, big_json, records = write_dumps(directory, options.spans, "big", options.plain)
     small_pb, small_json, _ = write_dumps(directory, options.small, "small", options.plain)
     raw_rate, n = raw_parse_rate(records)
+    floor_rate = n / min(_seconds(floor_protobuf, records) for _ in range(3))
     del records
     print(
         f"{n} spans: protobuf {big_pb.stat().st_size / 1e6:.0f} MB, JSON lines "
         f"{big_json.stat().st_size / 1e6:.0f} MB (generated in {time.perf_counter() - t0:.0f}s); "
         f"{os.cpu_count()} cores"
     )
-    print(f"raw protobuf FromString: {raw_rate:,.0f} spans/s\n")
+    print(f"raw protobuf FromString: {raw_rate:,.0f} spans/s")
+    print(
+        f"floor, the least conversion work in Python (bench_convert.FLOOR): {floor_rate:,.0f} "
+        f"spans/s, {floor_rate / raw_rate:.0%} of the raw parse: no evaluation in Python "
+        "over this parse runs faster\n"
+    )
     header = f"{'input':<22}{'workers':>8}{'spans/s':>12}{'vs raw':>8}{'vs 1 wkr':>9}"
     print(header + f"{'driver MB':>11}{'worker MB':>11}{'chunks':>8}{'merged':>8}{'CPU s':>8}")
     big, small = f"{options.spans // 1000}k", f"{options.small // 1000}k"
