@@ -7,7 +7,7 @@ hold every open trace of a large dump without holding its spans.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,8 @@ class SpanFact:
     call: DialectCall | None = None
     agent: str | None = None
     reply: str | None = None
-    model_calls: list[ModelCall] = field(default_factory=list)
+    #: The calls a model span asked for (a shared empty tuple on every other span).
+    model_calls: Sequence[ModelCall] = ()
     #: Scalar label attributes (root and agent spans only), for ``metadata["attributes"]``.
     labels: dict[str, Any] | None = None
 
@@ -107,15 +108,15 @@ class TraceFacts:
         return True
 
     def _keep(self, span: Span, role: int, call: DialectCall | None, parent_id: str) -> None:
-        fact = SpanFact(span.span_id, parent_id, role, span.name, span.start_ns, span.end_ns)
-        fact.status_code = span.status_code
+        status = span.status_code
+        fact = SpanFact(
+            span.span_id, parent_id, role, span.name, span.start_ns, span.end_ns, status
+        )
         attrs = span.attributes
-        if role == ROLE_EXCLUDED:  # kept only so the model's request for it is accounted for
-            fact.call = call
-        elif role == ROLE_TOOL:
+        if role == ROLE_TOOL:
             fact.call = call
             fact.agent = dialects.agent_name(span)
-            if span.status_code == STATUS_ERROR or (call is not None and call.failure):
+            if status == STATUS_ERROR or (call is not None and call.failure):
                 fact.error = (
                     dialects.exception_message(span)
                     or span.status_message
@@ -127,6 +128,8 @@ class TraceFacts:
             fact.reply = dialects.agent_reply(span)
         elif role == ROLE_MODEL:
             fact.model_calls, fact.reply = dialects.model_output(span)
+        elif role == ROLE_EXCLUDED:  # kept only so the model's request for it is accounted for
+            fact.call = call
         else:
             fact.reply = dialects.agent_reply(span)
         if role in (ROLE_AGENT, ROLE_OTHER) or not parent_id:
@@ -181,9 +184,7 @@ def _labels(attrs: Any) -> dict[str, Any]:
     labels: dict[str, Any] = {}
     if not attrs:
         return labels
-    for key in list(attrs):
-        if dialects.is_content_attribute(key):
-            continue
+    for key in dialects.label_keys(attrs):
         value = attrs.get(key)
         if isinstance(value, str):
             if len(value) > MAX_LABEL_CHARS:

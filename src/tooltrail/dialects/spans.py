@@ -3,7 +3,7 @@ the final reply, conversation ids, agent names. All attribute names live here.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,7 +93,7 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
     attrs = span.attributes
     raw = attrs.get("gen_ai.output.messages")
     if raw is not None:
-        return _genai_calls(_message_parts(raw), "model:gen_ai.output.messages")
+        return _genai_output(raw)[0]
     raw = attrs.get("ai.response.toolCalls")
     if raw is not None:
         return _vercel_calls(raw)
@@ -103,7 +103,7 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
         if event.name == "gen_ai.client.inference.operation.details":
             raw = (event.attributes or {}).get("gen_ai.output.messages")
             if raw is not None:
-                return _genai_calls(_message_parts(raw), "model:gen_ai.output.messages")
+                return _genai_output(raw)[0]
     return []
 
 
@@ -111,22 +111,44 @@ def model_output(span: SpanLike) -> tuple[list[ModelCall], str | None]:
     """``(model_calls(span), model_reply(span))``, reading the output messages once."""
     raw = span.attributes.get("gen_ai.output.messages")
     if raw is not None:
-        parts = _message_parts(raw)
-        return _genai_calls(parts, "model:gen_ai.output.messages"), _parts_text(parts)
+        return _genai_output(raw)
     return model_calls(span), model_reply(span)
 
 
-def _genai_calls(parts: list[dict[str, Any]], source: str) -> list[ModelCall]:
+_GENAI_SOURCE = "model:gen_ai.output.messages"
+
+
+def _genai_output(raw: Any) -> tuple[list[ModelCall], str | None]:
+    """The tool calls (parts of type ``tool_call`` with a name) and the text (parts of type
+    ``text``, joined) of GenAI output messages. One pass over the parts, without a list of
+    them: every model span of a dump comes through here."""
     calls: list[ModelCall] = []
-    for part in parts:
-        if part.get("type") != "tool_call":
+    texts: list[str] = []
+    messages = json_value(raw)
+    if not isinstance(messages, list):
+        return calls, None
+    for message in messages:
+        if not isinstance(message, dict):
             continue
-        name = text(part.get("name"))
-        if name is None:
+        parts = message.get("parts")
+        if not isinstance(parts, list):
             continue
-        args = args_from(part.get("arguments"))
-        calls.append(ModelCall(name, ident(part.get("id")), args, len(calls), source))
-    return calls
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "tool_call":
+                name = text(part.get("name"))
+                if name is not None:
+                    args = args_from(part.get("arguments"))
+                    calls.append(
+                        ModelCall(name, ident(part.get("id")), args, len(calls), _GENAI_SOURCE)
+                    )
+            elif kind == "text":
+                content = part.get("content")
+                if isinstance(content, str):
+                    texts.append(content)
+    return calls, "".join(texts) if texts else None
 
 
 def _vercel_calls(raw: Any) -> list[ModelCall]:
@@ -315,6 +337,12 @@ _CONTENT_PREFIXES = (
     "gcp.vertex.agent.llm_",
     "gcp.vertex.agent.tool_",
 )
+
+
+def label_keys(attrs: Iterable[str]) -> list[str]:
+    """The keys of ``attrs`` (in their order) that may hold labels: ``is_content_attribute``
+    over all of them in one comprehension (root and agent spans of every trace come here)."""
+    return [k for k in attrs if k not in _CONTENT_KEYS and not k.startswith(_CONTENT_PREFIXES)]
 
 
 def is_content_attribute(key: str) -> bool:
