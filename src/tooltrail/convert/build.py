@@ -9,6 +9,7 @@ model call that ended last.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 from tooltrail.convert.calls import CallRecord, order_key, placement, tool_calls
@@ -25,13 +26,17 @@ from tooltrail.model import (
 
 _TurnKey = tuple[int, int, str]  # (start, trace index, span id)
 
+#: Sort keys: traces and spans in start order (ties by id).
+_TRACE_ORDER = attrgetter("start_ns", "trace_id")
+_SPAN_ORDER = attrgetter("start_ns", "span_id")
+
 
 def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     """One ``EvalTrace`` from the facts of one trace, or of several traces of a conversation.
 
     ``traces`` may come in any order; they are taken in start order.
     """
-    ordered = sorted(traces, key=lambda t: (t.start_ns, t.trace_id))
+    ordered = sorted(traces, key=_TRACE_ORDER) if len(traces) > 1 else list(traces)
     records: list[tuple[CallRecord, _TurnKey]] = []
     turns: dict[_TurnKey, SpanFact | None] = {}
     for index, trace in enumerate(ordered):
@@ -43,20 +48,30 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
             turns[trace_turn] = None
         for record in tool_calls(trace):
             records.append((record, _turn_of(record, tops, index, trace_turn)))
-    numbers = {key: n for n, key in enumerate(sorted(turns), start=1)}
-    records.sort(key=lambda item: (item[1][1], order_key(item[0])))
-    calls = [_tool_call(record, numbers[turn]) for record, turn in records]
+    turn_keys = sorted(turns)
+    numbers = {key: n for n, key in enumerate(turn_keys, start=1)}
+    if len(ordered) == 1:  # every call is of trace 0
+        records.sort(key=lambda item: order_key(item[0]))
+    else:
+        records.sort(key=lambda item: (item[1][1], order_key(item[0])))
+    calls: list[ToolCall] = []
+    spans: list[EvalSpan] = []
+    for record, turn in records:
+        call = _tool_call(record, numbers[turn])
+        calls.append(call)
+        spans.append(_eval_span(call, record))
     first = ordered[0] if ordered else None
     conversation = next((t.conversation_id for t in ordered if t.conversation_id), None)
     if len(ordered) == 1 and first is not None:
         trace_id = first.trace_id
     else:
         trace_id = conversation or (first.trace_id if first is not None else "")
+    first_root = _root(first) if first is not None else None
     return EvalTrace(
         trace_id=trace_id,
-        spans=[_eval_span(call, record) for call, (record, _) in zip(calls, records, strict=True)],
-        metadata=_metadata(ordered, turns, calls, conversation),
-        output=_reply(ordered, turns),
+        spans=spans,
+        metadata=_metadata(ordered, turns, turn_keys, calls, conversation, first_root),
+        output=_reply(ordered, turns, turn_keys, first_root),
         tool_calls=calls,
         partial=any(t.dropped for t in ordered),
     )
@@ -69,7 +84,8 @@ def _top_agents(trace: TraceFacts) -> list[SpanFact]:
             nearest, _, _ = placement(trace, fact.span_id)
             if nearest is None:
                 tops.append(fact)
-    tops.sort(key=lambda f: (f.start_ns, f.span_id))
+    if len(tops) > 1:
+        tops.sort(key=_SPAN_ORDER)
     return tops
 
 
@@ -143,13 +159,20 @@ def _root(trace: TraceFacts) -> SpanFact | None:
     return best
 
 
-def _reply(ordered: list[TraceFacts], turns: dict[_TurnKey, SpanFact | None]) -> str | None:
+def _reply(
+    ordered: list[TraceFacts],
+    turns: dict[_TurnKey, SpanFact | None],
+    turn_keys: list[_TurnKey],
+    first_root: SpanFact | None,
+) -> str | None:
+    """The last turn's agent reply, else the last root's, else the last model call's text.
+    ``turn_keys`` are the keys of ``turns`` sorted; ``first_root`` the root of ``ordered[0]``."""
     if not ordered:
         return None
-    last_turn = turns[max(turns)] if turns else None
+    last_turn = turns[turn_keys[-1]] if turn_keys else None
     if last_turn is not None and last_turn.reply:
         return last_turn.reply
-    root = _root(ordered[-1])
+    root = first_root if len(ordered) == 1 else _root(ordered[-1])
     if root is not None and root.reply and root.role != ROLE_MODEL:
         return root.reply
     best: tuple[int, int, str] | None = None
@@ -165,9 +188,13 @@ def _reply(ordered: list[TraceFacts], turns: dict[_TurnKey, SpanFact | None]) ->
 def _metadata(
     ordered: list[TraceFacts],
     turns: dict[_TurnKey, SpanFact | None],
+    turn_keys: list[_TurnKey],
     calls: list[ToolCall],
     conversation: str | None,
+    root: SpanFact | None,
 ) -> dict[str, Any]:
+    """``EvalTrace.metadata``; ``turn_keys`` are the keys of ``turns`` sorted, ``root`` the
+    root of ``ordered[0]``."""
     meta: dict[str, Any] = {"turn_count": max(len(turns), 1) if ordered else 0}
     first = ordered[0] if ordered else None
     attributes: dict[str, Any] = {}
@@ -178,18 +205,17 @@ def _metadata(
         service = first.resource.get("service.name")
         if isinstance(service, str):
             meta["service.name"] = service
-        root = _root(first)
         if root is not None:
             meta["root_span_name"] = root.name
             meta["root_span_id"] = root.span_id
             attributes.update(root.labels or {})
-    agents = sorted(
-        (f for t in ordered for f in t.facts.values() if f.role == ROLE_AGENT),
-        key=lambda f: (f.start_ns, f.span_id),
-    )
+    agents = [f for t in ordered for f in t.facts.values() if f.role == ROLE_AGENT]
+    if len(agents) > 1:
+        agents.sort(key=_SPAN_ORDER)
     for agent in agents:
-        attributes.update(agent.labels or {})
-    tops = [fact for key, fact in sorted(turns.items()) if fact is not None]
+        if agent.labels:
+            attributes.update(agent.labels)
+    tops = [fact for fact in map(turns.__getitem__, turn_keys) if fact is not None]
     agent_name = tops[0].agent if tops and tops[0].agent else None
     if agent_name is None:
         agent_name = next((c.agent for c in calls if c.agent), None)

@@ -9,8 +9,9 @@ re-serialised. Calls a model asked for that have no tool span at all become call
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from tooltrail.convert.facts import (
@@ -116,23 +117,26 @@ def tool_calls(trace: TraceFacts) -> list[CallRecord]:
         same_id = fact.call.call_id is not None and fact.call.call_id == outer.call.call_id
         if same_id or outer.call.name == fact.call.name:
             into[fact.span_id] = outer
-    chains: dict[str, list[SpanFact]] = {}
-    for fact in tools:
-        owner = fact
-        hops = 0
-        while owner.span_id in into and hops < MAX_HOPS:
-            owner = into[owner.span_id]
-            hops += 1
-        chains.setdefault(owner.span_id, [owner])
-        if owner is not fact:
-            chains[owner.span_id].append(fact)
-    records = [_record(trace, chain) for chain in chains.values()]
+    if not into:  # no span nests in another of the same call (the common case)
+        records = [_record(trace, fact, ()) for fact in tools]
+    else:
+        chains: dict[str, list[SpanFact]] = {}
+        for fact in tools:
+            owner = fact
+            hops = 0
+            while owner.span_id in into and hops < MAX_HOPS:
+                owner = into[owner.span_id]
+                hops += 1
+            chains.setdefault(owner.span_id, [owner])
+            if owner is not fact:
+                chains[owner.span_id].append(fact)
+        records = [_record(trace, chain[0], chain[1:]) for chain in chains.values()]
     _join_model_calls(trace, records)
     return records
 
 
-def _record(trace: TraceFacts, chain: list[SpanFact]) -> CallRecord:
-    outer = chain[0]
+def _record(trace: TraceFacts, outer: SpanFact, inners: Sequence[SpanFact]) -> CallRecord:
+    """The call of ``outer``, completed by the spans of the same call nested in it."""
     call = outer.call
     assert call is not None
     nearest, top, depth = placement(trace, outer.span_id)
@@ -151,7 +155,7 @@ def _record(trace: TraceFacts, chain: list[SpanFact]) -> CallRecord:
         turn_root=top,
         positional=call.positional,
     )
-    for inner in chain[1:]:  # spans of the same call further in: fill what is missing
+    for inner in inners:  # spans of the same call further in: fill what is missing
         inner_call = inner.call
         assert inner_call is not None
         if record.args is None and inner_call.args is not None:
@@ -164,54 +168,88 @@ def _record(trace: TraceFacts, chain: list[SpanFact]) -> CallRecord:
     return record
 
 
+#: Model spans in start order; calls in the order of their outermost spans (sort keys).
+_MODEL_ORDER = attrgetter("start_ns", "span_id")
+_RECORD_ORDER = attrgetter("start_ns", "depth", "fact.span_id")
+
+
 def _join_model_calls(trace: TraceFacts, records: list[CallRecord]) -> None:
-    models = sorted(
-        (f for f in trace.facts.values() if f.role == ROLE_MODEL and f.model_calls),
-        key=lambda f: (f.start_ns, f.span_id),
-    )
+    """Match each call to the model response that asked for it (by call id, else by name in
+    order), add the calls a model asked for that have no tool span, and set ``group_start``.
+    ``records`` ends up sorted by start when any model span listed calls."""
+    models: list[SpanFact] = []
+    excluded: list[SpanFact] = []
+    for fact in trace.facts.values():  # one pass for both kinds of span
+        role = fact.role
+        if role == ROLE_MODEL:
+            if fact.model_calls:
+                models.append(fact)
+        elif role == ROLE_EXCLUDED and fact.call is not None:
+            excluded.append(fact)
     if not models:
         return
+    if len(models) > 1:
+        models.sort(key=_MODEL_ORDER)
     by_id: dict[str, tuple[SpanFact, ModelCall]] = {}
+    asked_count = 0
     for model in models:
         for asked in model.model_calls:
+            asked_count += 1
             if asked.call_id is not None and asked.call_id not in by_id:
                 by_id[asked.call_id] = (model, asked)
     used: set[int] = set()
-    for fact in trace.facts.values():  # output functions, deferred calls: asked for, not run
-        if fact.role == ROLE_EXCLUDED and fact.call is not None:
-            _consume(fact.call.call_id, fact.call.name, fact.start_ns, models, by_id, used)
-    records.sort(key=lambda r: (r.start_ns, r.depth, r.fact.span_id))
+    for fact in excluded:  # output functions, deferred calls: asked for, not run
+        call = fact.call
+        assert call is not None
+        _consume(call.call_id, call.name, fact.start_ns, models, by_id, used)
+    records.sort(key=_RECORD_ORDER)
+    unmatched: list[CallRecord] = []
     for record in records:
-        found = by_id.get(record.call_id) if record.call_id is not None else None
+        if record.call_id is None:
+            unmatched.append(record)
+            continue
+        found = by_id.get(record.call_id)
         if found is not None and id(found[1]) not in used:
             used.add(id(found[1]))
             _enrich(record, *found)
+    if unmatched:
+        _match_by_name(models, unmatched, used)
+    if len(used) < asked_count:  # every id in ``used`` is of a distinct call in ``models``
+        for model in models:
+            for asked in model.model_calls:
+                if id(asked) not in used:
+                    records.append(_model_only(trace, model, asked))
+    _set_group_starts(records)
+
+
+def _match_by_name(models: list[SpanFact], records: list[CallRecord], used: set[int]) -> None:
+    """Calls without an id take, in order, the first request of the same name not taken yet
+    by a model span that started no later than them."""
     queues: dict[str, list[tuple[SpanFact, ModelCall]]] = {}
     for model in models:
         for asked in model.model_calls:
             if id(asked) not in used:
                 queues.setdefault(asked.name, []).append((model, asked))
     for record in records:
-        if record.emitted is not None or record.call_id is not None:
-            continue
         queue = queues.get(record.name)
         if queue and queue[0][0].start_ns <= record.start_ns:
             model, asked = queue.pop(0)
             used.add(id(asked))
             _enrich(record, model, asked)
-    for model in models:
-        for asked in model.model_calls:
-            if id(asked) not in used:
-                records.append(_model_only(trace, model, asked))
+
+
+def _set_group_starts(records: list[CallRecord]) -> None:
+    """Calls of one model response start, for ordering, when the first of them started."""
     groups: dict[str, int] = {}
     for record in records:
-        if record.emitted is not None:
-            key = record.emitted[2]
-            groups[key] = min(groups.get(key, record.start_ns), record.start_ns)
+        emitted = record.emitted
+        if emitted is not None:
+            known = groups.get(emitted[2])
+            if known is None or record.start_ns < known:
+                groups[emitted[2]] = record.start_ns
     for record in records:
-        record.group_start = (
-            groups[record.emitted[2]] if record.emitted is not None else record.start_ns
-        )
+        emitted = record.emitted
+        record.group_start = groups[emitted[2]] if emitted is not None else record.start_ns
 
 
 def _consume(
@@ -243,14 +281,17 @@ def _enrich(record: CallRecord, model: SpanFact, asked: ModelCall) -> None:
         record.call_id = asked.call_id
     if asked.args is None:
         return
-    dialect = record.source.partition(":")[0]
-    attribute = asked.source.partition(":")[2]
     if record.args is None or (record.positional and _fits(record.args, asked.args)):
         record.args, record.positional = asked.args, False
-        record.source = f"{dialect}:{attribute}"
+        record.source = _taken_from(record.source, asked.source)
     elif _lost_precision(record.args, asked.args):
         record.args = asked.args  # the model's exact text; the span's copy lost precision
-        record.source = f"{dialect}:{attribute}"
+        record.source = _taken_from(record.source, asked.source)
+
+
+def _taken_from(source: str, asked_source: str) -> str:
+    """The call's dialect, with the attribute of the model span its arguments came from."""
+    return f"{source.partition(':')[0]}:{asked_source.partition(':')[2]}"
 
 
 def _lost_precision(recorded: dict[str, Any], asked: dict[str, Any]) -> bool:
