@@ -180,16 +180,8 @@ def _decode_framed(
     try:
         if body.startswith(ZSTD_MAGIC) or body.startswith(GZIP_MAGIC):
             body = decompress_record(body, limits.max_record_bytes)
-        if body.lstrip(_WHITESPACE)[:1] == b"{":
-            return decode_json_request(
-                body,
-                origin=origin,
-                limits=limits,
-                diagnostics=diagnostics,
-                lazy=True,
-                interest=INTEREST,
-            )
-        return decode_request(
+        decode = decode_json_request if body.lstrip(_WHITESPACE)[:1] == b"{" else decode_request
+        return decode(
             body,
             origin=origin,
             limits=limits,
