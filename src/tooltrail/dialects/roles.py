@@ -108,17 +108,10 @@ _FIRST_KEY, _FIRST_TABLE = BY_MARKER[0]
 _OTHER_ROWS = BY_MARKER[1:]
 
 
-def _meaning(span: SpanLike, attrs: Mapping[str, Any] | None) -> Meaning | None:
-    """Markers are looked up one by one (``get`` / ``in``), never by iterating the keys: a
+def _other_marker(attrs: Mapping[str, Any]) -> Meaning | None:
+    """The meaning of the first marker after ``gen_ai.operation.name`` that ``attrs`` has.
+    Markers are looked up one by one (``in`` / ``get``), never by iterating the keys: a
     decoder's mapping answers a lookup without indexing the span's other attributes."""
-    meaning = BY_SPAN_NAME.get(span.name)
-    if meaning is not None or not attrs:
-        return meaning
-    value = attrs.get(_FIRST_KEY)
-    if value.__class__ is str:
-        meaning = _FIRST_TABLE.get(value)
-        if meaning is not None:
-            return meaning
     for key, table in _OTHER_ROWS:
         if key in attrs:
             value = attrs.get(key)
@@ -133,7 +126,14 @@ def classify(span: SpanLike) -> tuple[int, DialectCall | None]:
     """``(role, call)``: ``(ROLE_TOOL, call)`` for a tool call, ``(ROLE_EXCLUDED, record)`` for
     a tool span that is not a call, else ``(role, None)``."""
     attrs = span.attributes
-    meaning = _meaning(span, attrs)
+    # the span name, then the GenAI marker (most spans of a dump), inline: every span comes here
+    meaning = BY_SPAN_NAME.get(span.name)
+    if meaning is None and attrs:
+        value = attrs.get(_FIRST_KEY)
+        if value.__class__ is str:
+            meaning = _FIRST_TABLE.get(value)
+        if meaning is None:
+            meaning = _other_marker(attrs)
     if meaning is None:
         if span.name[:_PREFIX_LEN] != EXECUTE_TOOL_PREFIX:
             return ROLE_OTHER, None

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from tooltrail.dialects.tools import SpanLike, _message_parts
-from tooltrail.dialects.values import args_from, double_json, ident, json_value, message_text, text
+from tooltrail.dialects.values import (
+    PLACEHOLDERS,
+    args_from,
+    double_json,
+    ident,
+    json_value,
+    message_text,
+    text,
+)
 
 _AGENT_NAME_KEYS = ("gen_ai.agent.name", "ai.telemetry.functionId", "agent.name")
 
@@ -21,8 +29,8 @@ def agent_name(span: SpanLike, *, invoked: bool = False) -> str | None:
     attrs = span.attributes
     if attrs:
         for key in _AGENT_NAME_KEYS:
-            name = text(attrs.get(key))
-            if name:
+            name = attrs.get(key)
+            if isinstance(name, str) and name not in PLACEHOLDERS:  # ``text``, inline
                 return name
     if not invoked:
         return None
@@ -59,7 +67,7 @@ CASE_ID_KEY = "tooltrail.case_id"
 
 def conversation_id(attrs: Mapping[str, Any]) -> str | None:
     """The conversation (session) id among ``attrs``, if any (looked up key by key: see
-    ``roles._meaning``)."""
+    ``roles.classify``)."""
     if not attrs:
         return None
     for key in CONVERSATION_KEYS:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tooltrail.dialects.values import (
+    PLACEHOLDERS,
     args_from,
     double_json,
     ident,
@@ -71,15 +72,19 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     semconv export, Vercel v7, OpenLLMetry LangChain, MCP ``tools/call``), and ADK legacy
     ``execute_tool {name}``."""
     span_name = span.name
-    name = text(attrs.get("gen_ai.tool.name"))
-    if name is None:
+    # ``text`` and ``ident`` inline: every tool span of a dump comes through here
+    name = attrs.get("gen_ai.tool.name")
+    if not isinstance(name, str) or name in PLACEHOLDERS:
+        name = None
         for prefix in _NAME_PREFIXES:
             if span_name.startswith(prefix):
                 name = text(span_name[len(prefix) :].strip())
                 break
     if name is None or name == _MERGED_TOOLS or span_name == "execute_tool (merged)":
         return None
-    call_id = ident(attrs.get("gen_ai.tool.call.id"))
+    call_id = attrs.get("gen_ai.tool.call.id")
+    if not isinstance(call_id, str) or call_id in PLACEHOLDERS:
+        call_id = ident(call_id)
     msg = attrs.get("logfire.msg")
     if isinstance(msg, str) and msg.startswith(_OUTPUT_FUNCTION_MSG):
         return DialectCall(name, None, call_id, "pydantic-ai:logfire.msg", excluded="output")
@@ -103,7 +108,12 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
         _traceloop_args(call, attrs)
     else:
         _strands_event_args(call, span)
-    call.failure = _genai_failure(attrs, span)
+    if (
+        attrs.get("gen_ai.tool.status") == "error"
+        or "gcp.vertex.agent.event_id" in attrs
+        or "gcp.vertex.agent.tool_response" in attrs
+    ):
+        call.failure = _genai_failure(attrs, span)
     return call
 
 
@@ -140,6 +150,8 @@ def _strands_event_args(call: DialectCall, span: SpanLike) -> None:
 
 
 def _genai_failure(attrs: Mapping[str, Any], span: SpanLike) -> str | None:
+    """A Strands failure (``gen_ai.tool.status``) or one ADK's retry plugin hid in the result;
+    asked only of spans with one of those attributes."""
     if attrs.get("gen_ai.tool.status") == "error":  # Strands
         for event in span.events or ():
             if event.name == "gen_ai.choice":
