@@ -26,21 +26,26 @@ _SHORT = 128
 class RequestBytes:
     """The serialized request a mapped span came from, and its lean parse once needed."""
 
-    __slots__ = ("data", "_lean")
+    __slots__ = ("data", "_lean", "_groups")
 
     def __init__(self, data: bytes) -> None:
         self.data = data
         self._lean: Any = None
+        #: resource index -> its scope groups (``scopeSpans`` then the old
+        #: ``instrumentationLibrarySpans``), listed once: every root span of a request asks.
+        self._groups: dict[int, list[Any]] = {}
 
     def lean_span(self, loc: tuple[int, int, int]) -> Any:
         """The ``wire.LeanSpan`` at ``loc`` (resource, scope group, span index)."""
-        lean = self._lean
-        if lean is None:
-            lean = self._lean = LeanTraces.FromString(self.data)
         ri, si, pi = loc
-        resource_spans = lean.resource_spans[ri]
-        groups = list(resource_spans.scope_spans)
-        groups.extend(resource_spans.instrumentation_library_spans)
+        groups = self._groups.get(ri)
+        if groups is None:
+            lean = self._lean
+            if lean is None:
+                lean = self._lean = LeanTraces.FromString(self.data)
+            resource_spans = lean.resource_spans[ri]
+            groups = self._groups[ri] = list(resource_spans.scope_spans)
+            groups.extend(resource_spans.instrumentation_library_spans)
         return groups[si].spans[pi]
 
 
