@@ -31,7 +31,8 @@ MAX_HOPS = 10_000
 
 @dataclass(slots=True)
 class CallRecord:
-    """One call of a trace, before turns are numbered across a conversation."""
+    """One call of a trace, before turns are numbered across a conversation. Built with its
+    fields by position (see ``_record``): keep their order."""
 
     fact: SpanFact
     name: str
@@ -64,24 +65,6 @@ def ancestors(trace: TraceFacts, span_id: str) -> Iterator[str]:
         hops += 1
 
 
-def _enclosing_tool(trace: TraceFacts, fact: SpanFact) -> SpanFact | None:
-    """The nearest tool span above ``fact`` with no agent or model span in between."""
-    facts = trace.facts
-    parents = trace.parents
-    current = parents.get(fact.span_id, "")
-    hops = 0
-    while current and hops < MAX_HOPS:  # ``ancestors``, inline: this runs for every call
-        above = facts.get(current)
-        if above is not None:
-            if above.role == ROLE_TOOL:
-                return above
-            if above.role == ROLE_AGENT or above.role == ROLE_MODEL:
-                return None
-        current = parents.get(current, "")
-        hops += 1
-    return None
-
-
 def placement(trace: TraceFacts, span_id: str) -> tuple[SpanFact | None, SpanFact | None, int]:
     """(nearest agent above, top-level agent above, depth) of a span."""
     facts = trace.facts
@@ -100,6 +83,36 @@ def placement(trace: TraceFacts, span_id: str) -> tuple[SpanFact | None, SpanFac
     return nearest, top, depth
 
 
+#: (enclosing tool span, nearest agent above, top-level agent above, depth) of a tool span.
+_Position = tuple[SpanFact | None, SpanFact | None, SpanFact | None, int]
+
+
+def _position(trace: TraceFacts, fact: SpanFact) -> _Position:
+    """The nearest tool span above ``fact`` with no agent or model span in between (the call
+    it may be part of), and its ``placement``: one walk up for both (every call needs them)."""
+    facts = trace.facts
+    parents = trace.parents
+    enclosing = nearest = top = None
+    searching = True  # for the enclosing tool: until a tool, agent or model span is met
+    depth = 0
+    current = parents.get(fact.span_id, "")
+    while current and depth < MAX_HOPS:
+        depth += 1
+        above = facts.get(current)
+        if above is not None:
+            role = above.role
+            if role == ROLE_AGENT:
+                if nearest is None:
+                    nearest = above
+                top = above
+                searching = False
+            elif searching and (role == ROLE_TOOL or role == ROLE_MODEL):
+                enclosing = above if role == ROLE_TOOL else None
+                searching = False
+        current = parents.get(current, "")
+    return enclosing, nearest, top, depth
+
+
 def _status(code: int, failed: bool) -> str:
     if failed or code == STATUS_ERROR:
         return "error"
@@ -110,15 +123,17 @@ def tool_calls(trace: TraceFacts) -> list[CallRecord]:
     """Every call of ``trace``: tool spans (collapsed), then model-only calls; unordered."""
     tools = [f for f in trace.facts.values() if f.role == ROLE_TOOL and f.call is not None]
     into: dict[str, SpanFact] = {}
+    positions: dict[str, _Position] = {}
     for fact in tools:
-        outer = _enclosing_tool(trace, fact)
+        position = positions[fact.span_id] = _position(trace, fact)
+        outer = position[0]
         if outer is None or outer.call is None or fact.call is None:
             continue
         same_id = fact.call.call_id is not None and fact.call.call_id == outer.call.call_id
         if same_id or outer.call.name == fact.call.name:
             into[fact.span_id] = outer
     if not into:  # no span nests in another of the same call (the common case)
-        records = [_record(trace, fact, ()) for fact in tools]
+        records = [_record(fact, (), positions[fact.span_id]) for fact in tools]
     else:
         chains: dict[str, list[SpanFact]] = {}
         for fact in tools:
@@ -130,30 +145,33 @@ def tool_calls(trace: TraceFacts) -> list[CallRecord]:
             chains.setdefault(owner.span_id, [owner])
             if owner is not fact:
                 chains[owner.span_id].append(fact)
-        records = [_record(trace, chain[0], chain[1:]) for chain in chains.values()]
+        records = [
+            _record(chain[0], chain[1:], positions[chain[0].span_id]) for chain in chains.values()
+        ]
     _join_model_calls(trace, records)
     return records
 
 
-def _record(trace: TraceFacts, outer: SpanFact, inners: Sequence[SpanFact]) -> CallRecord:
+def _record(outer: SpanFact, inners: Sequence[SpanFact], position: _Position) -> CallRecord:
     """The call of ``outer``, completed by the spans of the same call nested in it."""
     call = outer.call
     assert call is not None
-    nearest, top, depth = placement(trace, outer.span_id)
+    _, nearest, top, depth = position
+    # fields by position (keywords make this call ~3x dearer, and it runs for every call)
     record = CallRecord(
-        fact=outer,
-        name=call.name,
-        args=call.args,
-        call_id=call.call_id,
-        source=call.source,
-        status=_status(outer.status_code, bool(call.failure)),
-        error=outer.error,
-        agent=outer.agent or (nearest.agent if nearest is not None else None),
-        start_ns=outer.start_ns,
-        end_ns=outer.end_ns,
-        depth=depth,
-        turn_root=top,
-        positional=call.positional,
+        outer,  # fact
+        call.name,
+        call.args,
+        call.call_id,
+        call.source,
+        _status(outer.status_code, bool(call.failure)),
+        outer.error,
+        outer.agent or (nearest.agent if nearest is not None else None),  # agent
+        outer.start_ns,
+        outer.end_ns,
+        depth,
+        top,  # turn_root
+        call.positional,
     )
     for inner in inners:  # spans of the same call further in: fill what is missing
         inner_call = inner.call
@@ -306,20 +324,21 @@ def _lost_precision(recorded: dict[str, Any], asked: dict[str, Any]) -> bool:
 
 def _model_only(trace: TraceFacts, model: SpanFact, asked: ModelCall) -> CallRecord:
     nearest, top, depth = placement(trace, model.span_id)
-    return CallRecord(
-        fact=model,
-        name=asked.name,
-        args=asked.args,
-        call_id=asked.call_id,
-        source=asked.source,
-        status="unset",
-        error=None,
-        agent=nearest.agent if nearest is not None else None,
-        start_ns=model.end_ns or model.start_ns,
-        end_ns=model.end_ns,
-        depth=depth,
-        turn_root=top,
-        emitted=(model.start_ns, model.end_ns, model.span_id, asked.position),
+    return CallRecord(  # fields by position, as in ``_record``
+        model,  # fact
+        asked.name,
+        asked.args,
+        asked.call_id,
+        asked.source,
+        "unset",  # status
+        None,  # error
+        nearest.agent if nearest is not None else None,  # agent
+        model.end_ns or model.start_ns,  # start_ns
+        model.end_ns,
+        depth,
+        top,  # turn_root
+        False,  # positional
+        (model.start_ns, model.end_ns, model.span_id, asked.position),  # emitted
     )
 
 
