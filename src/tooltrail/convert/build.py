@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
-from tooltrail.convert.calls import CallRecord, order_key, placement, tool_calls
-from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, SpanFact, TraceFacts
+from tooltrail.convert.calls import CallRecord, Kinds, kinds, order_key, placement, tool_calls
+from tooltrail.convert.facts import ROLE_MODEL, SpanFact, TraceFacts
 from tooltrail.model import (
     TOOL_ARGS,
     TOOL_CALL_ID,
@@ -39,14 +39,15 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     ordered = sorted(traces, key=_TRACE_ORDER) if len(traces) > 1 else list(traces)
     records: list[tuple[CallRecord, _TurnKey]] = []
     turns: dict[_TurnKey, SpanFact | None] = {}
+    kept = [kinds(trace) for trace in ordered]
     for index, trace in enumerate(ordered):
-        tops = _top_agents(trace)
+        tops = _top_agents(trace, kept[index].agents)
         trace_turn = (trace.start_ns, index, "")
         for top in tops:
             turns[(top.start_ns, index, top.span_id)] = top
         if not tops:
             turns[trace_turn] = None
-        for record in tool_calls(trace):
+        for record in tool_calls(trace, kept[index]):
             records.append((record, _turn_of(record, tops, index, trace_turn)))
     turn_keys = sorted(turns)
     numbers = {key: n for n, key in enumerate(turn_keys, start=1)}
@@ -66,24 +67,24 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
         trace_id = first.trace_id
     else:
         trace_id = conversation or (first.trace_id if first is not None else "")
-    first_root = _root(first) if first is not None else None
+    first_root = _root(first, kept[0]) if first is not None else None
     return EvalTrace(
         trace_id=trace_id,
         spans=spans,
-        metadata=_metadata(ordered, turns, turn_keys, calls, conversation, first_root),
-        output=_reply(ordered, turns, turn_keys, first_root),
+        metadata=_metadata(ordered, kept, turns, turn_keys, calls, conversation, first_root),
+        output=_reply(ordered, kept, turns, turn_keys, first_root),
         tool_calls=calls,
         partial=any(t.dropped for t in ordered),
     )
 
 
-def _top_agents(trace: TraceFacts) -> list[SpanFact]:
+def _top_agents(trace: TraceFacts, agents: list[SpanFact]) -> list[SpanFact]:
+    """The agent spans of ``trace`` (``agents``) with no agent span above them."""
     tops = []
-    for fact in trace.facts.values():
-        if fact.role == ROLE_AGENT:
-            nearest, _, _ = placement(trace, fact.span_id)
-            if nearest is None:
-                tops.append(fact)
+    for fact in agents:
+        nearest, _, _ = placement(trace, fact.span_id)
+        if nearest is None:
+            tops.append(fact)
     if len(tops) > 1:
         tops.sort(key=_SPAN_ORDER)
     return tops
@@ -148,21 +149,29 @@ def _eval_span(call: ToolCall, record: CallRecord) -> EvalSpan:
     )
 
 
-def _root(trace: TraceFacts) -> SpanFact | None:
+def _root(trace: TraceFacts, kept: Kinds) -> SpanFact | None:
     """The span without a parent; else the earliest kept span whose parent is missing."""
-    best: SpanFact | None = None
-    for fact in trace.facts.values():
-        orphan = fact.parent_id and fact.parent_id not in trace.parents
-        if fact.parent_id and not orphan:
+    if kept.parentless:  # the common case; such a span comes before every orphan
+        best = kept.parentless[0]
+        for fact in kept.parentless:
+            if (fact.start_ns, fact.span_id) < (best.start_ns, best.span_id):
+                best = fact
+        return best
+    earliest: SpanFact | None = None
+    for fact in trace.facts.values():  # every kept span has a parent: find the orphans
+        if fact.parent_id in trace.parents:
             continue
-        rank = (0 if not fact.parent_id else 1, fact.start_ns, fact.span_id)
-        if best is None or rank < (0 if not best.parent_id else 1, best.start_ns, best.span_id):
-            best = fact
-    return best
+        if earliest is None or (fact.start_ns, fact.span_id) < (
+            earliest.start_ns,
+            earliest.span_id,
+        ):
+            earliest = fact
+    return earliest
 
 
 def _reply(
     ordered: list[TraceFacts],
+    kept: list[Kinds],
     turns: dict[_TurnKey, SpanFact | None],
     turn_keys: list[_TurnKey],
     first_root: SpanFact | None,
@@ -174,13 +183,13 @@ def _reply(
     last_turn = turns[turn_keys[-1]] if turn_keys else None
     if last_turn is not None and last_turn.reply:
         return last_turn.reply
-    root = first_root if len(ordered) == 1 else _root(ordered[-1])
+    root = first_root if len(ordered) == 1 else _root(ordered[-1], kept[-1])
     if root is not None and root.reply and root.role != ROLE_MODEL:
         return root.reply
     best: tuple[int, int, str] | None = None
-    for trace in ordered:
-        for fact in trace.facts.values():
-            if fact.role == ROLE_MODEL and fact.reply:
+    for trace_kinds in kept:
+        for fact in trace_kinds.models:
+            if fact.reply:
                 rank = (fact.end_ns, fact.start_ns, fact.reply)
                 if best is None or rank[:2] > best[:2]:
                     best = rank
@@ -189,6 +198,7 @@ def _reply(
 
 def _metadata(
     ordered: list[TraceFacts],
+    kept: list[Kinds],
     turns: dict[_TurnKey, SpanFact | None],
     turn_keys: list[_TurnKey],
     calls: list[ToolCall],
@@ -211,7 +221,7 @@ def _metadata(
             meta["root_span_name"] = root.name
             meta["root_span_id"] = root.span_id
             attributes.update(root.labels or {})
-    agents = [f for t in ordered for f in t.facts.values() if f.role == ROLE_AGENT]
+    agents = [fact for trace_kinds in kept for fact in trace_kinds.agents]
     if len(agents) > 1:
         agents.sort(key=_SPAN_ORDER)
     for agent in agents:

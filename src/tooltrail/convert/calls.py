@@ -54,6 +54,40 @@ class CallRecord:
     group_start: int = 0
 
 
+@dataclass(slots=True)
+class Kinds:
+    """The kept spans of one trace by role, in ``trace.facts`` order: sorted out in one pass
+    that every step of building the trace shares (each used to scan all facts itself)."""
+
+    #: Tool spans with a call.
+    tools: list[SpanFact]
+    agents: list[SpanFact]
+    models: list[SpanFact]
+    #: Tool spans that are not calls (``ROLE_EXCLUDED``) with a call record.
+    excluded: list[SpanFact]
+    #: Spans without a parent.
+    parentless: list[SpanFact]
+
+
+def kinds(trace: TraceFacts) -> Kinds:
+    """``trace``'s kept spans sorted out by role (see ``Kinds``)."""
+    found = Kinds([], [], [], [], [])
+    for fact in trace.facts.values():
+        role = fact.role
+        if role == ROLE_TOOL:
+            if fact.call is not None:
+                found.tools.append(fact)
+        elif role == ROLE_MODEL:
+            found.models.append(fact)
+        elif role == ROLE_AGENT:
+            found.agents.append(fact)
+        elif role == ROLE_EXCLUDED and fact.call is not None:
+            found.excluded.append(fact)
+        if not fact.parent_id:
+            found.parentless.append(fact)
+    return found
+
+
 def ancestors(trace: TraceFacts, span_id: str) -> Iterator[str]:
     """The ids above ``span_id`` (its parent first), bounded and safe against cycles."""
     parents = trace.parents
@@ -119,9 +153,12 @@ def _status(code: int, failed: bool) -> str:
     return "ok" if code == STATUS_OK else "unset"
 
 
-def tool_calls(trace: TraceFacts) -> list[CallRecord]:
-    """Every call of ``trace``: tool spans (collapsed), then model-only calls; unordered."""
-    tools = [f for f in trace.facts.values() if f.role == ROLE_TOOL and f.call is not None]
+def tool_calls(trace: TraceFacts, kept: Kinds | None = None) -> list[CallRecord]:
+    """Every call of ``trace``: tool spans (collapsed), then model-only calls; unordered.
+    ``kept``: ``kinds(trace)`` when the caller has it."""
+    if kept is None:
+        kept = kinds(trace)
+    tools = kept.tools
     into: dict[str, SpanFact] = {}
     positions: dict[str, _Position] = {}
     for fact in tools:
@@ -148,7 +185,7 @@ def tool_calls(trace: TraceFacts) -> list[CallRecord]:
         records = [
             _record(chain[0], chain[1:], positions[chain[0].span_id]) for chain in chains.values()
         ]
-    _join_model_calls(trace, records)
+    _join_model_calls(trace, records, kept)
     return records
 
 
@@ -191,19 +228,11 @@ _MODEL_ORDER = attrgetter("start_ns", "span_id")
 _RECORD_ORDER = attrgetter("start_ns", "depth", "fact.span_id")
 
 
-def _join_model_calls(trace: TraceFacts, records: list[CallRecord]) -> None:
+def _join_model_calls(trace: TraceFacts, records: list[CallRecord], kept: Kinds) -> None:
     """Match each call to the model response that asked for it (by call id, else by name in
     order), add the calls a model asked for that have no tool span, and set ``group_start``.
     ``records`` ends up sorted by start when any model span listed calls."""
-    models: list[SpanFact] = []
-    excluded: list[SpanFact] = []
-    for fact in trace.facts.values():  # one pass for both kinds of span
-        role = fact.role
-        if role == ROLE_MODEL:
-            if fact.model_calls:
-                models.append(fact)
-        elif role == ROLE_EXCLUDED and fact.call is not None:
-            excluded.append(fact)
+    models = [fact for fact in kept.models if fact.model_calls]
     if not models:
         return
     if len(models) > 1:
@@ -216,7 +245,7 @@ def _join_model_calls(trace: TraceFacts, records: list[CallRecord]) -> None:
             if asked.call_id is not None and asked.call_id not in by_id:
                 by_id[asked.call_id] = (model, asked)
     used: set[int] = set()
-    for fact in excluded:  # output functions, deferred calls: asked for, not run
+    for fact in kept.excluded:  # output functions, deferred calls: asked for, not run
         call = fact.call
         assert call is not None
         _consume(call.call_id, call.name, fact.start_ns, models, by_id, used)
