@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from tooltrail.dialects.tools import SpanLike, _message_parts
 from tooltrail.dialects.values import (
     PLACEHOLDERS,
@@ -132,7 +134,13 @@ def _genai_output(raw: Any) -> tuple[list[ModelCall], str | None]:
     them: every model span of a dump comes through here."""
     calls: list[ModelCall] = []
     texts: list[str] = []
-    messages = json_value(raw)
+    if isinstance(raw, str) and raw[:1] == "[":  # ``json_value`` of JSON text, inline
+        try:
+            messages = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return calls, None
+    else:
+        messages = json_value(raw)
     if not isinstance(messages, list):
         return calls, None
     for message in messages:
@@ -146,12 +154,13 @@ def _genai_output(raw: Any) -> tuple[list[ModelCall], str | None]:
                 continue
             kind = part.get("type")
             if kind == "tool_call":
-                name = text(part.get("name"))
-                if name is not None:
+                name = part.get("name")
+                if isinstance(name, str) and name not in PLACEHOLDERS:  # ``text``, inline
                     args = args_from(part.get("arguments"))
-                    calls.append(
-                        ModelCall(name, ident(part.get("id")), args, len(calls), _GENAI_SOURCE)
-                    )
+                    call_id = part.get("id")
+                    if not isinstance(call_id, str) or call_id in PLACEHOLDERS:
+                        call_id = ident(call_id)  # ``ident``, inline for the common case
+                    calls.append(ModelCall(name, call_id, args, len(calls), _GENAI_SOURCE))
             elif kind == "text":
                 content = part.get("content")
                 if isinstance(content, str):

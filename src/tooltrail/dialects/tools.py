@@ -85,7 +85,9 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     call_id = attrs.get("gen_ai.tool.call.id")
     if not isinstance(call_id, str) or call_id in PLACEHOLDERS:
         call_id = ident(call_id)
-    msg = attrs.get("logfire.msg")
+    # keys most tool spans lack are tested with ``in`` before their value is read: a decoder's
+    # mapping answers ``in`` without building a value
+    msg = attrs.get("logfire.msg") if "logfire.msg" in attrs else None
     if isinstance(msg, str) and msg.startswith(_OUTPUT_FUNCTION_MSG):
         return DialectCall(name, None, call_id, "pydantic-ai:logfire.msg", excluded="output")
     if "pydantic_ai.tool.deferral.name" in attrs:
@@ -95,7 +97,11 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     if raw is not None:
         call.args = args_from(raw)
         call.source = "genai:gen_ai.tool.call.arguments"
-        if call.args is not None and attrs.get("traceloop.span.kind") == "tool":
+        if (
+            call.args is not None
+            and "traceloop.span.kind" in attrs
+            and attrs.get("traceloop.span.kind") == "tool"
+        ):
             call.args = unwrap_langchain_envelope(call.args)
             call.source = "openllmetry-langchain:gen_ai.tool.call.arguments"
     elif "gcp.vertex.agent.tool_call_args" in attrs:
@@ -109,7 +115,7 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     else:
         _strands_event_args(call, span)
     if (
-        attrs.get("gen_ai.tool.status") == "error"
+        "gen_ai.tool.status" in attrs
         or "gcp.vertex.agent.event_id" in attrs
         or "gcp.vertex.agent.tool_response" in attrs
     ):
