@@ -37,7 +37,7 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     ``traces`` may come in any order; they are taken in start order.
     """
     ordered = sorted(traces, key=_TRACE_ORDER) if len(traces) > 1 else list(traces)
-    records: list[tuple[CallRecord, _TurnKey]] = []
+    records: list[CallRecord] = []
     turns: dict[_TurnKey, SpanFact | None] = {}
     kept = [kinds(trace) for trace in ordered]
     for index, trace in enumerate(ordered):
@@ -48,17 +48,18 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
         if not tops:
             turns[trace_turn] = None
         for record in tool_calls(trace, kept[index]):
-            records.append((record, _turn_of(record, tops, index, trace_turn)))
+            record.turn = _turn_of(record, tops, index, trace_turn)
+            records.append(record)
     turn_keys = sorted(turns)
     numbers = {key: n for n, key in enumerate(turn_keys, start=1)}
     if len(ordered) == 1:  # every call is of trace 0
-        records.sort(key=lambda item: order_key(item[0]))
+        records.sort(key=order_key)
     else:
-        records.sort(key=lambda item: (item[1][1], order_key(item[0])))
+        records.sort(key=lambda record: (record.turn[1], order_key(record)))
     calls: list[ToolCall] = []
     spans: list[EvalSpan] = []
-    for record, turn in records:
-        call = _tool_call(record, numbers[turn])
+    for record in records:
+        call = _tool_call(record, numbers[record.turn])
         calls.append(call)
         spans.append(_eval_span(call, record))
     first = ordered[0] if ordered else None
@@ -211,16 +212,17 @@ def _metadata(
     first = ordered[0] if ordered else None
     attributes: dict[str, Any] = {}
     if first is not None:
-        attributes.update(
-            (k, v) for k, v in first.resource.items() if isinstance(v, (str, bool, int, float))
-        )
+        for key, value in first.resource.items():
+            if isinstance(value, (str, bool, int, float)):
+                attributes[key] = value
         service = first.resource.get("service.name")
         if isinstance(service, str):
             meta["service.name"] = service
         if root is not None:
             meta["root_span_name"] = root.name
             meta["root_span_id"] = root.span_id
-            attributes.update(root.labels or {})
+            if root.labels:
+                attributes.update(root.labels)
     agents = [fact for trace_kinds in kept for fact in trace_kinds.agents]
     if len(agents) > 1:
         agents.sort(key=_SPAN_ORDER)
@@ -248,7 +250,13 @@ def _metadata(
     for call in calls:  # failures only the instrumentation's attributes show (ADK retries)
         if call.status == "error" and call.span_id and call.span_id not in errors:
             errors[call.span_id] = call.start_ns
-    meta["error_span_ids"] = sorted(errors, key=lambda sid: (errors[sid], sid))
+    if len(errors) > 1:
+        meta["error_span_ids"] = sorted(errors, key=lambda sid: (errors[sid], sid))
+    else:
+        meta["error_span_ids"] = list(errors)
     meta["agent_span_ids"] = [f.span_id for f in agents]
-    meta["span_count"] = sum(t.span_count for t in ordered)
+    if len(ordered) == 1:
+        meta["span_count"] = ordered[0].span_count
+    else:
+        meta["span_count"] = sum(t.span_count for t in ordered)
     return meta

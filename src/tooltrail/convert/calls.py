@@ -52,6 +52,8 @@ class CallRecord:
     #: model span listed the call.
     emitted: tuple[int, int, str, int] | None = None
     group_start: int = 0
+    #: The key of the turn the call belongs to (set when the trace is built).
+    turn: Any = None
 
 
 @dataclass(slots=True)

@@ -97,21 +97,17 @@ class TraceFacts:
             self.start_ns = start
         if end > self.end_ns:
             self.end_ns = end
-        if span.status_code == STATUS_ERROR:
+        status = span.status_code
+        if status == STATUS_ERROR:
             self.error_spans.append((start, span_id))
-        if span.__class__ is SpanHead:
+        if isinstance(span, SpanHead):  # no subclasses: the same as a class test
             return True
-        role, call = dialects.classify(span)  # type: ignore[arg-type]
+        role, call = dialects.classify(span)
         if role == ROLE_OTHER and parent_id:
             return True
-        self._keep(span, role, call, parent_id)  # type: ignore[arg-type]
-        return True
-
-    def _keep(self, span: Span, role: int, call: DialectCall | None, parent_id: str) -> None:
-        status = span.status_code
-        fact = SpanFact(
-            span.span_id, parent_id, role, span.name, span.start_ns, span.end_ns, status
-        )
+        # what is kept of the span, here rather than in a method of its own: most spans of an
+        # agent trace come this far
+        fact = SpanFact(span_id, parent_id, role, span.name, start, end, status)
         attrs = span.attributes
         if role == ROLE_TOOL:
             fact.call = call
@@ -135,7 +131,8 @@ class TraceFacts:
         if role in (ROLE_AGENT, ROLE_OTHER) or not parent_id:
             fact.labels = _labels(attrs)
             self._note_ids(span, attrs, parent_id)
-        self.facts[span.span_id] = fact
+        self.facts[span_id] = fact
+        return True
 
     def _note_ids(self, span: Span, attrs: Any, parent_id: str) -> None:
         conv = dialects.conversation_id(attrs)

@@ -94,8 +94,7 @@ class _Collector:
         if facts is None:
             facts = self.open[trace_id] = TraceFacts(trace_id, max_spans=self.max_spans)
         dropped = facts.dropped
-        facts.add(span)
-        if dropped == 0 and facts.dropped and self.diagnostics is not None:
+        if not facts.add(span) and dropped == 0 and facts.dropped and self.diagnostics is not None:
             self.diagnostics.append(_over_limit(span, self.max_spans))
         return facts
 
