@@ -4,9 +4,9 @@ A key lookup (``get``, ``in``, ``[]``) is one call into the protobuf runtime plu
 decoding of that one value, so a reader that asks a few keys of a span never touches the
 rest. What needs the attributes in wire order (iteration, ``items()``, ``==``, ``repr``) or
 span more keys than ``Limits.max_attributes`` goes through the lean form of the same span
-(``lazy.PbAttributes``), parsed from the request bytes the first time a span of the request
-needs it; both views share the decoded values, so a value is decoded, and a problem with it
-reported, once.
+(``lazy.PbAttributes``): the request is outlined once (its spans kept as bytes, unparsed)
+and only the span that needs it is parsed with the lean schema; both views share the
+decoded values, so a value is decoded, and a problem with it reported, once.
 """
 
 from __future__ import annotations
@@ -14,23 +14,61 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
 from tooltrail.otlp.lazy import PbAttributes, Where, span_path
 from tooltrail.otlp.values import Notes, cut_bytes, cut_str, pb_value
-from tooltrail.otlp.wire import LeanTraces
+from tooltrail.otlp.wire import LeanSpan
 
 _MISSING: Any = object()
 #: Strings shorter than this are never cut (as ``kv._fast_value`` reads them).
 _SHORT = 128
 
 
-class RequestBytes:
-    """The serialized request a mapped span came from, and its lean parse once needed."""
+def _build_outline() -> Any:
+    """A request down to its scope groups, each span left as its serialized bytes (every other
+    field is unknown to it and skipped): parsing that costs a tenth of the lean schema, and
+    the one span that needs its attributes in wire order is then parsed alone."""
+    f = descriptor_pb2.FieldDescriptorProto
+    package = "tooltrail.wire_outline"
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="tooltrail/wire_outline.proto", package=package, syntax="proto3"
+    )
+    scope = proto.message_type.add(name="ScopeSpans")
+    scope.field.add(name="spans", number=2, type=f.TYPE_BYTES, label=f.LABEL_REPEATED)
+    resource = proto.message_type.add(name="ResourceSpans")
+    for name, number in (("scope_spans", 2), ("instrumentation_library_spans", 1000)):
+        resource.field.add(
+            name=name,
+            number=number,
+            type=f.TYPE_MESSAGE,
+            label=f.LABEL_REPEATED,
+            type_name=f".{package}.ScopeSpans",
+        )
+    traces = proto.message_type.add(name="Traces")
+    traces.field.add(
+        name="resource_spans",
+        number=1,
+        type=f.TYPE_MESSAGE,
+        label=f.LABEL_REPEATED,
+        type_name=f".{package}.ResourceSpans",
+    )
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.Traces"))
 
-    __slots__ = ("data", "_lean", "_groups")
+
+_OutlineTraces: Any = _build_outline()
+
+
+class RequestBytes:
+    """The serialized request a mapped span came from, and its outline once needed."""
+
+    __slots__ = ("data", "_outline", "_groups")
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self._lean: Any = None
+        self._outline: Any = None
         #: resource index -> its scope groups (``scopeSpans`` then the old
         #: ``instrumentationLibrarySpans``), listed once: every root span of a request asks.
         self._groups: dict[int, list[Any]] = {}
@@ -40,13 +78,13 @@ class RequestBytes:
         ri, si, pi = loc
         groups = self._groups.get(ri)
         if groups is None:
-            lean = self._lean
-            if lean is None:
-                lean = self._lean = LeanTraces.FromString(self.data)
-            resource_spans = lean.resource_spans[ri]
+            outline = self._outline
+            if outline is None:
+                outline = self._outline = _OutlineTraces.FromString(self.data)
+            resource_spans = outline.resource_spans[ri]
             groups = self._groups[ri] = list(resource_spans.scope_spans)
             groups.extend(resource_spans.instrumentation_library_spans)
-        return groups[si].spans[pi]
+        return LeanSpan.FromString(groups[si].spans[pi])
 
 
 def any_value(value: Any, where: Where, loc: tuple[int, int, int], key: str) -> Any:
@@ -117,7 +155,7 @@ class MappedAttributes(Mapping[str, Any]):
                 entries is not None
                 and len(lean.attributes) <= self._where.limits.max_attributes
                 and len(index) == len(entries)
-                and set(entries) == index.keys()
+                and all(key in entries for key in index)  # same size, distinct keys: same set
             ):
                 if values is None:
                     values = self._values = {}
