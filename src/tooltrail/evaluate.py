@@ -8,9 +8,10 @@ receiver, batch CLI, pytest plugin); ``evaluate_suite`` pairs samples with cases
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.expectations import expectation_scores
@@ -142,7 +143,8 @@ class EvaluationReport:
 
     suite_name: str
     suite_version: str
-    cases: list[CaseResult]
+    #: The rows in report order: a list, or any re-iterable sequence (rows read back from disk).
+    cases: Sequence[CaseResult]
     summary: Summary
 
     @property
@@ -154,8 +156,11 @@ class EvaluationReport:
     def from_results(
         cls, suite: TestSuite | None, results: Iterable[CaseResult]
     ) -> EvaluationReport:
-        """A report over results computed anywhere, in the order given; the summary is derived."""
-        rows = list(results)
+        """A report over results computed anywhere, in the order given; the summary is derived.
+
+        A ``Sequence`` is kept as it is, not copied: a batch run's rows may be read back from
+        disk on each walk (``SpilledRows``), which the summary walks once."""
+        rows = results if isinstance(results, Sequence) else list(results)
         cases = {c.id: c for c in suite.cases} if suite is not None else {}
         return cls(
             suite_name=suite.name if suite is not None else "",
@@ -324,33 +329,42 @@ def evaluate_suite(
     return EvaluationReport(suite.name, suite.version, rows, summarize(rows, cases))
 
 
-def summarize(rows: list[CaseResult], cases: dict[str, TestCase]) -> Summary:
+def summarize(rows: Iterable[CaseResult], cases: dict[str, TestCase]) -> Summary:
     """The roll-up of CHECKS.md: metrics over non-skipped scores, keys sorted; case counts;
-    mean score; one runs verdict per case (``cases`` supplies runs/threshold)."""
-    by_case: dict[str, list[bool]] = {}
-    for row in rows:
-        by_case.setdefault(row.case_id, []).append(row.passed)
-    passed_rows = sum([row.passed for row in rows])
-    # Counted at C speed: this runs over every score of a batch (millions in a nightly run).
-    scores = [score for row in rows for score in row.scores if not score.skipped]
+    mean score; one runs verdict per case (``cases`` supplies runs/threshold).
+
+    One walk over ``rows``, a block at a time, so rows read lazily from disk are not all held."""
+    by_case: dict[str, list[int]] = {}  # case id -> [passed rows, rows], in order of first row
     totals: dict[str, int] = {}
     passes: dict[str, int] = {}
-    tally(totals, [score.metric for score in scores])
-    tally(passes, [score.metric for score in scores if score.passed])
-    values = [score.value for score in scores]
-    total_value = sum(values)
-    counted = len(values)
-    if not math.isfinite(total_value):  # a NaN or infinite value is left out of the mean
-        values = [v for v in values if math.isfinite(v)]
-        total_value, counted = sum(values), len(values)
+    total_value = 0.0
+    counted = 0
+    walk = iter(rows)
+    while block := list(islice(walk, _SUMMARY_BLOCK)):
+        for row in block:
+            counts = by_case.get(row.case_id)
+            if counts is None:
+                counts = by_case[row.case_id] = [0, 0]
+            counts[0] += row.passed
+            counts[1] += 1
+        # Counted at C speed: this runs over every score of a batch (millions in a nightly run).
+        scores = [score for row in block for score in row.scores if not score.skipped]
+        tally(totals, [score.metric for score in scores])
+        tally(passes, [score.metric for score in scores if score.passed])
+        values = [score.value for score in scores]
+        if not math.isfinite(sum(values)):  # a NaN or infinite value is left out of the mean
+            values = [v for v in values if math.isfinite(v)]
+        total_value = sum(values, total_value)  # continues the sum: the same additions in order
+        counted += len(values)
     metrics = {name: MetricSummary(passes.get(name, 0), totals[name]) for name in sorted(totals)}
+    passed_rows = sum([counts[0] for counts in by_case.values()])
+    total = sum([counts[1] for counts in by_case.values()])
     verdicts = []
-    for case_id, outcomes in by_case.items():
+    for case_id, (passed_runs, case_rows) in by_case.items():
         case = cases.get(case_id)
         wanted_runs = case.runs if case is not None else 1
         threshold = case.threshold if case is not None else None
-        runs = max(wanted_runs, len(outcomes))
-        passed_runs = sum(outcomes)
+        runs = max(wanted_runs, case_rows)
         verdicts.append(
             RunVerdict(
                 case_id=case_id,
@@ -361,7 +375,6 @@ def summarize(rows: list[CaseResult], cases: dict[str, TestCase]) -> Summary:
                 repeated=case is not None and (case.runs > 1 or case.threshold is not None),
             )
         )
-    total = len(rows)
     return Summary(
         metrics=metrics,
         passed_cases=passed_rows,
@@ -370,6 +383,10 @@ def summarize(rows: list[CaseResult], cases: dict[str, TestCase]) -> Summary:
         average_score=total_value / counted if counted else 0.0,
         runs=verdicts,
     )
+
+
+#: Rows summarized at a time.
+_SUMMARY_BLOCK = 4096
 
 
 def meets(passed: int, total: int, floor: float) -> bool:

@@ -5,6 +5,10 @@ depend on where the tasks ran, how files were cut or in which order tasks finish
 group's rows sort by the first appearance of its traces in the input (chunk, then order within
 the chunk), and a trace (or conversation) seen in several chunks is evaluated once, whole, by a
 merge task that re-reads only its records.
+
+Past ``spill_rows`` rows, each outcome's rows go to a temporary file as they arrive (see
+``spill``) and ``BatchResult.results`` reads them back lazily: the driver then holds only what
+planning and ordering need, whatever the size of the dump.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from tooltrail.batch.executors import (
 from tooltrail.batch.gc_pause import gc_paused
 from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
+from tooltrail.batch.spill import RowSpill
 from tooltrail.batch.tasks import (
     ChunkTask,
     EvalSettings,
@@ -38,12 +43,17 @@ from tooltrail.suite import TestSuite
 #: Called after each chunk with (groups evaluated, spans read, bytes read).
 ProgressCallback = Callable[[int, int, int], None]
 
+#: Rows the driver keeps in memory before it writes them to a temporary file.
+DEFAULT_SPILL_ROWS = 10_000
+
 
 @dataclass(slots=True)
 class BatchResult:
-    """Everything a batch pass found, in report order."""
+    """Everything a batch pass found, in report order. ``close()`` (or ``with``) removes the
+    temporary file of spilled rows at once; otherwise that happens when ``results`` is freed."""
 
-    results: list[CaseResult] = field(default_factory=list)
+    #: A list, or rows read back lazily from disk (``SpilledRows``) past ``spill_rows``.
+    results: Sequence[CaseResult] = field(default_factory=list)
     unmatched: list[UnmatchedTrace] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     #: Traces (or conversations) read, matched or not.
@@ -52,6 +62,18 @@ class BatchResult:
     chunk_count: int = 0
     #: Groups read in several chunks (or files) and evaluated once, merged.
     merged_count: int = 0
+
+    def close(self) -> None:
+        """Remove the spilled rows' file, if any; ``results`` cannot be read after that."""
+        close = getattr(self.results, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> BatchResult:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def run_batch(
@@ -64,6 +86,7 @@ def run_batch(
     limits: Limits | None = None,
     chunk_bytes: int | None = None,
     on_progress: ProgressCallback | None = None,
+    spill_rows: int | None = DEFAULT_SPILL_ROWS,
 ) -> BatchResult:
     """Evaluate every trace in ``paths`` (files, directories, globs) against ``suite``.
 
@@ -71,6 +94,8 @@ def run_batch(
     ``dask_address``: run the same tasks on that Dask distributed scheduler instead.
     ``chunk_bytes``: size of the pieces large files are cut into (default: about four per
     worker, at most ``DEFAULT_CHUNK_BYTES``). Raises ``InputError`` when a path names nothing.
+    ``spill_rows``: rows kept in memory; past that, all rows go to a private temporary file and
+    ``results`` reads them back in order, lazily (``None``: never).
     """
     with gc_paused():  # the rows pile up here, the facts of a chunk in a task: see ``gc_pause``
         return _plan_and_run(
@@ -80,6 +105,7 @@ def run_batch(
             dask_address,
             chunk_bytes,
             on_progress,
+            spill_rows,
         )
 
 
@@ -90,6 +116,7 @@ def _plan_and_run(
     dask_address: str | None,
     chunk_bytes: int | None,
     on_progress: ProgressCallback | None,
+    spill_rows: int | None,
 ) -> BatchResult:
     limits = settings.limits
     plan_limits = limits or DEFAULT_LIMITS
@@ -112,8 +139,12 @@ def _plan_and_run(
         n = min(n, len(chunks))
         # One worker or one chunk: a pool would only add its startup time.
         executor = ProcessExecutor(n) if n > 1 else InlineExecutor()
+    rows = _Rows(spill_rows)
     try:
-        return _run(executor, settings, chunks, on_progress)
+        return _run(executor, settings, chunks, on_progress, rows)
+    except BaseException:
+        rows.close()  # an error, Ctrl-C: the spilled rows are nobody's now
+        raise
     finally:
         executor.close()
 
@@ -123,9 +154,11 @@ def _run(
     settings: EvalSettings,
     chunks: list[Chunk],
     on_progress: ProgressCallback | None,
+    rows: _Rows,
 ) -> BatchResult:
     outcomes: list[ChunkOutcome] = []
     for outcome in executor.run(evaluate_chunk, [ChunkTask(settings, c) for c in chunks]):
+        rows.keep(outcome)
         outcomes.append(outcome)
         if on_progress is not None:
             on_progress(len(outcome.groups), outcome.span_count, outcome.byte_count)
@@ -133,7 +166,9 @@ def _run(
 
     kept, merges = plan_merges(outcomes, chunks, settings)
     merged: list[GroupOutcome] = []
+    chunk_outcomes = len(outcomes)
     for outcome in executor.run(evaluate_merge, merges):
+        rows.keep(outcome)
         merged.extend(outcome.groups)
         outcomes.append(outcome)
 
@@ -142,13 +177,50 @@ def _run(
         result.diagnostics.extend(outcome.diagnostics)
         if not outcome.merged:
             result.span_count += outcome.span_count
-    for g in sorted(kept + merged, key=lambda g: g.position):
+    ordered = sorted(kept + merged, key=lambda g: g.position)
+    for g in ordered:
         result.group_count += 1
-        result.results.extend(g.results)
         if g.unmatched is not None:
             result.unmatched.append(g.unmatched)
-    number_repeated_labels(result.results)
+    if rows.spill is None:
+        results: list[CaseResult] = []
+        for g in ordered:
+            results.extend(g.results)
+        number_repeated_labels(results)
+        result.results = results
+    else:
+        final = {id(g) for g in kept}
+        discarded = (g for o in outcomes[:chunk_outcomes] for g in o.groups if id(g) not in final)
+        result.results = rows.spill.rows(ordered, discarded)
     return result
+
+
+class _Rows:
+    """The rows of the outcomes as they arrive: in memory up to ``spill_rows``, then all of
+    them (those held so far, and every later outcome's) written to a ``RowSpill``."""
+
+    def __init__(self, spill_rows: int | None) -> None:
+        self.spill_rows = spill_rows
+        self.spill: RowSpill | None = None
+        self._held: list[ChunkOutcome] = []
+        self._count = 0
+
+    def keep(self, outcome: ChunkOutcome) -> None:
+        """Take ``outcome``'s rows in; its groups may be left without them (``spill.where``)."""
+        if self.spill is not None:
+            self.spill.add(outcome.groups)
+            return
+        self._held.append(outcome)
+        self._count += sum(len(g.results) for g in outcome.groups)
+        if self.spill_rows is not None and self._count > self.spill_rows:
+            self.spill = RowSpill()
+            for held in self._held:
+                self.spill.add(held.groups)
+            self._held.clear()
+
+    def close(self) -> None:
+        if self.spill is not None:
+            self.spill.close()
 
 
 def plan_merges(
@@ -206,7 +278,8 @@ def plan_merges(
 
 
 def number_repeated_labels(results: list[CaseResult]) -> None:
-    """Rows sharing a label (runs of one case) become ``label run 1``, ``label run 2``..."""
+    """Rows sharing a label (runs of one case) become ``label run 1``, ``label run 2``...
+    (``SpilledRows`` numbers rows read back from disk the same way.)"""
     counts: dict[str, int] = {}
     for row in results:
         counts[row.label] = counts.get(row.label, 0) + 1

@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import click
@@ -139,43 +139,45 @@ def eval_command(
         gate = Gate.load(gate_path) if gate_path else suite.gate
     except SuiteError as exc:
         _fail_usage(str(exc))
-    with _stdin_spooled(paths) as (inputs, stdin_copy):
+    with ExitStack() as cleanup:
+        with _stdin_spooled(paths) as (inputs, stdin_copy):
+            try:
+                with _progress(enabled=not quiet and sys.stderr.isatty()) as on_progress:
+                    batch = run_batch(
+                        suite,
+                        inputs,
+                        group=group,  # type: ignore[arg-type]
+                        workers=workers,
+                        dask_address=dask_address,
+                        chunk_bytes=chunk_mb << 20 if chunk_mb else None,
+                        on_progress=on_progress,
+                    )
+                cleanup.callback(batch.close)  # rows spilled to disk: removed however this ends
+            except InputError as exc:
+                _fail_usage(str(exc))
+            except DaskUnavailableError as exc:
+                _fail_usage(str(exc))
+            except OSError as exc:
+                if dask_address:
+                    _fail_usage(f"cannot use the Dask scheduler at {dask_address}: {exc}")
+                raise
+            if annotate_path or annotate_traces_path:
+                _annotate(suite, inputs, batch, group, annotate_path, annotate_traces_path)
+        report = EvaluationReport.from_results(suite, batch.results)
         try:
-            with _progress(enabled=not quiet and sys.stderr.isatty()) as on_progress:
-                batch = run_batch(
-                    suite,
-                    inputs,
-                    group=group,  # type: ignore[arg-type]
-                    workers=workers,
-                    dask_address=dask_address,
-                    chunk_bytes=chunk_mb << 20 if chunk_mb else None,
-                    on_progress=on_progress,
-                )
-        except InputError as exc:
-            _fail_usage(str(exc))
-        except DaskUnavailableError as exc:
-            _fail_usage(str(exc))
+            write_report(report, fmt, out)
         except OSError as exc:
-            if dask_address:
-                _fail_usage(f"cannot use the Dask scheduler at {dask_address}: {exc}")
-            raise
-        if annotate_path or annotate_traces_path:
-            _annotate(suite, inputs, batch, group, annotate_path, annotate_traces_path)
-    report = EvaluationReport.from_results(suite, batch.results)
-    try:
-        write_report(report, fmt, out)
-    except OSError as exc:
-        _fail_usage(f"cannot write the report to {out}: {exc.strerror or exc}")
-    _print_diagnostics(batch.diagnostics, stdin_copy)
-    _print_unmatched(batch.unmatched, show_unmatched)
-    if batch.group_count == 0:
-        click.echo(f"warning: no traces found in {' '.join(paths)}", err=True)
-    gate_result = gate.check(report) if gate is not None else None
-    if gate_result is not None:
-        _print_gate(gate_result)
-    if not quiet:
-        click.echo(_summary(batch), err=True)
-    sys.exit(exit_code(report, gate_result, batch.diagnostics))
+            _fail_usage(f"cannot write the report to {out}: {exc.strerror or exc}")
+        _print_diagnostics(batch.diagnostics, stdin_copy)
+        _print_unmatched(batch.unmatched, show_unmatched)
+        if batch.group_count == 0:
+            click.echo(f"warning: no traces found in {' '.join(paths)}", err=True)
+        gate_result = gate.check(report) if gate is not None else None
+        if gate_result is not None:
+            _print_gate(gate_result)
+        if not quiet:
+            click.echo(_summary(batch), err=True)
+        sys.exit(exit_code(report, gate_result, batch.diagnostics))
 
 
 @click.command("gate")
