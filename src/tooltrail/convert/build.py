@@ -29,6 +29,7 @@ _TurnKey = tuple[int, int, str]  # (start, trace index, span id)
 #: Sort keys: traces and spans in start order (ties by id).
 _TRACE_ORDER = attrgetter("start_ns", "trace_id")
 _SPAN_ORDER = attrgetter("start_ns", "span_id")
+_SPAN_ID = attrgetter("span_id")
 
 
 def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
@@ -39,7 +40,7 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     ordered = sorted(traces, key=_TRACE_ORDER) if len(traces) > 1 else list(traces)
     records: list[CallRecord] = []
     turns: dict[_TurnKey, SpanFact | None] = {}
-    kept = [kinds(trace) for trace in ordered]
+    kept = list(map(kinds, ordered))
     for index, trace in enumerate(ordered):
         tops = _top_agents(trace, kept[index].agents)
         trace_turn = (trace.start_ns, index, "")
@@ -48,10 +49,14 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
         if not tops:
             turns[trace_turn] = None
         for record in tool_calls(trace, kept[index]):
-            record.turn = _turn_of(record, tops, index, trace_turn)
+            root = record.turn_root
+            if tops and root is not None:  # ``_turn_of``'s common case, inline
+                record.turn = (root.start_ns, index, root.span_id)
+            else:
+                record.turn = _turn_of(record, tops, index, trace_turn)
             records.append(record)
     turn_keys = sorted(turns)
-    numbers = {key: n for n, key in enumerate(turn_keys, start=1)}
+    numbers = dict(zip(turn_keys, range(1, len(turn_keys) + 1), strict=True))
     if len(ordered) == 1:  # every call is of trace 0
         records.sort(key=order_key)
     else:
@@ -59,23 +64,29 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     calls: list[ToolCall] = []
     spans: list[EvalSpan] = []
     for record in records:
-        call = _tool_call(record, numbers[record.turn])
+        call, span = _call_and_span(record, numbers[record.turn])
         calls.append(call)
-        spans.append(_eval_span(call, record))
+        spans.append(span)
     first = ordered[0] if ordered else None
-    conversation = next((t.conversation_id for t in ordered if t.conversation_id), None)
+    conversation: str | None = None
+    partial = False
+    for trace in ordered:  # loops, not generator expressions: this runs once per trace
+        if conversation is None and trace.conversation_id:
+            conversation = trace.conversation_id
+        partial = partial or trace.dropped > 0
     if len(ordered) == 1 and first is not None:
         trace_id = first.trace_id
     else:
         trace_id = conversation or (first.trace_id if first is not None else "")
     first_root = _root(first, kept[0]) if first is not None else None
-    return EvalTrace(
-        trace_id=trace_id,
-        spans=spans,
-        metadata=_metadata(ordered, kept, turns, turn_keys, calls, conversation, first_root),
-        output=_reply(ordered, kept, turns, turn_keys, first_root),
-        tool_calls=calls,
-        partial=any(t.dropped for t in ordered),
+    return EvalTrace(  # fields by position, as in ``_call_and_span``
+        trace_id,
+        spans,
+        _metadata(ordered, kept, turns, turn_keys, calls, conversation, first_root),
+        _reply(ordered, kept, turns, turn_keys, first_root),  # output
+        calls,  # tool_calls
+        [],  # evaluations
+        partial,
     )
 
 
@@ -105,10 +116,11 @@ def _turn_of(
     return (top.start_ns, index, top.span_id)
 
 
-def _tool_call(record: CallRecord, turn: int) -> ToolCall:
-    # fields by position (keywords make this call ~3x dearer, and it runs for every call)
+def _call_and_span(record: CallRecord, turn: int) -> tuple[ToolCall, EvalSpan]:
+    """The ``ToolCall`` of a call and the ``EvalSpan`` that carries it."""
+    # fields by position (keywords make these calls ~3x dearer, and they run for every call)
     fact = record.fact
-    return ToolCall(
+    call = ToolCall(
         record.name,
         record.args,
         record.call_id,
@@ -122,9 +134,6 @@ def _tool_call(record: CallRecord, turn: int) -> ToolCall:
         record.agent,
         record.source,
     )
-
-
-def _eval_span(call: ToolCall, record: CallRecord) -> EvalSpan:
     attributes: dict[str, Any] = {
         TOOL_STATUS: call.status,
         "turn": call.turn,
@@ -138,16 +147,17 @@ def _eval_span(call: ToolCall, record: CallRecord) -> EvalSpan:
         attributes[TOOL_ERROR] = call.error
     if call.agent is not None:
         attributes["agent"] = call.agent
-    return EvalSpan(  # fields by position, as in ``_tool_call``
+    span = EvalSpan(
         call.name,  # tool_name
         attributes,
-        record.fact.name,
+        fact.name,
         call.span_id,
         call.parent_span_id,
         call.start_ns,
         call.end_ns,
         call.status,  # type: ignore[arg-type]
     )
+    return call, span
 
 
 def _root(trace: TraceFacts, kept: Kinds) -> SpanFact | None:
@@ -223,30 +233,48 @@ def _metadata(
             meta["root_span_id"] = root.span_id
             if root.labels:
                 attributes.update(root.labels)
-    agents = [fact for trace_kinds in kept for fact in trace_kinds.agents]
+    if len(kept) == 1:
+        agents = list(kept[0].agents)
+    else:
+        agents = [fact for trace_kinds in kept for fact in trace_kinds.agents]
     if len(agents) > 1:
         agents.sort(key=_SPAN_ORDER)
     for agent in agents:
         if agent.labels:
             attributes.update(agent.labels)
-    tops = [fact for fact in map(turns.__getitem__, turn_keys) if fact is not None]
-    agent_name = tops[0].agent if tops and tops[0].agent else None
+    first_top = None
+    for turn_key in turn_keys:
+        first_top = turns[turn_key]
+        if first_top is not None:
+            break
+    agent_name = first_top.agent if first_top is not None and first_top.agent else None
     if agent_name is None:
         agent_name = next((c.agent for c in calls if c.agent), None)
     if agent_name is not None:
         meta["agent_name"] = agent_name
-    meta["trace_ids"] = [t.trace_id for t in ordered]
+    trace_ids: list[str] = []
+    case_id: str | None = None
+    start = end = 0  # the earliest start and the latest end that are set
+    errors: dict[str, int] = {}
+    span_count = 0
+    for trace in ordered:  # one loop for every per-trace fact
+        trace_ids.append(trace.trace_id)
+        if case_id is None and trace.case_id:
+            case_id = trace.case_id
+        if trace.start_ns and (not start or trace.start_ns < start):
+            start = trace.start_ns
+        end = max(end, trace.end_ns)
+        for error_start, span_id in trace.error_spans:
+            errors[span_id] = error_start
+        span_count += trace.span_count
+    meta["trace_ids"] = trace_ids
     if conversation is not None:
         meta["conversation_id"] = conversation
-    case_id = next((t.case_id for t in ordered if t.case_id), None)
     if case_id is not None:
         meta["case_id"] = case_id
     meta["attributes"] = attributes
-    starts = [t.start_ns for t in ordered if t.start_ns]
-    ends = [t.end_ns for t in ordered if t.end_ns]
-    if starts and ends:
-        meta["total_latency_ms"] = max(0, max(ends) - min(starts)) / 1e6
-    errors = {sid: start for t in ordered for start, sid in t.error_spans}
+    if start and end:
+        meta["total_latency_ms"] = max(0, end - start) / 1e6
     for call in calls:  # failures only the instrumentation's attributes show (ADK retries)
         if call.status == "error" and call.span_id and call.span_id not in errors:
             errors[call.span_id] = call.start_ns
@@ -254,9 +282,6 @@ def _metadata(
         meta["error_span_ids"] = sorted(errors, key=lambda sid: (errors[sid], sid))
     else:
         meta["error_span_ids"] = list(errors)
-    meta["agent_span_ids"] = [f.span_id for f in agents]
-    if len(ordered) == 1:
-        meta["span_count"] = ordered[0].span_count
-    else:
-        meta["span_count"] = sum(t.span_count for t in ordered)
+    meta["agent_span_ids"] = list(map(_SPAN_ID, agents))
+    meta["span_count"] = span_count
     return meta
