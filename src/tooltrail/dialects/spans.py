@@ -226,6 +226,9 @@ def _openinference_calls(attrs: Mapping[str, Any]) -> list[ModelCall]:
 # --- the final reply ---------------------------------------------------------------------
 
 
+_AGENT_REPLY_KEYS = ("final_result", "ai.response.text", "output.value", "traceloop.entity.output")
+
+
 def agent_reply(span: SpanLike) -> str | None:
     """The reply an agent span records: Pydantic AI ``final_result``, Vercel
     ``ai.response.text``, OpenInference ``output.value``, Traceloop ``traceloop.entity.output``,
@@ -233,10 +236,11 @@ def agent_reply(span: SpanLike) -> str | None:
     attrs = span.attributes
     if not attrs:
         return model_reply(span)
-    for key in ("final_result", "ai.response.text", "output.value", "traceloop.entity.output"):
-        value = attrs.get(key)
-        if value is not None:
-            return _reply_text(value)
+    for key in _AGENT_REPLY_KEYS:
+        if key in attrs:  # ``in`` first: most agent spans have none of these
+            value = attrs.get(key)
+            if value is not None:
+                return _reply_text(value)
     if "mlflow.spanOutputs" in attrs:
         return _reply_text(double_json(attrs["mlflow.spanOutputs"]))
     return model_reply(span)
@@ -248,12 +252,14 @@ def model_reply(span: SpanLike) -> str | None:
     raw = attrs.get("gen_ai.output.messages")
     if raw is not None:
         return _genai_text(raw)
-    raw = attrs.get("ai.response.text")
-    if raw is not None:
-        return raw if isinstance(raw, str) and raw else None
-    content = attrs.get("llm.output_messages.0.message.content")
-    if isinstance(content, str) and content:
-        return content
+    if "ai.response.text" in attrs:  # ``in`` first: keys of other conventions
+        raw = attrs.get("ai.response.text")
+        if raw is not None:
+            return raw if isinstance(raw, str) and raw else None
+    if "llm.output_messages.0.message.content" in attrs:
+        content = attrs.get("llm.output_messages.0.message.content")
+        if isinstance(content, str) and content:
+            return content
     for event in reversed(span.events or ()):
         ev_attrs = event.attributes or {}
         if event.name == "gen_ai.choice":
