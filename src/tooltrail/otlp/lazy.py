@@ -131,7 +131,10 @@ class LazyAttributes(Mapping[str, Any]):
         return value
 
     def __contains__(self, key: object) -> bool:
-        return key in self._keys()
+        index = self._index  # ``_keys()``, inline: readers test most keys with ``in``
+        if index is None:
+            index = self._keys()
+        return key in index
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys())
@@ -221,9 +224,8 @@ class JsonAttributes(LazyAttributes):
     __slots__ = ()
 
     def get(self, key: str, default: Any = None) -> Any:
-        value = self._values.get(key, _MISSING)
-        if value is not _MISSING:
-            return value
+        # The index first: an absent key costs one lookup. A short string (most values) is
+        # read from its item every time, not cached: that costs less than the cache does.
         index = self._index
         if index is None:
             index = self._keys()
@@ -236,8 +238,10 @@ class JsonAttributes(LazyAttributes):
                 text.__class__ is str
                 and len(text) * 4 <= self._where.limits.max_attribute_value_bytes
             ):
-                self._values[key] = text
                 return text
+        value = self._values.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
         return self._value(key, item)
 
     def _build_index(self, notes: Notes) -> dict[str, Any]:
