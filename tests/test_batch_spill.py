@@ -386,3 +386,29 @@ def test_spilled_rows_of_the_real_corpus_give_the_same_report(tmp_path: Path) ->
     spilled = run_batch(suite, paths, workers=1, spill_rows=0)
     assert len(kept.results) >= 3 and os.path.isdir(corpus)
     assert render_text(report(suite, spilled)) == render_text(report(suite, kept))
+
+
+def test_every_threshold_gives_the_rows_kept_in_memory_also_when_spilling_starts_in_a_merge(
+    dumps: tuple[TestSuite, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = [r.to_dict() for r in batch(dumps, None, workers=1).results]
+    phase = "chunks"
+    started: list[str] = []
+    real_merge, real_spill = driver.evaluate_merge, driver.RowSpill
+
+    def merge(task: object) -> object:
+        nonlocal phase
+        phase = "merges"
+        return real_merge(task)  # type: ignore[arg-type]
+
+    def spill() -> object:
+        started.append(phase)
+        return real_spill()
+
+    monkeypatch.setattr(driver, "evaluate_merge", merge)
+    monkeypatch.setattr(driver, "RowSpill", spill)
+    for spill_rows in [0, 1, 7, *range(len(expected) * 3 // 4, len(expected) + 2)]:
+        phase = "chunks"
+        result = batch(dumps, spill_rows, workers=1)
+        assert [r.to_dict() for r in result.results] == expected, spill_rows
+    assert "merges" in started and "chunks" in started

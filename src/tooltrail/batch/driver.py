@@ -13,6 +13,7 @@ planning and ordering need, whatever the size of the dump.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
@@ -27,7 +28,7 @@ from tooltrail.batch.executors import (
 from tooltrail.batch.gc_pause import gc_paused
 from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
-from tooltrail.batch.spill import RowSpill
+from tooltrail.batch.spill import RowSpill, SpilledGroups
 from tooltrail.batch.tasks import (
     ChunkTask,
     EvalSettings,
@@ -158,69 +159,103 @@ def _run(
 ) -> BatchResult:
     outcomes: list[ChunkOutcome] = []
     for outcome in executor.run(evaluate_chunk, [ChunkTask(settings, c) for c in chunks]):
+        groups = len(outcome.groups)
         rows.keep(outcome)
         outcomes.append(outcome)
         if on_progress is not None:
-            on_progress(len(outcome.groups), outcome.span_count, outcome.byte_count)
+            on_progress(groups, outcome.span_count, outcome.byte_count)
     outcomes.sort(key=lambda o: o.chunk_index)
 
-    kept, merges = plan_merges(outcomes, chunks, settings)
-    merged: list[GroupOutcome] = []
-    chunk_outcomes = len(outcomes)
+    component, spread, merges = _plan(outcomes, chunks, settings, rows.groups)
+    merge_outcomes: list[ChunkOutcome] = []
     for outcome in executor.run(evaluate_merge, merges):
         rows.keep(outcome)
-        merged.extend(outcome.groups)
-        outcomes.append(outcome)
+        merge_outcomes.append(outcome)
 
-    result = BatchResult(chunk_count=len(chunks), merged_count=len(merged))
-    for outcome in sorted(outcomes, key=lambda o: (o.chunk_index, o.merged)):
+    result = BatchResult(
+        chunk_count=len(chunks),
+        merged_count=sum(len(rows.groups(o)) for o in merge_outcomes),
+    )
+    for outcome in sorted(outcomes + merge_outcomes, key=lambda o: (o.chunk_index, o.merged)):
         result.diagnostics.extend(outcome.diagnostics)
         if not outcome.merged:
             result.span_count += outcome.span_count
-    ordered = sorted(kept + merged, key=lambda g: g.position)
-    for g in ordered:
-        result.group_count += 1
-        if g.unmatched is not None:
-            result.unmatched.append(g.unmatched)
+
+    def final(group: GroupOutcome) -> bool:
+        return component(group) not in spread
+
     if rows.spill is None:
+        kept = [g for o in outcomes for g in o.groups if final(g)]
+        merged = [g for o in merge_outcomes for g in o.groups]
         results: list[CaseResult] = []
-        for g in ordered:
+        for g in sorted(kept + merged, key=_position):
+            _count_group(result, g)
             results.extend(g.results)
         number_repeated_labels(results)
         result.results = results
     else:
-        final = {id(g) for g in kept}
-        discarded = (g for o in outcomes[:chunk_outcomes] for g in o.groups if id(g) not in final)
-        result.results = rows.spill.rows(ordered, discarded)
+        # No list of every group: each outcome's spilled groups are in position order already.
+        ordered = heapq.merge(
+            *[filter(final, rows.groups(o)) for o in outcomes],
+            *[rows.groups(o) for o in merge_outcomes],
+            key=_position,
+        )
+        discarded = (g for o in outcomes for g in rows.groups(o) if not final(g))
+        result.results = rows.spill.rows((_count_group(result, g) for g in ordered), discarded)
     return result
+
+
+def _count_group(result: BatchResult, group: GroupOutcome) -> GroupOutcome:
+    result.group_count += 1
+    if group.unmatched is not None:
+        result.unmatched.append(group.unmatched)
+    return group
+
+
+def _position(group: GroupOutcome) -> Position:
+    return group.position
 
 
 class _Rows:
     """The rows of the outcomes as they arrive: in memory up to ``spill_rows``, then all of
-    them (those held so far, and every later outcome's) written to a ``RowSpill``."""
+    them (those held so far, and every later outcome's) written to a ``RowSpill``, and the
+    outcome's groups packed (``SpilledGroups``)."""
 
     def __init__(self, spill_rows: int | None) -> None:
         self.spill_rows = spill_rows
         self.spill: RowSpill | None = None
         self._held: list[ChunkOutcome] = []
         self._count = 0
+        self._spilled: dict[int, SpilledGroups] = {}  # by id of the outcome, kept all run
 
     def keep(self, outcome: ChunkOutcome) -> None:
-        """Take ``outcome``'s rows in; its groups may be left without them (``spill.where``)."""
+        """Take ``outcome``'s rows in; ``groups(outcome)`` gives its groups from then on."""
         if self.spill is not None:
-            self.spill.add(outcome.groups)
+            self._write(self.spill, outcome)
             return
         self._held.append(outcome)
         self._count += sum(len(g.results) for g in outcome.groups)
         if self.spill_rows is not None and self._count > self.spill_rows:
             self.spill = RowSpill()
             for held in self._held:
-                self.spill.add(held.groups)
+                self._write(self.spill, held)
             self._held.clear()
+
+    def groups(self, outcome: ChunkOutcome) -> Sequence[GroupOutcome]:
+        """The groups of a kept outcome: as they came, or packed without their rows."""
+        return self._spilled.get(id(outcome), outcome.groups)
 
     def close(self) -> None:
         if self.spill is not None:
             self.spill.close()
+
+    def _write(self, spill: RowSpill, outcome: ChunkOutcome) -> None:
+        self._spilled[id(outcome)] = spill.add(outcome.groups)
+        outcome.groups = []
+
+
+#: The groups of an outcome, as the driver holds them.
+GroupsOf = Callable[[ChunkOutcome], Sequence[GroupOutcome]]
 
 
 def plan_merges(
@@ -232,10 +267,24 @@ def plan_merges(
     conversation whose turns lie in different chunks is merged like a trace split in two.
     Linked groups that span the same chunks share one merge task.
     """
-    component = _components(outcomes, settings.group)
+    component, spread, merges = _plan(outcomes, chunks, settings, _own_groups)
+    kept = [g for o in outcomes for g in o.groups if component(g) not in spread]
+    return kept, merges
+
+
+def _own_groups(outcome: ChunkOutcome) -> Sequence[GroupOutcome]:
+    return outcome.groups
+
+
+def _plan(
+    outcomes: list[ChunkOutcome], chunks: list[Chunk], settings: EvalSettings, groups_of: GroupsOf
+) -> tuple[Callable[[GroupOutcome], Hashable], dict[Hashable, list[GroupOutcome]], list[MergeTask]]:
+    """``plan_merges``: what identifies a group's whole, the parts of the wholes seen in
+    several chunks (by whole), and the merge tasks that evaluate those again."""
+    component = _components(outcomes, settings.group, groups_of)
     chunk_of: dict[Hashable, int] = {}  # component -> its chunk, or -1 when in several
     for outcome in outcomes:
-        for g in outcome.groups:
+        for g in groups_of(outcome):
             c = component(g)
             known = chunk_of.get(c)
             if known is None:
@@ -243,15 +292,13 @@ def plan_merges(
             elif known != outcome.chunk_index:
                 chunk_of[c] = -1
 
-    kept: list[GroupOutcome] = []
     spread: dict[Hashable, list[GroupOutcome]] = {}
     for outcome in outcomes:
-        for g in outcome.groups:
+        for g in groups_of(outcome):
             c = component(g)
             if chunk_of[c] == -1:
                 spread.setdefault(c, []).append(g)
-            else:
-                kept.append(g)
+    del chunk_of
     by_chunks: dict[tuple[int, ...], list[GroupOutcome]] = {}
     for parts in spread.values():
         involved = tuple(sorted({g.position[0] for g in parts}))
@@ -274,7 +321,7 @@ def plan_merges(
         )
         merges.append(MergeTask(settings, narrowed, positions))
     merges.sort(key=lambda m: min(m.positions.values()))
-    return kept, merges
+    return component, spread, merges
 
 
 def number_repeated_labels(results: list[CaseResult]) -> None:
@@ -291,7 +338,7 @@ def number_repeated_labels(results: list[CaseResult]) -> None:
 
 
 def _components(
-    outcomes: list[ChunkOutcome], group: Grouping
+    outcomes: list[ChunkOutcome], group: Grouping, groups_of: GroupsOf
 ) -> Callable[[GroupOutcome], Hashable]:
     """What identifies the whole a group is part of. By trace: its trace id. By conversation:
     every group linked to it by a shared trace id or conversation id."""
@@ -299,7 +346,7 @@ def _components(
         return lambda g: g.key
     links = _Links()
     for outcome in outcomes:
-        for g in outcome.groups:
+        for g in groups_of(outcome):
             for trace_id in g.trace_ids:
                 links.union(("k", g.key), ("t", trace_id))
     return lambda g: links.find(("k", g.key))

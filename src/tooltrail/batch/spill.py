@@ -4,8 +4,9 @@ A nightly dump has hundreds of thousands of rows (about 1.8 KB each in memory), 
 can only order them once every chunk is in. Past ``spill_rows`` rows, each arriving chunk
 outcome's rows go to a private temporary file instead (``tempfile.mkdtemp``: mode 0700),
 written in blocks of consecutive groups as ``ChunkOutcome`` pickles (compact: each distinct
-score once per block). In memory stay only what planning and ordering need: the groups (key,
-trace ids, position, extent, unmatched), where each group's rows lie, and the label counts.
+score once per block). In memory stay only what planning and ordering need, packed per outcome
+(``SpilledGroups``: keys, and arrays of positions, extents and where each group's rows lie;
+about 150 bytes a group, against 700 as ``GroupOutcome`` objects), and the label counts.
 
 ``SpilledRows`` reads them back lazily, in report order and relabelled, as often as asked: the
 report writers, the summary and ``--annotate`` each walk it. The file is pickle of our own
@@ -23,10 +24,13 @@ import weakref
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import islice
 from typing import overload
 
+from tooltrail.batch.chunks import Extent
 from tooltrail.batch.gc_pause import gc_paused
+from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome
 from tooltrail.evaluate import CaseResult
 
@@ -63,42 +67,34 @@ class RowSpill:
         self._lengths = array("q")
         #: Rows written per label, for ``label run N``.
         self.label_counts: dict[str, int] = {}
-        #: Spilled groups by ``id``: they stay referenced by their outcomes for the whole run.
-        self._where: dict[int, Where] = {}
         self._remove = weakref.finalize(self, _remove, self._fd, self.directory, os.getpid())
 
     @property
     def closed(self) -> bool:
         return not self._remove.alive
 
-    def add(self, groups: Iterable[GroupOutcome]) -> int:
-        """Write the groups' rows and leave each group without them; return the rows written."""
-        written = 0
+    def add(self, groups: Iterable[GroupOutcome]) -> SpilledGroups:
+        """Write the groups' rows; return the groups as planning needs them, without rows."""
         counts = self.label_counts
+        spilled = SpilledGroups()
         block: list[GroupOutcome] = []
         size = 0
         for group in sorted(groups, key=_position):  # read back in this order: see SpilledRows
             rows = group.results
             if not rows:
+                spilled.append(group, -1, 0, 0)
                 continue
             for row in rows:
                 counts[row.label] = counts.get(row.label, 0) + 1
-            self._where[id(group)] = (len(self._offsets), len(block), len(rows))
+            spilled.append(group, len(self._offsets), len(block), len(rows))
             block.append(GroupOutcome("", (), (0, 0), None, rows))
-            group.results = _NO_ROWS
             size += len(rows)
             if size >= self.block_rows:
                 self._write(block)
-                written += size
                 block, size = [], 0
         if block:
             self._write(block)
-            written += size
-        return written
-
-    def where(self, group: GroupOutcome) -> Where | None:
-        """Where ``group``'s rows were written (``None``: it had none, or was not spilled)."""
-        return self._where.get(id(group))
+        return spilled
 
     def read_block(self, number: int) -> list[list[CaseResult]]:
         """The rows of each group of block ``number``, as written (labels unnumbered)."""
@@ -110,24 +106,25 @@ class RowSpill:
         return [group.results for group in outcome.groups]
 
     def rows(
-        self, ordered: Sequence[GroupOutcome], discarded: Iterable[GroupOutcome]
+        self, ordered: Iterable[GroupOutcome], discarded: Iterable[GroupOutcome]
     ) -> SpilledRows:
-        """The rows of ``ordered`` groups, in that order; ``discarded`` groups (parts of traces
-        evaluated again, merged) had rows written that are left out, and out of the counts."""
-        counts = dict(self.label_counts)
+        """The rows of ``ordered`` groups (from ``add``), in that order; ``discarded`` groups
+        (parts of traces evaluated again, merged) had rows written that are left out, and out
+        of the label counts. Called once, when the run is over."""
+        counts = self.label_counts
         for group in discarded:
-            at = self.where(group)
-            if at is not None:
-                for row in self.read_block(at[0])[at[1]]:
+            block, slot, n = _where(group)
+            if n:
+                for row in self.read_block(block)[slot]:
                     counts[row.label] -= 1
         blocks, slots = array("q"), array("q")
         total = 0
         for group in ordered:
-            at = self.where(group)
-            if at is not None:
-                blocks.append(at[0])
-                slots.append(at[1])
-                total += at[2]
+            block, slot, n = _where(group)
+            if n:
+                blocks.append(block)
+                slots.append(slot)
+                total += n
         return SpilledRows(self, blocks, slots, total, counts)
 
     def close(self) -> None:
@@ -207,6 +204,88 @@ class SpilledRows(Sequence[CaseResult]):
     def close(self) -> None:
         """Remove the spilled file now (also done when these rows are no longer referenced)."""
         self._spill.close()
+
+
+@dataclass(slots=True)
+class SpilledGroup(GroupOutcome):
+    """A group whose rows are in a ``RowSpill``: ``block``, its index there, how many rows."""
+
+    block: int = -1
+    slot: int = 0
+    row_count: int = 0
+
+
+class SpilledGroups(Sequence[GroupOutcome]):
+    """The groups of one outcome, packed: their keys, and arrays for the rest. Each access
+    makes a ``SpilledGroup`` anew (planning walks them a few times, then keeps few)."""
+
+    def __init__(self) -> None:
+        self._keys: list[str] = []
+        #: Trace ids of groups whose ids are not just their key (conversations), by index.
+        self._trace_ids: dict[int, tuple[str, ...]] = {}
+        # position (2), extent start/end/line (-1: none; -2: no extent), block, slot, row count
+        self._numbers = array("q")
+        self._unmatched: dict[int, UnmatchedTrace] = {}
+
+    def append(self, group: GroupOutcome, block: int, slot: int, row_count: int) -> None:
+        n = len(self._keys)
+        self._keys.append(group.key)
+        if group.trace_ids != (group.key,):
+            self._trace_ids[n] = group.trace_ids
+        extent = group.extent
+        if extent is None:
+            start, end, line = 0, 0, -2
+        else:
+            start, end = extent.start, extent.end
+            line = -1 if extent.line is None else extent.line
+        self._numbers.extend((*group.position, start, end, line, block, slot, row_count))
+        if group.unmatched is not None:
+            self._unmatched[n] = group.unmatched
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @overload
+    def __getitem__(self, index: int) -> SpilledGroup: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[SpilledGroup]: ...
+
+    def __getitem__(self, index: int | slice) -> SpilledGroup | list[SpilledGroup]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        key = self._keys[index]  # raises IndexError past the end
+        index %= len(self._keys)
+        chunk, order, start, end, line, block, slot, rows = self._numbers[
+            index * _NUMBERS : (index + 1) * _NUMBERS
+        ]
+        return SpilledGroup(
+            key,
+            self._trace_ids.get(index, (key,)),
+            (chunk, order),
+            None if line == -2 else Extent(start, end, None if line == -1 else line),
+            _NO_ROWS,
+            self._unmatched.get(index),
+            block,
+            slot,
+            rows,
+        )
+
+    def __iter__(self) -> Iterator[SpilledGroup]:
+        for index in range(len(self._keys)):
+            yield self[index]
+
+
+#: Numbers kept per group by ``SpilledGroups``.
+_NUMBERS = 8
+
+
+def _where(group: GroupOutcome) -> Where:
+    if isinstance(group, SpilledGroup):
+        return group.block, group.slot, group.row_count
+    if group.results:
+        raise ValueError(f"group {group.key} kept its rows: it was not spilled")
+    return -1, 0, 0
 
 
 def _sliced(rows: SpilledRows, index: slice) -> list[CaseResult]:
