@@ -179,7 +179,7 @@ def _labels(attrs: Any) -> dict[str, Any]:
     """Scalar attributes that label a span (no content, arguments or long text). Content keys
     are skipped before their values are read, so big messages are never decoded here."""
     labels: dict[str, Any] = {}
-    if not attrs:
+    if attrs is None:
         return labels
     for key in dialects.label_keys(attrs):
         value = attrs.get(key)

@@ -126,9 +126,11 @@ def classify(span: SpanLike) -> tuple[int, DialectCall | None]:
     """``(role, call)``: ``(ROLE_TOOL, call)`` for a tool call, ``(ROLE_EXCLUDED, record)`` for
     a tool span that is not a call, else ``(role, None)``."""
     attrs = span.attributes
-    # the span name, then the GenAI marker (most spans of a dump), inline: every span comes here
+    # the span name, then the GenAI marker (most spans of a dump), inline: every span comes
+    # here. ``attrs is not None``, not ``attrs``: a lazy mapping's ``__bool__`` is a Python
+    # call, and an empty mapping answers every lookup with nothing anyway.
     meaning = BY_SPAN_NAME.get(span.name)
-    if meaning is None and attrs:
+    if meaning is None and attrs is not None:
         value = attrs.get(_FIRST_KEY)
         if value.__class__ is str:
             meaning = _FIRST_TABLE.get(value)

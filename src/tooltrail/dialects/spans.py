@@ -29,19 +29,19 @@ def agent_name(span: SpanLike, *, invoked: bool = False) -> str | None:
     invokes, named by Traceloop ``traceloop.entity.name``, ``invoke_agent {name}``, or the
     span name of MLflow and OpenInference agent spans."""
     attrs = span.attributes
-    if attrs:
+    if attrs is not None:  # (an empty mapping has none of them: see ``roles.classify``)
         for key in _AGENT_NAME_KEYS:
             name = attrs.get(key)
             if isinstance(name, str) and name not in PLACEHOLDERS:  # ``text``, inline
                 return name
     if not invoked:
         return None
-    if attrs and attrs.get("traceloop.span.kind") == "agent":
+    if attrs is not None and attrs.get("traceloop.span.kind") == "agent":
         return text(attrs.get("traceloop.entity.name"))
     span_name = span.name
     if span_name.startswith("invoke_agent "):
         return text(span_name[len("invoke_agent ") :].strip())
-    if attrs and (
+    if attrs is not None and (
         attrs.get("mlflow.spanType") in ('"AGENT"', "AGENT")
         or attrs.get("openinference.span.kind") == "AGENT"
     ):
@@ -234,7 +234,7 @@ def agent_reply(span: SpanLike) -> str | None:
     ``ai.response.text``, OpenInference ``output.value``, Traceloop ``traceloop.entity.output``,
     MLflow ``mlflow.spanOutputs``, GenAI output messages, Strands ``gen_ai.choice`` event."""
     attrs = span.attributes
-    if not attrs:
+    if attrs is None:
         return model_reply(span)
     for key in _AGENT_REPLY_KEYS:
         if key in attrs:  # ``in`` first: most agent spans have none of these
