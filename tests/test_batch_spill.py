@@ -412,3 +412,24 @@ def test_every_threshold_gives_the_rows_kept_in_memory_also_when_spilling_starts
         result = batch(dumps, spill_rows, workers=1)
         assert [r.to_dict() for r in result.results] == expected, spill_rows
     assert "merges" in started and "chunks" in started
+
+
+def test_conversations_split_across_files_spill_the_same_rows(tmp_path: Path) -> None:
+    turns = [
+        Run(f"turn-{n}", seed.calls, conversation=f"conv-{n % 5}")
+        for n, seed in zip(range(30), itertools.cycle(SEED_RUNS), strict=False)
+    ]
+    spans = record(turns)
+    first = write_file(tmp_path / "a.jsonl", jsonl(interleaved(spans[:17])))
+    second = write_file(tmp_path / "b.pb", prefixed_pb(interleaved(spans[17:])))
+    suite = TestSuite.from_dict(
+        {"name": "conv", "cases": [{"id": "c", "match": "all", "required_tools": ["lookup_order"]}]}
+    )
+    paths = [first, second]
+    kept = run_batch(suite, paths, group="conversation", workers=1, chunk_bytes=6_000)
+    spilled = run_batch(
+        suite, paths, group="conversation", workers=2, chunk_bytes=6_000, spill_rows=1
+    )
+    assert isinstance(spilled.results, SpilledRows) and spilled.merged_count > 0
+    assert len(kept.results) == 5
+    assert [r.to_dict() for r in spilled.results] == [r.to_dict() for r in kept.results]

@@ -14,8 +14,9 @@ planning and ordering need, whatever the size of the dump.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from tooltrail.batch.chunks import Chunk, Extent, plan_chunks
 from tooltrail.batch.executors import (
@@ -28,7 +29,7 @@ from tooltrail.batch.executors import (
 from tooltrail.batch.gc_pause import gc_paused
 from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
-from tooltrail.batch.spill import RowSpill, SpilledGroups
+from tooltrail.batch.spill import Placed, RowSpill, SpilledGroups
 from tooltrail.batch.tasks import (
     ChunkTask,
     EvalSettings,
@@ -181,35 +182,47 @@ def _run(
         if not outcome.merged:
             result.span_count += outcome.span_count
 
-    def final(group: GroupOutcome) -> bool:
-        return component(group) not in spread
+    def final(key: str) -> bool:
+        return component(key) not in spread
 
     if rows.spill is None:
-        kept = [g for o in outcomes for g in o.groups if final(g)]
+        kept = [g for o in outcomes for g in o.groups if final(g.key)]
         merged = [g for o in merge_outcomes for g in o.groups]
         results: list[CaseResult] = []
         for g in sorted(kept + merged, key=_position):
-            _count_group(result, g)
+            result.group_count += 1
+            if g.unmatched is not None:
+                result.unmatched.append(g.unmatched)
             results.extend(g.results)
         number_repeated_labels(results)
         result.results = results
     else:
         # No list of every group: each outcome's spilled groups are in position order already.
         ordered = heapq.merge(
-            *[filter(final, rows.groups(o)) for o in outcomes],
-            *[rows.groups(o) for o in merge_outcomes],
-            key=_position,
+            *[rows.packed(o).placed(final) for o in outcomes],
+            *[rows.packed(o).placed(_always) for o in merge_outcomes],
+            key=itemgetter(0),
         )
-        discarded = (g for o in outcomes for g in rows.groups(o) if not final(g))
-        result.results = rows.spill.rows((_count_group(result, g) for g in ordered), discarded)
+        discarded = (p for o in outcomes for p in rows.packed(o).placed(_never(final)))
+        result.results = rows.spill.rows(_counted(result, ordered), discarded)
     return result
 
 
-def _count_group(result: BatchResult, group: GroupOutcome) -> GroupOutcome:
-    result.group_count += 1
-    if group.unmatched is not None:
-        result.unmatched.append(group.unmatched)
-    return group
+def _counted(result: BatchResult, ordered: Iterable[Placed]) -> Iterator[Placed]:
+    """``ordered`` as it is walked, each group counted in ``result`` (and listed if unmatched)."""
+    for placed in ordered:
+        result.group_count += 1
+        if placed[4] is not None:
+            result.unmatched.append(placed[4])
+        yield placed
+
+
+def _always(key: str) -> bool:
+    return True
+
+
+def _never(wanted: Callable[[str], bool]) -> Callable[[str], bool]:
+    return lambda key: not wanted(key)
 
 
 def _position(group: GroupOutcome) -> Position:
@@ -245,6 +258,10 @@ class _Rows:
         """The groups of a kept outcome: as they came, or packed without their rows."""
         return self._spilled.get(id(outcome), outcome.groups)
 
+    def packed(self, outcome: ChunkOutcome) -> SpilledGroups:
+        """The packed groups of an outcome kept once spilling began (all of them, then)."""
+        return self._spilled[id(outcome)]
+
     def close(self) -> None:
         if self.spill is not None:
             self.spill.close()
@@ -268,7 +285,7 @@ def plan_merges(
     Linked groups that span the same chunks share one merge task.
     """
     component, spread, merges = _plan(outcomes, chunks, settings, _own_groups)
-    kept = [g for o in outcomes for g in o.groups if component(g) not in spread]
+    kept = [g for o in outcomes for g in o.groups if component(g.key) not in spread]
     return kept, merges
 
 
@@ -278,14 +295,15 @@ def _own_groups(outcome: ChunkOutcome) -> Sequence[GroupOutcome]:
 
 def _plan(
     outcomes: list[ChunkOutcome], chunks: list[Chunk], settings: EvalSettings, groups_of: GroupsOf
-) -> tuple[Callable[[GroupOutcome], Hashable], dict[Hashable, list[GroupOutcome]], list[MergeTask]]:
-    """``plan_merges``: what identifies a group's whole, the parts of the wholes seen in
-    several chunks (by whole), and the merge tasks that evaluate those again."""
+) -> tuple[Callable[[str], Hashable], dict[Hashable, list[GroupOutcome]], list[MergeTask]]:
+    """``plan_merges``: what identifies the whole of a group (by its key), the parts of the
+    wholes seen in several chunks (by whole), and the merge tasks that evaluate those again.
+    Packed groups are read by key, and unpacked only when they are such parts."""
     component = _components(outcomes, settings.group, groups_of)
     chunk_of: dict[Hashable, int] = {}  # component -> its chunk, or -1 when in several
     for outcome in outcomes:
-        for g in groups_of(outcome):
-            c = component(g)
+        for key in _keys(groups_of(outcome)):
+            c = component(key)
             known = chunk_of.get(c)
             if known is None:
                 chunk_of[c] = outcome.chunk_index
@@ -294,10 +312,11 @@ def _plan(
 
     spread: dict[Hashable, list[GroupOutcome]] = {}
     for outcome in outcomes:
-        for g in groups_of(outcome):
-            c = component(g)
+        groups = groups_of(outcome)
+        for index, key in enumerate(_keys(groups)):
+            c = component(key)
             if chunk_of[c] == -1:
-                spread.setdefault(c, []).append(g)
+                spread.setdefault(c, []).append(groups[index])
     del chunk_of
     by_chunks: dict[tuple[int, ...], list[GroupOutcome]] = {}
     for parts in spread.values():
@@ -339,17 +358,31 @@ def number_repeated_labels(results: list[CaseResult]) -> None:
 
 def _components(
     outcomes: list[ChunkOutcome], group: Grouping, groups_of: GroupsOf
-) -> Callable[[GroupOutcome], Hashable]:
-    """What identifies the whole a group is part of. By trace: its trace id. By conversation:
-    every group linked to it by a shared trace id or conversation id."""
+) -> Callable[[str], Hashable]:
+    """What identifies the whole a group (by its key) is part of. By trace: its trace id. By
+    conversation: every group linked to it by a shared trace id or conversation id."""
     if group == "trace":
-        return lambda g: g.key
+        return _same
     links = _Links()
     for outcome in outcomes:
-        for g in groups_of(outcome):
-            for trace_id in g.trace_ids:
-                links.union(("k", g.key), ("t", trace_id))
-    return lambda g: links.find(("k", g.key))
+        groups = groups_of(outcome)
+        pairs = (
+            groups.trace_ids()
+            if isinstance(groups, SpilledGroups)
+            else ((g.key, g.trace_ids) for g in groups)
+        )
+        for key, trace_ids in pairs:
+            for trace_id in trace_ids:
+                links.union(("k", key), ("t", trace_id))
+    return lambda key: links.find(("k", key))
+
+
+def _same(key: str) -> str:
+    return key
+
+
+def _keys(groups: Sequence[GroupOutcome]) -> Sequence[str]:
+    return groups.keys if isinstance(groups, SpilledGroups) else [g.key for g in groups]
 
 
 class _Links:

@@ -5,8 +5,9 @@ can only order them once every chunk is in. Past ``spill_rows`` rows, each arriv
 outcome's rows go to a private temporary file instead (``tempfile.mkdtemp``: mode 0700),
 written in blocks of consecutive groups as ``ChunkOutcome`` pickles (compact: each distinct
 score once per block). In memory stay only what planning and ordering need, packed per outcome
-(``SpilledGroups``: keys, and arrays of positions, extents and where each group's rows lie;
-about 150 bytes a group, against 700 as ``GroupOutcome`` objects), and the label counts.
+(``SpilledGroups``: keys, and an array of positions, extents and where each group's rows
+lie), and the label counts: about 0.25 KB a trace, against ~0.75 KB as ``GroupOutcome``
+objects and ~1.8 KB for its row.
 
 ``SpilledRows`` reads them back lazily, in report order and relabelled, as often as asked: the
 report writers, the summary and ``--annotate`` each walk it. The file is pickle of our own
@@ -23,15 +24,14 @@ import tempfile
 import weakref
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import overload
 
 from tooltrail.batch.chunks import Extent
 from tooltrail.batch.gc_pause import gc_paused
 from tooltrail.batch.matching import UnmatchedTrace
-from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome
+from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.evaluate import CaseResult
 
 #: Rows written (and read back) as one block: ~1 MB in memory while read.
@@ -40,11 +40,9 @@ BLOCK_ROWS = 512
 #: its groups (a trace split across chunks is evaluated apart and sorted in between).
 CACHED_BLOCKS = 4
 
-#: A spilled group's rows: (block number, index in the block, row count).
-Where = tuple[int, int, int]
-
-#: What a spilled group holds in place of its rows (shared; never appended to).
-_NO_ROWS: list[CaseResult] = []
+#: A spilled group as ordering needs it: position, its rows' block, index in the block and
+#: count (0: none), and what it is when no case selected it.
+Placed = tuple[Position, int, int, int, "UnmatchedTrace | None"]
 
 
 class RowSpill:
@@ -105,22 +103,18 @@ class RowSpill:
             outcome = pickle.loads(data)  # our own file, written by ``_write`` in this process
         return [group.results for group in outcome.groups]
 
-    def rows(
-        self, ordered: Iterable[GroupOutcome], discarded: Iterable[GroupOutcome]
-    ) -> SpilledRows:
-        """The rows of ``ordered`` groups (from ``add``), in that order; ``discarded`` groups
-        (parts of traces evaluated again, merged) had rows written that are left out, and out
-        of the label counts. Called once, when the run is over."""
+    def rows(self, ordered: Iterable[Placed], discarded: Iterable[Placed]) -> SpilledRows:
+        """The rows of the ``ordered`` groups (``SpilledGroups.placed``), in that order; the
+        ``discarded`` groups (parts of traces evaluated again, merged) had rows written that
+        are left out, and out of the label counts. Called once, when the run is over."""
         counts = self.label_counts
-        for group in discarded:
-            block, slot, n = _where(group)
+        for _, block, slot, n, _ in discarded:
             if n:
                 for row in self.read_block(block)[slot]:
                     counts[row.label] -= 1
         blocks, slots = array("q"), array("q")
         total = 0
-        for group in ordered:
-            block, slot, n = _where(group)
+        for _, block, slot, n, _ in ordered:
             if n:
                 blocks.append(block)
                 slots.append(slot)
@@ -206,18 +200,10 @@ class SpilledRows(Sequence[CaseResult]):
         self._spill.close()
 
 
-@dataclass(slots=True)
-class SpilledGroup(GroupOutcome):
-    """A group whose rows are in a ``RowSpill``: ``block``, its index there, how many rows."""
-
-    block: int = -1
-    slot: int = 0
-    row_count: int = 0
-
-
 class SpilledGroups(Sequence[GroupOutcome]):
-    """The groups of one outcome, packed: their keys, and arrays for the rest. Each access
-    makes a ``SpilledGroup`` anew (planning walks them a few times, then keeps few)."""
+    """The groups of one outcome, packed: their keys, and one array for the numbers. Planning
+    and ordering read ``keys``, ``trace_ids()`` and ``placed()``; indexing makes a
+    ``GroupOutcome`` (without rows) anew, for the few groups that are merged."""
 
     def __init__(self) -> None:
         self._keys: list[str] = []
@@ -246,46 +232,59 @@ class SpilledGroups(Sequence[GroupOutcome]):
         return len(self._keys)
 
     @overload
-    def __getitem__(self, index: int) -> SpilledGroup: ...
+    def __getitem__(self, index: int) -> GroupOutcome: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[SpilledGroup]: ...
+    def __getitem__(self, index: slice) -> list[GroupOutcome]: ...
 
-    def __getitem__(self, index: int | slice) -> SpilledGroup | list[SpilledGroup]:
+    def __getitem__(self, index: int | slice) -> GroupOutcome | list[GroupOutcome]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         key = self._keys[index]  # raises IndexError past the end
         index %= len(self._keys)
-        chunk, order, start, end, line, block, slot, rows = self._numbers[
-            index * _NUMBERS : (index + 1) * _NUMBERS
-        ]
-        return SpilledGroup(
+        chunk, order, start, end, line = self._numbers[index * _NUMBERS : index * _NUMBERS + 5]
+        return GroupOutcome(
             key,
             self._trace_ids.get(index, (key,)),
             (chunk, order),
             None if line == -2 else Extent(start, end, None if line == -1 else line),
-            _NO_ROWS,
+            [],
             self._unmatched.get(index),
-            block,
-            slot,
-            rows,
         )
 
-    def __iter__(self) -> Iterator[SpilledGroup]:
+    def __iter__(self) -> Iterator[GroupOutcome]:
         for index in range(len(self._keys)):
             yield self[index]
+
+    @property
+    def keys(self) -> Sequence[str]:
+        """Each group's key, in order (no group is unpacked)."""
+        return self._keys
+
+    def trace_ids(self) -> Iterator[tuple[str, tuple[str, ...]]]:
+        """(key, trace ids) of each group, in order."""
+        more = self._trace_ids
+        for index, key in enumerate(self._keys):
+            yield key, more.get(index, (key,))
+
+    def placed(self, wanted: Callable[[str], bool]) -> Iterator[Placed]:
+        """The groups whose key is ``wanted``, as ordering needs them, in position order."""
+        numbers = self._numbers
+        unmatched = self._unmatched
+        for index, key in enumerate(self._keys):
+            if wanted(key):
+                at = index * _NUMBERS
+                yield (
+                    (numbers[at], numbers[at + 1]),
+                    numbers[at + 5],
+                    numbers[at + 6],
+                    numbers[at + 7],
+                    unmatched.get(index),
+                )
 
 
 #: Numbers kept per group by ``SpilledGroups``.
 _NUMBERS = 8
-
-
-def _where(group: GroupOutcome) -> Where:
-    if isinstance(group, SpilledGroup):
-        return group.block, group.slot, group.row_count
-    if group.results:
-        raise ValueError(f"group {group.key} kept its rows: it was not spilled")
-    return -1, 0, 0
 
 
 def _sliced(rows: SpilledRows, index: slice) -> list[CaseResult]:
