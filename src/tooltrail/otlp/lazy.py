@@ -232,13 +232,15 @@ class JsonAttributes(LazyAttributes):
         item = index.get(key, _MISSING)
         if item is _MISSING:
             return default
-        if item.__class__ is dict and len(item) == 1:  # {"stringValue": ...}: nothing to report
+        if item.__class__ is dict and len(item) == 1:  # one AnyValue member: nothing to report
             text = item.get("stringValue")
-            if (
-                text.__class__ is str
-                and len(text) * 4 <= self._where.limits.max_attribute_value_bytes
-            ):
-                return text
+            if text.__class__ is str:
+                if len(text) * 4 <= self._where.limits.max_attribute_value_bytes:
+                    return text
+            else:
+                number = item.get("intValue")
+                if number.__class__ is str and len(number) < 20 and number.isdecimal():
+                    return int(number)  # as ``values.json_int`` reads an int64 string
         value = self._values.get(key, _MISSING)
         if value is not _MISSING:
             return value
