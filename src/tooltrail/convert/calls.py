@@ -69,11 +69,13 @@ class Kinds:
     excluded: list[SpanFact]
     #: Spans without a parent.
     parentless: list[SpanFact]
+    #: Model spans that asked for calls.
+    asking: list[SpanFact]
 
 
 def kinds(trace: TraceFacts) -> Kinds:
     """``trace``'s kept spans sorted out by role (see ``Kinds``)."""
-    found = Kinds([], [], [], [], [])
+    found = Kinds([], [], [], [], [], [])
     for fact in trace.facts.values():
         role = fact.role
         if role == ROLE_TOOL:
@@ -81,6 +83,8 @@ def kinds(trace: TraceFacts) -> Kinds:
                 found.tools.append(fact)
         elif role == ROLE_MODEL:
             found.models.append(fact)
+            if fact.model_calls:
+                found.asking.append(fact)
         elif role == ROLE_AGENT:
             found.agents.append(fact)
         elif role == ROLE_EXCLUDED and fact.call is not None:
@@ -234,7 +238,7 @@ def _join_model_calls(trace: TraceFacts, records: list[CallRecord], kept: Kinds)
     """Match each call to the model response that asked for it (by call id, else by name in
     order), add the calls a model asked for that have no tool span, and set ``group_start``.
     ``records`` ends up sorted by start when any model span listed calls."""
-    models = [fact for fact in kept.models if fact.model_calls]
+    models = kept.asking
     if not models:
         return
     if len(models) > 1:

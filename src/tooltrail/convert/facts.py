@@ -123,7 +123,9 @@ class TraceFacts:
             fact.agent = dialects.agent_name(span, invoked=True)
             fact.reply = dialects.agent_reply(span)
         elif role == ROLE_MODEL:
-            fact.model_calls, fact.reply = dialects.model_output(span)
+            calls, fact.reply = dialects.model_output(span)
+            if calls:  # else the shared empty tuple: one object fewer to keep
+                fact.model_calls = calls
         elif role == ROLE_EXCLUDED:  # kept only so the model's request for it is accounted for
             fact.call = call
         else:
@@ -141,7 +143,8 @@ class TraceFacts:
             if self.conversation is None or key[:2] < self.conversation[:2]:
                 self.conversation = key
         if self.case_id is None:
-            case = attrs.get(dialects.CASE_ID_KEY) or span.resource.get(dialects.CASE_ID_KEY)
+            case = attrs.get(dialects.CASE_ID_KEY) if dialects.CASE_ID_KEY in attrs else None
+            case = case or span.resource.get(dialects.CASE_ID_KEY)
             if isinstance(case, str) and case:
                 self.case_id = case
 
