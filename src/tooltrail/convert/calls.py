@@ -75,23 +75,28 @@ class Kinds:
 
 def kinds(trace: TraceFacts) -> Kinds:
     """``trace``'s kept spans sorted out by role (see ``Kinds``)."""
-    found = Kinds([], [], [], [], [], [])
+    tools: list[SpanFact] = []
+    agents: list[SpanFact] = []
+    models: list[SpanFact] = []
+    excluded: list[SpanFact] = []
+    parentless: list[SpanFact] = []
+    asking: list[SpanFact] = []
     for fact in trace.facts.values():
         role = fact.role
         if role == ROLE_TOOL:
             if fact.call is not None:
-                found.tools.append(fact)
+                tools.append(fact)
         elif role == ROLE_MODEL:
-            found.models.append(fact)
+            models.append(fact)
             if fact.model_calls:
-                found.asking.append(fact)
+                asking.append(fact)
         elif role == ROLE_AGENT:
-            found.agents.append(fact)
+            agents.append(fact)
         elif role == ROLE_EXCLUDED and fact.call is not None:
-            found.excluded.append(fact)
+            excluded.append(fact)
         if not fact.parent_id:
-            found.parentless.append(fact)
-    return found
+            parentless.append(fact)
+    return Kinds(tools, agents, models, excluded, parentless, asking)
 
 
 def ancestors(trace: TraceFacts, span_id: str) -> Iterator[str]:

@@ -70,7 +70,7 @@ CASE_ID_KEY = "tooltrail.case_id"
 def conversation_id(attrs: Mapping[str, Any]) -> str | None:
     """The conversation (session) id among ``attrs``, if any (looked up key by key: see
     ``roles.classify``)."""
-    if not attrs:
+    if attrs is None:  # (an empty mapping has none of them: see ``roles.classify``)
         return None
     for key in CONVERSATION_KEYS:
         value = attrs.get(key)

@@ -92,19 +92,35 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
         return DialectCall(name, None, call_id, "pydantic-ai:logfire.msg", excluded="output")
     if "pydantic_ai.tool.deferral.name" in attrs:
         return DialectCall(name, None, call_id, "pydantic-ai:deferral", excluded="deferred")
-    call = DialectCall(name, None, call_id, "genai:gen_ai.tool.name")
     raw = attrs.get("gen_ai.tool.call.arguments")
-    if raw is not None:
-        call.args = args_from(raw)
-        call.source = "genai:gen_ai.tool.call.arguments"
+    if raw is not None:  # the common case: the call made with its arguments at once
+        args = args_from(raw)
         if (
-            call.args is not None
+            args is not None
             and "traceloop.span.kind" in attrs
             and attrs.get("traceloop.span.kind") == "tool"
         ):
-            call.args = unwrap_langchain_envelope(call.args)
-            call.source = "openllmetry-langchain:gen_ai.tool.call.arguments"
-    elif "gcp.vertex.agent.tool_call_args" in attrs:
+            args = unwrap_langchain_envelope(args)
+            source = "openllmetry-langchain:gen_ai.tool.call.arguments"
+        else:
+            source = "genai:gen_ai.tool.call.arguments"
+        call = DialectCall(name, args, call_id, source)
+    else:
+        call = DialectCall(name, None, call_id, "genai:gen_ai.tool.name")
+        _genai_args_elsewhere(call, attrs, span)
+    if (
+        "gen_ai.tool.status" in attrs
+        or "gcp.vertex.agent.event_id" in attrs
+        or "gcp.vertex.agent.tool_response" in attrs
+    ):
+        call.failure = _genai_failure(attrs, span)
+    return call
+
+
+def _genai_args_elsewhere(call: DialectCall, attrs: Mapping[str, Any], span: SpanLike) -> None:
+    """Arguments of a GenAI tool span without ``gen_ai.tool.call.arguments``: ADK legacy,
+    Pydantic AI v2 names, Traceloop input, or Strands events."""
+    if "gcp.vertex.agent.tool_call_args" in attrs:
         call.args = _adk_legacy_args(attrs)
         call.source = "adk:gcp.vertex.agent.tool_call_args"
     elif "tool_arguments" in attrs:
@@ -114,13 +130,6 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
         _traceloop_args(call, attrs)
     else:
         _strands_event_args(call, span)
-    if (
-        "gen_ai.tool.status" in attrs
-        or "gcp.vertex.agent.event_id" in attrs
-        or "gcp.vertex.agent.tool_response" in attrs
-    ):
-        call.failure = _genai_failure(attrs, span)
-    return call
 
 
 def _adk_legacy_args(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
