@@ -7,30 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from seed_report import SEED_REPORT
+
 ROOT = Path(__file__).resolve().parent.parent
 TOOLTRAIL = [sys.executable, "-c", "from tooltrail.cli import main; main()"]
-
-#: The report of the seed example, exactly as issue 2 gives it.
-SEED_REPORT = """\
-correct                PASS
-skipped-verification   FAIL
-    required_tool:verify_identity: Required tool 'verify_identity' was not called.
-    tool_order: Required order ['lookup_order', 'verify_identity', 'issue_refund'] not met: ['verify_identity'] never called.
-wrong-amount           FAIL
-    tool_arg_values:issue_refund: Tool 'issue_refund' was called with [{'order_id': 'ORD-7731', 'amount': 499.9}], not {'order_id': 'ORD-7731', 'amount': 49.99}.
-looping                FAIL
-    tool_call_precision: 5/6 tool calls were in the allowed set ['issue_refund', 'lookup_order', 'verify_identity'].
-    no_redundant_tool_calls: 2/6 tool calls exactly duplicated an earlier call.
-
-contains                 8/8 passed
-no_redundant_tool_calls  3/4 passed
-required_tool            11/12 passed
-tool_arg_values          3/4 passed
-tool_call_precision      3/4 passed
-tool_order               3/4 passed
-
-1/4 runs passed
-"""  # noqa: E501
 
 
 def eval_cli(*args: str) -> subprocess.CompletedProcess[str]:

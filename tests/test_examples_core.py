@@ -6,29 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from seed_report import SEED_REPORT
+
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
-# Copied from issue 2, item 7: the block `python examples/refund_trajectory.py` must print.
-REFUND_EXPECTED = """\
-correct                PASS
-skipped-verification   FAIL
-    required_tool:verify_identity: Required tool 'verify_identity' was not called.
-    tool_order: Required order ['lookup_order', 'verify_identity', 'issue_refund'] not met: ['verify_identity'] never called.
-wrong-amount           FAIL
-    tool_arg_values:issue_refund: Tool 'issue_refund' was called with [{'order_id': 'ORD-7731', 'amount': 499.9}], not {'order_id': 'ORD-7731', 'amount': 49.99}.
-looping                FAIL
-    tool_call_precision: 5/6 tool calls were in the allowed set ['issue_refund', 'lookup_order', 'verify_identity'].
-    no_redundant_tool_calls: 2/6 tool calls exactly duplicated an earlier call.
-
-contains                 8/8 passed
-no_redundant_tool_calls  3/4 passed
-required_tool            11/12 passed
-tool_arg_values          3/4 passed
-tool_call_precision      3/4 passed
-tool_order               3/4 passed
-
-1/4 runs passed
-"""
 
 # The booking seed: two turns, three runs at threshold 0.8, the second create_booking of turn 2
 # caught in runs 1 and 3.
@@ -58,7 +39,7 @@ def run_example(name: str) -> subprocess.CompletedProcess[bytes]:
 def test_the_refund_example_prints_the_issue_block_byte_for_byte():
     done = run_example("refund_trajectory.py")
     assert done.returncode == 0, done.stderr.decode()
-    assert done.stdout == REFUND_EXPECTED.encode()
+    assert done.stdout == SEED_REPORT.encode()
 
 
 def test_the_booking_example_fails_with_turn_labelled_reasons():

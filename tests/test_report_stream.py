@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from seed_report import SEED_REPORT
 
 from tooltrail import (
     CaseResult,
@@ -31,30 +32,6 @@ from tooltrail.report.stream import CHUNK_CHARS, write_pieces
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "refund_trajectory.py"
 
-#: The seed example's report, byte for byte (issue 2).
-REFUND_BLOCK = """\
-correct                PASS
-skipped-verification   FAIL
-    required_tool:verify_identity: Required tool 'verify_identity' was not called.
-    tool_order: Required order ['lookup_order', 'verify_identity', 'issue_refund'] not met: \
-['verify_identity'] never called.
-wrong-amount           FAIL
-    tool_arg_values:issue_refund: Tool 'issue_refund' was called with \
-[{'order_id': 'ORD-7731', 'amount': 499.9}], not {'order_id': 'ORD-7731', 'amount': 49.99}.
-looping                FAIL
-    tool_call_precision: 5/6 tool calls were in the allowed set \
-['issue_refund', 'lookup_order', 'verify_identity'].
-    no_redundant_tool_calls: 2/6 tool calls exactly duplicated an earlier call.
-
-contains                 8/8 passed
-no_redundant_tool_calls  3/4 passed
-required_tool            11/12 passed
-tool_arg_values          3/4 passed
-tool_call_precision      3/4 passed
-tool_order               3/4 passed
-
-1/4 runs passed
-"""
 
 SUITE = TestSuite(
     "refund-agent",
@@ -177,7 +154,7 @@ def test_write_text_to_a_file_is_the_refund_example_block(tmp_path):
     path = tmp_path / "report.txt"
     with path.open("w", encoding="utf-8") as out:
         write_text(refund_report(), out)
-    assert path.read_text(encoding="utf-8") == REFUND_BLOCK
+    assert path.read_text(encoding="utf-8") == SEED_REPORT
 
 
 def test_write_markdown_writes_the_table_and_the_metrics():
