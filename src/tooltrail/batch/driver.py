@@ -26,7 +26,7 @@ from tooltrail.batch.executors import (
     ProcessExecutor,
     default_workers,
 )
-from tooltrail.batch.gc_pause import gc_paused
+from tooltrail.gc_pause import gc_paused
 from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.batch.spill import Placed, RowSpill, SpilledGroups

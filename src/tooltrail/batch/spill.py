@@ -29,7 +29,7 @@ from itertools import islice
 from typing import overload
 
 from tooltrail.batch.chunks import Extent
-from tooltrail.batch.gc_pause import gc_paused
+from tooltrail.gc_pause import gc_paused
 from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.evaluate import CaseResult

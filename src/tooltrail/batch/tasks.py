@@ -18,7 +18,7 @@ from typing import Literal
 
 from tooltrail.batch.chunks import Chunk, Extent
 from tooltrail.batch.compact import RowCompactor
-from tooltrail.batch.gc_pause import collect_young, gc_paused
+from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.batch.matching import row_label, unmatched
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.batch.ranges import read_chunk

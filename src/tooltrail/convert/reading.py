@@ -12,7 +12,9 @@ a trace is known to be complete only after its last span. Two ways to know when 
   the input plus one counter per trace.
 
 Either way traces come out in the order their last span appears in the input, so both ways
-give the same output.
+give the same output. Each step (reading up to the next trace and converting it) runs with the
+cyclic garbage collector paused (see ``tooltrail.gc_pause``); the caller's code between two
+traces runs with the collector as the caller left it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tooltrail import dialects
 from tooltrail.convert.build import build_eval_trace
 from tooltrail.convert.facts import TraceFacts
+from tooltrail.gc_pause import gc_paused
 from tooltrail.model import EvalTrace
 from tooltrail.otlp.span import Diagnostic, Span
 
@@ -65,8 +68,18 @@ def read_traces(
     if two_pass is None:
         two_pass = _large(items)
     if two_pass and group == "trace" and not any(os.fspath(p) == "-" for p in items):
-        return _two_passes(items, limits, diagnostics)
-    return _one_pass(items, group, limits, diagnostics)
+        return _paused(_two_passes(items, limits, diagnostics))
+    return _paused(_one_pass(items, group, limits, diagnostics))
+
+
+def _paused(steps: Iterator[EvalTrace]) -> Iterator[EvalTrace]:
+    """The traces of ``steps``, each one made with the cyclic garbage collector paused."""
+    while True:
+        with gc_paused():
+            trace = next(steps, None)
+        if trace is None:
+            return
+        yield trace
 
 
 def _spans(

@@ -13,7 +13,7 @@ import pytest
 from test_batch_support import SEED_RUNS, jsonl, record, write
 
 from tooltrail.batch import run_batch
-from tooltrail.batch.gc_pause import gc_paused
+from tooltrail.gc_pause import gc_paused
 from tooltrail.suite import TestSuite
 
 SUITE = TestSuite.from_dict(

@@ -1,14 +1,16 @@
-"""The cyclic garbage collector, paused while the batch pass runs.
+"""The cyclic garbage collector, paused while a pass over OTLP input works.
 
-A chunk task keeps a chunk's worth of per-trace facts alive until the chunk is read, and the
-driver keeps every report row until the end. Each is a growing heap of long-lived objects, and
-CPython's collector rescans all of it every time it grows by a quarter: on JSON lines that was
-about 30% of the pass's CPU time, on protobuf about 10%. The pass itself leaves (next to) no
-reference cycles behind (a few dozen objects per 32 MB chunk, found by the collector after the
-run), so little is lost by not looking for them while it runs; and what a task does leave
-(a check that keeps an exception with its traceback, say) is freed when the task ends by
-``collect_young``, which scans only the objects made since the last collection: the task's
-surviving rows, not the driver's.
+Reading a dump keeps a growing heap of long-lived objects: the facts of every open trace
+(``read_traces``, a batch task's chunk) and every report row (the batch driver). CPython's
+collector rescans that heap every time it grows by a quarter, and scans every young container
+(a decoded JSON attribute value is one) at least once: on JSON lines that was about 30% of a
+batch pass's CPU time and 8% of ``read_traces``', on protobuf 2-10%. The passes themselves
+leave (next to) no reference cycles behind (a few dozen objects per 32 MB chunk, found by the
+collector after the run), so little is lost by not looking for them while they run; and what
+a batch task does leave (a check that keeps an exception with its traceback, say) is freed
+when the task ends by ``collect_young``, which scans only the objects made since the last
+collection: the task's surviving rows, not the driver's. ``read_traces`` pauses the collector
+only while it works on the next trace, never while the caller's code runs.
 
 The pause is counted: overlapping pauses (the driver and an inline task, or tasks on threads of
 one Dask worker) restore the collector only when the last one ends, and only when it was on
