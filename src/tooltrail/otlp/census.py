@@ -9,11 +9,15 @@ what is computed per span differs (a trace id instead of a ``Span``):
 - protobuf: the lean schema the span reader falls back to (so a request is accepted exactly
   when the span reader accepts it), three id fields read per span;
 - JSON lines: ``msgspec`` decodes only the fields that decide whether a span is read and
-  skips the rest without building it; a line it cannot type that way goes through
-  ``orjson`` and the span reader itself. ``orjson`` refuses a few lines ``msgspec`` skips
-  over (a number beyond the float range inside a skipped value, a string that is not
-  UTF-8 is checked here first): their spans are counted but never read, and their traces
-  are then converted at the end of the input instead of after their last span.
+  skips the rest without building it. A line in the canonical shape (lowerCamelCase, string
+  ids and times, int enums) is typed in C, and the spans of a scope are checked column by
+  column; any other line is decoded untyped and checked span by span; a line ``msgspec``
+  cannot decode at all goes through ``orjson`` and the span reader itself. ``orjson``
+  refuses a few lines ``msgspec`` skips over (a number beyond the float range inside a
+  skipped value, a string that is not UTF-8 is checked here first) and reads an integer
+  beyond 64 bits as a float (a span ``kind`` or status ``code`` then rejects its span):
+  those spans are counted but never read, and their traces are then converted at the end
+  of the input instead of after their last span.
 """
 
 from __future__ import annotations
@@ -21,21 +25,28 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 import msgspec
 import orjson
 from google.protobuf.message import DecodeError as ProtobufDecodeError
-from msgspec import UNSET, Raw, UnsetType
+from msgspec import UNSET, Meta, Raw, UnsetType
 
 from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.lazy import Where
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.otlpjson import _careful_span, _fast_span, _resource, spans_from_json
+from tooltrail.otlp.otlpjson import (
+    _careful_span,
+    _fast_span,
+    _resource,
+    json_id,
+    spans_from_json,
+)
 from tooltrail.otlp.wire import LeanTraces
 
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
+_fromhex = bytes.fromhex
 
 
 def span_counts(
@@ -94,6 +105,174 @@ def trace_ids_from_json(doc: Any, where: Where) -> list[str]:
     return [span.trace_id for span in spans_from_json(doc, where, lazy=True)]
 
 
+def trace_ids_from_json_line(line: bytes, where: Where) -> list[str] | None:
+    """The trace ids of one JSON line in the common shape, or ``None`` to read it in full.
+    ``where`` must not collect diagnostics: the span reader reports, not the census."""
+    if not line.isascii():
+        try:
+            line.decode()
+        except UnicodeDecodeError:
+            return None  # orjson refuses it too: the full reader reports it
+    try:
+        request = _decode_canonical(line)
+    except (msgspec.DecodeError, RecursionError):  # a ValidationError too: not canonical
+        return _trace_ids_of_heads(line, where)
+    return _canonical_trace_ids(request, where)
+
+
+# The canonical shape (what the OpenTelemetry exporters write), typed so that msgspec checks
+# the member types in C: the per-span Python is then only the id and time checks. A line
+# with any other spelling or type fails to decode and goes the general way (_SpanHead).
+
+
+_Time = Annotated[str, Meta(min_length=1, max_length=640)]  # int() parses 640 digits always
+_NO_OR_SPAN_ID_LENGTH = frozenset((0, 16))
+
+
+class _Status(msgspec.Struct, gc=False):
+    code: int = 0
+    message: str = ""
+
+
+class _CanonicalSpan(msgspec.Struct, gc=False):
+    """The members of a canonical span that decide whether the span reader keeps it. The
+    reader reads a snake_case spelling only when the lowerCamelCase one is missing or null:
+    so only ``parent_span_id`` (the one optional id) is refused (``UnsetType``)."""
+
+    traceId: str
+    spanId: Annotated[str, Meta(min_length=16, max_length=16)]
+    startTimeUnixNano: _Time
+    endTimeUnixNano: _Time
+    parentSpanId: str = ""
+    name: str = ""
+    kind: int = 0
+    status: _Status | None = None
+    events: list[Raw] | UnsetType = UNSET  # a list of anything: the reader reads it lazily
+    parent_span_id: UnsetType = UNSET
+
+
+class _CanonicalScope(msgspec.Struct, gc=False):
+    spans: list[_CanonicalSpan] | UnsetType = UNSET
+
+
+class _CanonicalGroup(msgspec.Struct, gc=False):
+    resource: Raw | UnsetType = UNSET
+    scopeSpans: list[_CanonicalScope] | UnsetType = UNSET
+    scope_spans: UnsetType = UNSET
+    instrumentationLibrarySpans: UnsetType = UNSET
+    instrumentation_library_spans: UnsetType = UNSET
+
+
+class _CanonicalRequest(msgspec.Struct, gc=False):
+    resourceSpans: list[_CanonicalGroup]
+
+
+_decode_canonical = msgspec.json.Decoder(_CanonicalRequest).decode
+_ZERO_SPAN_HEX = "0" * 16
+
+
+def _canonical_trace_ids(request: _CanonicalRequest, where: Where) -> list[str] | None:
+    """The trace ids of the spans the reader keeps, ``None`` if it rejects the line."""
+    out: list[str] = []
+    cache: dict[Any, str] = {}  # trace id as written -> hex, filled as the reader fills it
+    for ri, group in enumerate(request.resourceSpans):
+        if group.resource is not UNSET and not _resource_reads(group.resource, where, ri):
+            return None
+        if group.scopeSpans is UNSET:
+            continue
+        for si, scope in enumerate(group.scopeSpans):
+            spans = scope.spans
+            if spans is UNSET or not spans:
+                continue
+            kept = _all_kept(spans, cache)
+            if kept is not None:
+                out += kept
+                continue
+            for pi, head in enumerate(spans):
+                trace_hex = _canonical_trace_of(head, cache)
+                if trace_hex is None:
+                    trace_hex = _general_trace_of(head, where, (ri, si, pi), cache)
+                    if trace_hex is None:
+                        continue
+                out.append(trace_hex)
+    return out
+
+
+def _all_kept(spans: list[_CanonicalSpan], cache: dict[Any, str]) -> list[str] | None:
+    """The trace ids of these spans if ``_canonical_trace_of`` would pass every one of them,
+    else ``None`` (then each span is decided alone). The same checks over whole columns, in C
+    loops: span ids (16 characters each, msgspec checked) that join into 8 bytes each are hex
+    without whitespace; times (1 to 640 characters) that join into ASCII digits parse."""
+    traces = [head.traceId for head in spans]
+    ids = [head.spanId for head in spans]
+    parents = [head.parentSpanId for head in spans]
+    times = [head.startTimeUnixNano for head in spans]
+    times += [head.endTimeUnixNano for head in spans]
+    try:
+        for trace_key in set(traces).difference(cache):
+            cache[trace_key] = json_id(trace_key, 16)
+        if len(_fromhex("".join(ids))) != 8 * len(ids) or _ZERO_SPAN_HEX in ids:
+            return None
+        joined = "".join(parents)
+        if (
+            not _NO_OR_SPAN_ID_LENGTH.issuperset(map(len, parents))
+            or 2 * len(_fromhex(joined)) != len(joined)
+            or not "".join(times).encode().isdigit()
+        ):
+            return None
+    except (DecodeError, ValueError):
+        return None
+    return list(map(cache.__getitem__, traces))
+
+
+def _canonical_trace_of(head: _CanonicalSpan, cache: dict[Any, str]) -> str | None:
+    """``otlpjson._fast_span``'s checks that msgspec did not make: the trace id when they all
+    pass (the reader keeps the span then), ``None`` to let the reader's checks decide.
+
+    A trace id seen first is read as ``_careful_span`` (which the reader then asks) reads it,
+    and cached as it caches it: a span that passes ``_fast_span``'s checks passes the careful
+    ones too."""
+    trace_key = head.traceId
+    trace_hex = cache.get(trace_key)
+    try:
+        if trace_hex is None:
+            trace_hex = cache[trace_key] = json_id(trace_key, 16)
+        span_id = head.spanId
+        if len(span_id) != 16 or len(_fromhex(span_id)) != 8 or span_id == _ZERO_SPAN_HEX:
+            return None
+        parent = head.parentSpanId
+        if parent and (len(parent) != 16 or len(_fromhex(parent)) != 8):
+            return None
+        int(head.startTimeUnixNano), int(head.endTimeUnixNano)
+    except (DecodeError, ValueError):
+        return None
+    return trace_hex
+
+
+def _general_trace_of(
+    head: _CanonicalSpan, where: Where, loc: tuple[int, int, int], cache: dict[Any, str]
+) -> str | None:
+    """The reader's own verdict on a canonical span the quick checks left undecided."""
+    status = head.status
+    span: dict[str, Any] = {
+        "traceId": head.traceId,
+        "spanId": head.spanId,
+        "parentSpanId": head.parentSpanId,  # "" reads as absent: no snake_case spelling here
+        "name": head.name,
+        "kind": head.kind,
+        "startTimeUnixNano": head.startTimeUnixNano,
+        "endTimeUnixNano": head.endTimeUnixNano,
+        "status": None if status is None else {"code": status.code, "message": status.message},
+    }
+    if head.events is not UNSET:
+        span["events"] = []  # what the reader's type check sees
+    read = _fast_span(span, where, loc, cache) or _careful_span(span, where, loc, True, cache)
+    return read.trace_id if read is not None else None
+
+
+# The general shape: every member untyped, the reader's checks on what was present.
+
+
 class _SpanHead(msgspec.Struct):
     """The members of an OTLP/JSON span that decide whether the span reader keeps it."""
 
@@ -133,14 +312,8 @@ _decode_head = msgspec.json.Decoder(_RequestHead).decode
 _HEAD_FIELDS = _SpanHead.__struct_fields__
 
 
-def trace_ids_from_json_line(line: bytes, where: Where) -> list[str] | None:
-    """The trace ids of one JSON line in the common shape, or ``None`` to read it in full.
-    ``where`` must not collect diagnostics: the span reader reports, not the census."""
-    if not line.isascii():
-        try:
-            line.decode()
-        except UnicodeDecodeError:
-            return None  # orjson refuses it too: the full reader reports it
+def _trace_ids_of_heads(line: bytes, where: Where) -> list[str] | None:
+    """``trace_ids_from_json_line`` for a line not in the canonical shape."""
     try:
         request = _decode_head(line)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -203,9 +376,6 @@ def _events_stand_in(events: Raw) -> Any:
     """What the reader's type check sees: a list, ``None`` (JSON null), or something else."""
     text = memoryview(events)  # msgspec keeps the value's exact bytes, no whitespace around
     return [] if text[:1] == b"[" else (None if text == b"null" else "")
-
-
-_fromhex = bytes.fromhex
 
 
 def _common_trace_of(head: _SpanHead, cache: dict[Any, str]) -> str | None:
