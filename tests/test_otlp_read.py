@@ -177,3 +177,18 @@ def test_a_bad_value_is_reported_when_its_attribute_is_first_read(tmp_path):
     assert [d.message.split(":")[0] for d in diagnostics] == [
         "resourceSpans[0].scopeSpans[0].spans[0].attributes.bad"
     ]
+
+
+def test_blank_and_whitespace_only_lines_between_json_lines_are_skipped(tmp_path):
+    lines = (CORPUS / "strands" / "e_booking_multiturn_bad.otlp.jsonl").read_bytes().splitlines()
+    path = tmp_path / "spaced.jsonl"
+    # every byte ``bytes.isspace`` counts, and a lone newline, between the records
+    path.write_bytes(b"\n \t\r\x0b\x0c\n".join(lines) + b"\n\n{broken\n")
+    diagnostics: list[Diagnostic] = []
+    records = list(iter_records(path, diagnostics=diagnostics))
+    assert [r.line for r in records] == [1 + 2 * i for i in range(len(lines))]
+    assert sum(len(r.spans) for r in records) == sum(
+        len(s["spans"]) for line in lines for r in json.loads(line)["resourceSpans"]
+        for s in r["scopeSpans"]
+    )  # fmt: skip
+    assert [d.line for d in diagnostics] == [2 * len(lines) + 1]

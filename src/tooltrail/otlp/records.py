@@ -266,7 +266,7 @@ class _FileReader:
                 )
                 first = False
                 continue
-            if not line.strip():
+            if line.isspace():  # (not empty here; no copy of a long line, unlike strip)
                 continue
             if self.from_json_line is not None:
                 found = self.from_json_line(line, self.where(line_no, None))
