@@ -5,9 +5,8 @@ ids, attributes as lists of ``{key, value}``. Decoding that shape straight into 
 skips building a dict per span and per attribute, and indexing attributes from structs is
 cheaper than from dicts. Only that shape is accepted here: anything else (snake_case keys,
 attributes as objects, ``instrumentationLibrarySpans``, wrong types, invalid or base64 ids,
-integers past 64 bits, an attribute value with two members, ...) makes ``decode_typed`` or
-``typed_spans`` give up, and the record is read by the ``orjson`` path in ``otlpjson``, which
-then reports exactly what it always did.
+integers past 64 bits, ...) makes ``decode_typed`` or ``typed_spans`` give up, and the record
+is read by the ``orjson`` path in ``otlpjson``, which then reports exactly what it always did.
 
 What is kept as plain JSON (attribute values, events, links, the resource, the scope) is what
 ``orjson`` would have produced, with two differences made good: ``msgspec`` reads an integer
@@ -27,7 +26,6 @@ from msgspec import UNSET, Meta, Struct
 from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.jsonparity import nested_past, orjson_ints
 from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
-from tooltrail.otlp.limits import Limits
 from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
 from tooltrail.otlp.values import Notes, json_attributes
 
@@ -63,14 +61,10 @@ class _Members(Struct, forbid_unknown_fields=True, gc=False):
 _Member = str | int | float | bool | None | _Members
 
 
-#: An AnyValue object: at most one member (more is ambiguous; the ``orjson`` path reads it).
-_AnyValue = Annotated[dict[str, _Member], Meta(max_length=1)]
-
-
 class _KeyValue(Struct, forbid_unknown_fields=True, gc=False):
     key: str
     #: The AnyValue object (``_as_orjson`` gives it as ``orjson`` would have).
-    value: _AnyValue | None = None
+    value: dict[str, _Member] | None = None
 
 
 class _Status(Struct, forbid_unknown_fields=True, gc=False):
@@ -279,18 +273,17 @@ def _span(
         and not _of_interest(interest, name, attrs, where.limits.max_attributes)
     ):
         return SpanHead(trace_hex, span_hex, parent_hex, name, start, end, code, *held)
-    # Every value simple: a plain dict, nothing to report now or later.
-    attributes: Any = _plain_attributes(attrs, where.limits) if attrs else {}
     if lazy:
-        if attributes is None:
-            attributes = StructAttributes(attrs, where, loc)
+        attributes: Any = StructAttributes(attrs, where, loc) if attrs else {}
         span_events: Any = StructEvents(events, where, loc) if events else _NO_EVENTS
     else:
         notes: Notes = []
         base = span_path(*loc)
-        if attributes is None:
-            pairs = _pairs(attrs or [])
-            attributes = json_attributes(pairs, where.limits, f"{base}.attributes", notes)
+        attributes = (
+            json_attributes(_pairs(attrs), where.limits, f"{base}.attributes", notes)
+            if attrs
+            else {}
+        )
         span_events = [
             json_event(_as_orjson(event), where.limits, f"{base}.events[{i}]", notes)
             for i, event in enumerate(events or ())
@@ -327,104 +320,6 @@ def _of_interest(
         if pair.key in keys:
             return True
     return False
-
-
-#: An integer member ``orjson`` reads as an int (past these: a float, see ``jsonparity``).
-_INT_LOW = -(1 << 63)
-_INT_HIGH = (1 << 64) - 1
-#: A simple reading found not to exist.
-_NOT_PLAIN: Any = object()
-
-
-def _plain_attributes(attrs: list[_KeyValue], limits: Limits) -> dict[str, Any] | None:
-    """The attributes as a plain dict when every value reads without a doubt and without a
-    report (short strings, bools, ints, doubles, arrays of those): exactly what
-    ``StructAttributes`` would answer for each key, answered by ``dict`` in C. ``None`` when
-    any value needs the full reader (it may have something to report)."""
-    if len(attrs) > limits.max_attributes:
-        return None
-    cap = limits.max_attribute_value_bytes // 4  # ``len(text) * 4 <= limit``: never cut
-    out: dict[str, Any] = {}
-    try:
-        for pair in attrs:
-            value: Any = pair.value
-            text: Any = value.get("stringValue")  # a null value: AttributeError
-            # ``len(text)``: a TypeError unless a string (a member is str, int, float, bool,
-            # None or ``_Members``). An AnyValue has at most one member (``_AnyValue``).
-            if text is None or len(text) > cap:
-                text = _plain_value(value, cap, limits.max_depth > 0)
-                if text is _NOT_PLAIN:
-                    return None
-            out[pair.key] = text
-    except (AttributeError, TypeError):
-        return None
-    return out
-
-
-def _plain_value(value: dict[str, Any], cap: int, arrays: bool) -> Any:
-    """A one-member AnyValue other than a short string, or ``_NOT_PLAIN``."""
-    if len(value) != 1:
-        return _NOT_PLAIN  # empty, or two members (the last known one wins)
-    number = value.get("intValue")
-    if number.__class__ is str:
-        try:
-            return int(number)  # as ``values.json_int`` reads it
-        except ValueError:
-            return _NOT_PLAIN
-    members = value.get("arrayValue")
-    if members is None:
-        ((kind, member),) = value.items()
-        return _plain_scalar(kind, member, cap)
-    if not arrays or members.__class__ is not _Members:
-        return _NOT_PLAIN
-    items = members.values
-    if items is UNSET or items is None:
-        return []
-    if items.__class__ is not list:
-        return _NOT_PLAIN
-    out: list[Any] = []
-    for item in items:
-        if item.__class__ is not dict:
-            return _NOT_PLAIN
-        text = item.get("stringValue")
-        if text is None or len(item) != 1 or text.__class__ is not str or len(text) > cap:
-            if len(item) != 1:
-                if item:
-                    return _NOT_PLAIN
-                out.append(None)
-                continue
-            ((kind, member),) = item.items()
-            text = _plain_scalar(kind, member, cap)
-            if text is _NOT_PLAIN:
-                return _NOT_PLAIN
-        out.append(text)
-    return out
-
-
-def _plain_scalar(kind: str, member: Any, cap: int) -> Any:
-    """What ``values.json_value`` reads from ``{kind: member}`` without a report (``member``
-    as ``msgspec`` read it), or ``_NOT_PLAIN``."""
-    cls = member.__class__
-    if kind == "stringValue":
-        if cls is str and len(member) <= cap:
-            return member
-    elif kind == "intValue":
-        if cls is str:
-            try:
-                return int(member)  # as ``values.json_int`` reads it
-            except ValueError:
-                pass
-        elif cls is int and _INT_LOW <= member <= _INT_HIGH:
-            return member
-    elif kind == "boolValue":
-        if cls is bool:
-            return member
-    elif kind == "doubleValue":
-        if cls is float:
-            return member
-        if cls is int and _INT_LOW <= member <= _INT_HIGH:
-            return float(member)
-    return _NOT_PLAIN
 
 
 def _pairs(attrs: list[_KeyValue]) -> list[dict[str, Any]]:
