@@ -24,7 +24,10 @@ def test_main_command_prints_the_report_the_readme_shows():
     shown = next(b for b in _blocks("") if b.startswith("correct "))
     proc = subprocess.run(
         [str(Path(sys.executable).with_name("tooltrail")), *args[1:]],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.stdout == shown, proc.stderr
     assert proc.returncode == 1  # three of the four runs fail the policy

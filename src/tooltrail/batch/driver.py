@@ -26,7 +26,6 @@ from tooltrail.batch.executors import (
     ProcessExecutor,
     default_workers,
 )
-from tooltrail.gc_pause import gc_paused
 from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.batch.spill import Placed, RowSpill, SpilledGroups
@@ -39,6 +38,7 @@ from tooltrail.batch.tasks import (
     evaluate_merge,
 )
 from tooltrail.evaluate import CaseResult
+from tooltrail.gc_pause import gc_paused
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits
 from tooltrail.suite import TestSuite
 

@@ -29,10 +29,10 @@ from itertools import islice
 from typing import overload
 
 from tooltrail.batch.chunks import Extent
-from tooltrail.gc_pause import gc_paused
 from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.evaluate import CaseResult
+from tooltrail.gc_pause import gc_paused
 
 #: Rows written (and read back) as one block: ~1 MB in memory while read.
 BLOCK_ROWS = 512

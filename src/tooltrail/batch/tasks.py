@@ -18,13 +18,13 @@ from typing import Literal
 
 from tooltrail.batch.chunks import Chunk, Extent
 from tooltrail.batch.compact import RowCompactor
-from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.batch.matching import row_label, unmatched
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts, build_eval_trace
 from tooltrail.evaluate import evaluate_cases
+from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
 from tooltrail.suite import TestSuite
 
