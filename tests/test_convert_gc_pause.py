@@ -4,7 +4,6 @@ the caller's code between two traces runs with the collector as the caller left 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +14,6 @@ from tooltrail.convert import read_traces, reading
 CORPUS = Path(__file__).parent / "data" / "corpus"
 #: Two traces (two turns of one conversation), so there is caller code between two steps.
 TWO_TRACES = CORPUS / "pydantic-ai" / "e_booking_multiturn_ok.otlp.jsonl"
-
-
-@pytest.fixture()
-def collector_on() -> Iterator[None]:
-    was = gc.isenabled()
-    gc.enable()
-    yield
-    if not was:
-        gc.disable()
 
 
 @pytest.fixture()

@@ -6,7 +6,6 @@ import gc
 import os
 import threading
 import weakref
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,6 @@ from tooltrail.suite import TestSuite
 SUITE = TestSuite.from_dict(
     {"name": "s", "cases": [{"id": "refund", "match": "all", "required_tools": ["lookup_order"]}]}
 )
-
-
-@pytest.fixture()
-def collector_on() -> Iterator[None]:
-    was = gc.isenabled()
-    gc.enable()
-    yield
-    if not was:
-        gc.disable()
 
 
 def test_the_collector_is_off_inside_and_on_again_after(collector_on: None) -> None:
