@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from xml.sax.saxutils import escape
 
 from tooltrail.evaluate import CaseResult, EvaluationReport
 from tooltrail.report.stream import TextSink, write_pieces
@@ -25,30 +26,18 @@ def _clean(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
+#: What ElementTree escapes in attribute values beyond ``&``, ``<`` and ``>``.
+_ATTR_ENTITIES = {'"': "&quot;", "\r": "&#13;", "\n": "&#10;", "\t": "&#09;"}
+
+
 def _text(text: str) -> str:
     """Element text: XML-safe, then escaped as ElementTree escapes character data."""
-    text = _clean(text)
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
-    return text
+    return escape(_clean(text))
 
 
 def _attr(text: str) -> str:
     """An attribute value: escaped as element text, plus what ElementTree escapes in attributes."""
-    text = _text(text)
-    if '"' in text:
-        text = text.replace('"', "&quot;")
-    if "\r" in text:
-        text = text.replace("\r", "&#13;")
-    if "\n" in text:
-        text = text.replace("\n", "&#10;")
-    if "\t" in text:
-        text = text.replace("\t", "&#09;")
-    return text
+    return escape(_clean(text), _ATTR_ENTITIES)
 
 
 def iter_junit(report: EvaluationReport) -> Iterator[str]:
