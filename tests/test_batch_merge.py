@@ -14,6 +14,7 @@ from test_batch_support import (
     SEED_RUNS,
     VERIFY,
     Run,
+    interleaved,
     jsonl,
     prefixed_pb,
     record,
@@ -41,20 +42,6 @@ REFUND_POLICY = TestSuite.from_dict(
         ],
     }
 )
-
-
-def interleaved(traces: list[list], concurrent: int = 4, per_line: int = 2) -> list[list]:
-    """Batches mixing the spans of ``concurrent`` traces in flight, as a busy exporter sends
-    them: any cut between two batches is likely to fall inside some trace."""
-    batches: list[list] = []
-    for start in range(0, len(traces), concurrent):
-        queues = [list(t) for t in traces[start : start + concurrent]]
-        while any(queues):
-            for queue in queues:
-                if queue:
-                    batches.append(queue[:per_line])
-                    del queue[:per_line]
-    return batches
 
 
 def many_runs(n: int) -> list[list]:

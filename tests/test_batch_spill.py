@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from test_batch_support import LOOKUP, SEED_RUNS, Run, jsonl, prefixed_pb, record
+from test_batch_support import (
+    LOOKUP,
+    SEED_RUNS,
+    Run,
+    interleaved,
+    jsonl,
+    prefixed_pb,
+    record,
+)
 from test_batch_support import write as write_file
 
 import tooltrail.batch.driver as driver
@@ -54,19 +62,6 @@ RENDERERS = {
     "junit": render_junit,
     "markdown": render_markdown,
 }
-
-
-def interleaved(traces: list[list], concurrent: int = 4) -> list[list]:
-    """Batches mixing the spans of ``concurrent`` traces, so chunk cuts fall inside traces."""
-    batches: list[list] = []
-    for start in range(0, len(traces), concurrent):
-        queues = [list(t) for t in traces[start : start + concurrent]]
-        while any(queues):
-            for queue in queues:
-                if queue:
-                    batches.append(queue[:2])
-                    del queue[:2]
-    return batches
 
 
 def runs(n: int, offset: int = 0) -> list[Run]:

@@ -119,6 +119,20 @@ def write(path: Path, data: bytes) -> str:
     return str(path)
 
 
+def interleaved(traces: list[list], concurrent: int = 4, per_line: int = 2) -> list[list]:
+    """Batches mixing the spans of ``concurrent`` traces in flight, as a busy exporter sends
+    them: any cut between two batches is likely to fall inside some trace."""
+    batches: list[list] = []
+    for start in range(0, len(traces), concurrent):
+        queues = [list(t) for t in traces[start : start + concurrent]]
+        while any(queues):
+            for queue in queues:
+                if queue:
+                    batches.append(queue[:per_line])
+                    del queue[:per_line]
+    return batches
+
+
 def test_recorded_runs_read_back_with_their_calls(tmp_path: Path) -> None:
     dump = write(tmp_path / "runs.jsonl", jsonl(record(SEED_RUNS)))
     traces = list(read_traces(dump))
