@@ -24,10 +24,8 @@ from tooltrail.otlp import (
     Limits,
     Span,
     SpanHead,
-    decode_json_request,
-    decode_request,
-    iter_records,
 )
+from tooltrail.otlp.mixed import decode_mixed_json, decode_mixed_request, iter_mixed_records
 from tooltrail.otlp.streams import (
     COMPRESSION_ERRORS,
     GZIP_MAGIC,
@@ -71,7 +69,9 @@ def _read_whole(
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     found: list[Diagnostic] = []
     read_any = False
-    for record in iter_records(chunk.path, limits=limits, diagnostics=found, interest=INTEREST):
+    for record in iter_mixed_records(
+        chunk.path, limits=limits, diagnostics=found, interest=INTEREST
+    ):
         read_any = True
         diagnostics.extend(found)
         found.clear()
@@ -121,13 +121,8 @@ def _read_lines(
             continue
         origin = f"{chunk.path}:{line_no}"
         try:
-            spans = decode_json_request(
-                line,
-                origin=origin,
-                limits=limits,
-                diagnostics=diagnostics,
-                lazy=True,
-                interest=INTEREST,
+            spans = decode_mixed_json(
+                line, origin=origin, limits=limits, diagnostics=diagnostics, interest=INTEREST
             )
         except DecodeError as exc:
             diagnostics.append(Diagnostic(chunk.path, line_no, None, str(exc)))
@@ -180,14 +175,9 @@ def _decode_framed(
     try:
         if body.startswith(ZSTD_MAGIC) or body.startswith(GZIP_MAGIC):
             body = decompress_record(body, limits.max_record_bytes)
-        decode = decode_json_request if body.lstrip(_WHITESPACE)[:1] == b"{" else decode_request
+        decode = decode_mixed_json if body.lstrip(_WHITESPACE)[:1] == b"{" else decode_mixed_request
         return decode(
-            body,
-            origin=origin,
-            limits=limits,
-            diagnostics=diagnostics,
-            lazy=True,
-            interest=INTEREST,
+            body, origin=origin, limits=limits, diagnostics=diagnostics, interest=INTEREST
         )
     except DecodeError as exc:
         message = str(exc)

@@ -23,9 +23,12 @@ from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts, build_eval_trace
+from tooltrail.convert.logjoin import add_log, join_logs
+from tooltrail.convert.reading import origin_parts
 from tooltrail.evaluate import evaluate_cases
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
+from tooltrail.otlp.logs import LogRecord
 from tooltrail.suite import TestSuite
 
 Grouping = Literal["trace", "conversation"]
@@ -140,6 +143,10 @@ class _TraceCollector:
         seen_here: list[str] = []
         for span in spans:
             trace_id = span.trace_id
+            if span.__class__ is LogRecord:  # content of a span, here or in another chunk
+                self._add_log(span, seen_here)  # type: ignore[arg-type]
+                last_id, facts = "", None
+                continue
             if trace_id != last_id:
                 if wanted is not None and trace_id not in wanted:
                     last_id, facts = trace_id, None
@@ -160,10 +167,27 @@ class _TraceCollector:
             known = self.extents.get(trace_id)
             self.extents[trace_id] = extent if known is None else known.union(extent)
 
+    def _add_log(self, record: LogRecord, seen_here: list[str]) -> None:
+        trace_id = record.trace_id
+        if self.wanted is not None and trace_id not in self.wanted:
+            return
+        facts = self.facts.get(trace_id)
+        if facts is None:
+            facts = TraceFacts(trace_id, max_spans=self.max_spans)
+            if not add_log(facts, record):
+                return
+            self.facts[trace_id] = facts
+        elif not add_log(facts, record):
+            return
+        if not seen_here or seen_here[-1] != trace_id:
+            seen_here.append(trace_id)
+
     def groups(self, group: Grouping) -> list[list[TraceFacts]]:
         """Traces, or the traces of each conversation, in order of first appearance. A trace
-        none of whose spans could be recorded (its records were skipped) is left out."""
-        traces = [facts for facts in self.facts.values() if facts.span_count]
+        none of whose spans could be recorded (its records were skipped) is left out; one
+        with only log content here is a group of its own, so that the driver merges it with
+        its spans read in another chunk."""
+        traces = [facts for facts in self.facts.values() if facts.span_count or facts.log_events]
         if group == "trace":
             return [[facts] for facts in traces]
         conversations: dict[str, list[TraceFacts]] = {}
@@ -196,7 +220,13 @@ def _evaluate_groups(
                 extent = part if extent is None else extent.union(part)
         outcome = GroupOutcome(key, trace_ids, position_of(trace_ids), extent)
         outcomes.append(outcome)
+        if not any(facts.span_count for facts in members):
+            continue  # log content whose spans are elsewhere: evaluated when merged with them
         try:
+            for facts in members:
+                for origin, message in join_logs(facts):
+                    path, line, offset = origin_parts(origin)
+                    diagnostics.append(Diagnostic(path, line, offset, message))
             trace = build_eval_trace(members)
         except Exception as exc:  # one broken trace must not lose the rest of the chunk
             diagnostics.append(

@@ -21,7 +21,7 @@ from tooltrail.dialects import (
     DialectCall,
     ModelCall,
 )
-from tooltrail.otlp.span import STATUS_ERROR, Span, SpanHead
+from tooltrail.otlp.span import STATUS_ERROR, Span, SpanEvent, SpanHead
 
 #: Longest string attribute copied into ``metadata["attributes"]``.
 MAX_LABEL_CHARS = 1024
@@ -71,6 +71,9 @@ class TraceFacts:
     case_id: str | None = None
     #: Spans refused because the trace reached ``max_spans``.
     dropped: int = 0
+    #: Content of log records to join to their spans when the trace is built:
+    #: (span id, or "" when the record names none; the record as a span event; its origin).
+    log_events: list[tuple[str, SpanEvent, str]] | None = None
 
     @property
     def span_count(self) -> int:
@@ -172,6 +175,8 @@ class TraceFacts:
             self.conversation = other.conversation
         self.case_id = self.case_id or other.case_id
         self.resource = self.resource or other.resource
+        if other.log_events:
+            self.log_events = (self.log_events or []) + other.log_events
 
     @property
     def conversation_id(self) -> str | None:

@@ -26,9 +26,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from tooltrail import dialects
 from tooltrail.convert.build import build_eval_trace
 from tooltrail.convert.facts import TraceFacts
+from tooltrail.convert.logjoin import add_log, join_logs
 from tooltrail.gc_pause import gc_paused
 from tooltrail.model import EvalTrace
-from tooltrail.otlp.span import Diagnostic, Span
+from tooltrail.otlp.logs import LogRecord
+from tooltrail.otlp.span import Diagnostic, Span, SpanHead
 
 if TYPE_CHECKING:
     from tooltrail.otlp.limits import Limits
@@ -84,13 +86,16 @@ def _paused(steps: Iterator[EvalTrace]) -> Iterator[EvalTrace]:
 
 def _spans(
     items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None
-) -> Iterator[Span]:
-    from tooltrail.otlp import read_spans  # the decoder package; imported when first used
+) -> Iterator[Span | SpanHead | LogRecord]:
+    """The spans of ``items``, with the log records that may carry their content among them."""
+    from tooltrail.otlp.mixed import read_spans_and_logs  # the decoders; imported when used
 
     # Spans no dialect reader looks at (see ``dialects.INTEREST``) come as bare heads.
     if limits is None:
-        return read_spans(items, diagnostics=diagnostics, interest=dialects.INTEREST)
-    return read_spans(items, limits=limits, diagnostics=diagnostics, interest=dialects.INTEREST)
+        return read_spans_and_logs(items, diagnostics=diagnostics, interest=dialects.INTEREST)
+    return read_spans_and_logs(
+        items, limits=limits, diagnostics=diagnostics, interest=dialects.INTEREST
+    )
 
 
 class _Collector:
@@ -111,6 +116,38 @@ class _Collector:
             self.diagnostics.append(_over_limit(span, self.max_spans))
         return facts
 
+    def add_log(self, record: LogRecord) -> None:
+        """Keep a log record's content for its trace (see ``convert.logjoin``)."""
+        facts = self.open.get(record.trace_id)
+        if facts is None:
+            facts = TraceFacts(record.trace_id, max_spans=self.max_spans)
+            if add_log(facts, record):
+                self.open[record.trace_id] = facts
+            return
+        add_log(facts, record)
+
+    def build(self, traces: list[TraceFacts]) -> EvalTrace:
+        """The ``EvalTrace`` of ``traces`` (one, or a conversation's), log content joined."""
+        for trace in traces:
+            if trace.log_events:
+                for origin, message in join_logs(trace):
+                    self.report(origin, message)
+        return build_eval_trace(traces)
+
+    def without_spans(self, trace: TraceFacts) -> None:
+        """Report the log content of a trace none of whose spans was read."""
+        for _, event, origin in trace.log_events or ():
+            self.report(
+                origin,
+                f"log record {event.name} of trace {trace.trace_id}: no span of that trace "
+                "was read, so it is not joined and its content is not read",
+            )
+
+    def report(self, origin: str, message: str) -> None:
+        if self.diagnostics is not None:
+            path, line, offset = origin_parts(origin)
+            self.diagnostics.append(Diagnostic(path, line, offset, message))
+
 
 def _one_pass(
     items: list[Any], group: Group, limits: Limits | None, diagnostics: list[Diagnostic] | None
@@ -118,20 +155,29 @@ def _one_pass(
     collector = _Collector(limits, diagnostics)
     last: dict[str, int] = {}
     for position, span in enumerate(_spans(items, limits, diagnostics)):
-        collector.add(span)
+        if span.__class__ is LogRecord:
+            collector.add_log(span)  # type: ignore[arg-type]
+            continue
+        collector.add(span)  # type: ignore[arg-type]
         last[span.trace_id] = position
-    traces = sorted(collector.open.values(), key=lambda t: last[t.trace_id])
+    traces = []
+    for trace in collector.open.values():
+        if trace.trace_id in last:
+            traces.append(trace)
+        else:
+            collector.without_spans(trace)
+    traces.sort(key=lambda t: last[t.trace_id])
     collector.open.clear()
     if group == "trace":
         for trace in traces:
-            yield build_eval_trace([trace])
+            yield collector.build([trace])
         return
     conversations: dict[str, list[TraceFacts]] = {}
     for trace in traces:
         key = trace.conversation_id or "\0" + trace.trace_id
         conversations.setdefault(key, []).append(trace)
     for members in sorted(conversations.values(), key=lambda m: max(last[t.trace_id] for t in m)):
-        yield build_eval_trace(members)
+        yield collector.build(members)
 
 
 def _two_passes(
@@ -143,14 +189,20 @@ def _two_passes(
     remaining = span_counts(items) if limits is None else span_counts(items, limits=limits)
     collector = _Collector(limits, diagnostics)
     for span in _spans(items, limits, diagnostics):
-        facts = collector.add(span)
+        if span.__class__ is LogRecord:  # its trace is open, unless its spans all came first
+            collector.add_log(span)  # type: ignore[arg-type]
+            continue
+        facts = collector.add(span)  # type: ignore[arg-type]
         left = remaining.get(span.trace_id, 0) - 1
         remaining[span.trace_id] = left
         if left == 0:
             del collector.open[span.trace_id]
-            yield build_eval_trace([facts])
+            yield collector.build([facts])
     for facts in collector.open.values():  # the files changed between the passes
-        yield build_eval_trace([facts])
+        if facts.parents:
+            yield collector.build([facts])
+        else:
+            collector.without_spans(facts)
 
 
 def _large(items: list[Any]) -> bool:
@@ -168,7 +220,7 @@ def _large(items: list[Any]) -> bool:
 
 
 def _over_limit(span: Span, max_spans: int) -> Diagnostic:
-    path, line, offset = _where(span.origin)
+    path, line, offset = origin_parts(span.origin)
     return Diagnostic(
         path,
         line,
@@ -178,7 +230,7 @@ def _over_limit(span: Span, max_spans: int) -> Diagnostic:
     )
 
 
-def _where(origin: str) -> tuple[str, int | None, int | None]:
+def origin_parts(origin: str) -> tuple[str, int | None, int | None]:
     """``"path:line"`` / ``"path@offset"`` -> (path, line, offset)."""
     head, sep, tail = origin.rpartition(":")
     if sep and tail.isdigit():

@@ -1,0 +1,84 @@
+"""Log records joined to the spans they belong to, before a trace is built.
+
+A record names its span by span id; that is the join. A record with only a trace id belongs to
+the one model span of that trace when there is exactly one (the GenAI message events describe a
+model call); with several it could belong to any of them, and tooltrail does not guess: the
+record stays unjoined and a diagnostic says so. A record naming a span that was not read (or
+that is not a model or agent span) is reported the same way. Nothing is dropped in silence.
+
+What a joined record adds fills only what the span's own attributes and events left empty: the
+calls a model asked for and its reply text (``dialects.logs.content_of``).
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+
+from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, TraceFacts
+from tooltrail.dialects.logs import as_span_event, content_of
+from tooltrail.otlp.logs import LogRecord
+from tooltrail.otlp.span import SpanEvent
+
+_TIME = attrgetter("time_ns")
+
+
+def add_log(trace: TraceFacts, record: LogRecord) -> bool:
+    """Keep ``record``'s content on ``trace`` until it is built. False when the record carries
+    nothing a trajectory reads (prompts, plain logs, evaluation results)."""
+    event = as_span_event(record.event_name, record.time_ns, record.attributes, record.body)
+    if event is None:
+        return False
+    if trace.log_events is None:
+        trace.log_events = []
+    trace.log_events.append((record.span_id, event, record.origin))
+    return True
+
+
+def join_logs(trace: TraceFacts) -> list[tuple[str, str]]:
+    """Join the log content kept on ``trace`` to its spans (once: the content is then gone
+    from ``trace.log_events``). Returns ``(origin, message)`` for every record left unjoined."""
+    pending = trace.log_events
+    if not pending:
+        return []
+    trace.log_events = None
+    problems: list[tuple[str, str]] = []
+    by_span: dict[str, list[SpanEvent]] = {}
+    models: list[str] | None = None
+    for span_id, event, origin in pending:
+        if not span_id:
+            if models is None:
+                models = [f.span_id for f in trace.facts.values() if f.role == ROLE_MODEL]
+            if len(models) != 1:
+                problems.append((origin, _ownerless(trace.trace_id, event.name, len(models))))
+                continue
+            span_id = models[0]
+        fact = trace.facts.get(span_id)
+        if fact is None or fact.role not in (ROLE_MODEL, ROLE_AGENT):
+            read = span_id in trace.parents
+            problems.append((origin, _unowned(trace.trace_id, span_id, event.name, read)))
+            continue
+        by_span.setdefault(span_id, []).append(event)
+    for span_id, events in by_span.items():
+        events.sort(key=_TIME)
+        calls, reply = content_of(events)
+        fact = trace.facts[span_id]
+        if calls and not fact.model_calls and fact.role == ROLE_MODEL:
+            fact.model_calls = calls
+        if reply and not fact.reply:
+            fact.reply = reply
+    return problems
+
+
+def _ownerless(trace_id: str, event: str, candidates: int) -> str:
+    return (
+        f"log record {event} of trace {trace_id} has no span id and "
+        f"{candidates} model spans could own it: not joined, its content is not read"
+    )
+
+
+def _unowned(trace_id: str, span_id: str, event: str, read: bool) -> str:
+    why = "is not a model or agent span" if read else "was not read"
+    return (
+        f"log record {event} names span {span_id} of trace {trace_id}, which {why}: "
+        "not joined, its content is not read"
+    )
