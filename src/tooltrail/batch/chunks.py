@@ -20,6 +20,7 @@ from typing import IO, Literal
 import orjson
 
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, expand_paths
+from tooltrail.otlp.stores import is_store_document
 from tooltrail.otlp.streams import GZIP_MAGIC, ZSTD_MAGIC
 
 #: Default chunk size: big enough that per-task overhead vanishes, small enough that a worker's
@@ -152,8 +153,10 @@ def _line_cuts(
         doc = orjson.loads(first)
     except orjson.JSONDecodeError:
         return None  # one pretty-printed document, or not JSON at all
-    if not isinstance(doc, dict) or not ({"resourceSpans", "resource_spans"} & doc.keys()):
-        return None  # not OTLP traces: the whole-file reader reports (or skips) it
+    if not isinstance(doc, dict) or not (
+        {"resourceSpans", "resource_spans"} & doc.keys() or is_store_document(doc)
+    ):
+        return None  # not OTLP traces (nor Jaeger/Tempo): the whole-file reader reports it
     cuts: list[tuple[int, int, int]] = []
     start, line = 0, 1
     while start < size:

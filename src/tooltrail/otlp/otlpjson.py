@@ -163,6 +163,11 @@ def spans_from_json(
         if groups_of is None:
             if "resourceLogs" in doc or "resourceMetrics" in doc or "resource_logs" in doc:
                 return []  # another signal in the same dump: not spans, not an error
+            from tooltrail.otlp.stores import store_spans  # (imports this module)
+
+            spans = store_spans(doc, where, lazy=lazy, interest=interest)  # Jaeger, Tempo
+            if spans is not None:
+                return spans
             raise DecodeError(
                 "not an OTLP traces document (no resourceSpans)", field="resourceSpans"
             )
