@@ -171,12 +171,15 @@ def _logs_from_json(doc: Any, where: Where) -> list[LogRecord]:
             for li, record in enumerate(_list(_get(sl, "logRecords", "log_records", []), spath)):
                 path = f"{spath}.logRecords[{li}]"
                 try:
-                    out.append(_json_log(record, where, path, resource, scope_name, notes))
+                    read = _json_log(record, where, path, resource, scope_name, notes)
                 except DecodeError as exc:
                     where.report(
                         f"{path}.{exc.field}" if exc.field else path,
                         f"log record rejected: {exc.reason}",
                     )
+                    continue
+                if read is not None:  # else rejected for its id, and reported so
+                    out.append(read)
         where.report_notes(notes)
     return out
 
@@ -189,13 +192,13 @@ def _list(value: Any, path: str) -> list[Any]:
 
 def _json_log(
     record: Any, where: Where, path: str, resource: dict[str, Any], scope_name: str, notes: Notes
-) -> LogRecord:
+) -> LogRecord | None:
     if not isinstance(record, dict):
         raise DecodeError("expected an object")
     trace_id = _json_log_id(_get(record, "traceId", "trace_id"), 16, where, f"{path}.traceId")
     span_id = _json_log_id(_get(record, "spanId", "span_id"), 8, where, f"{path}.spanId")
     if trace_id is None or span_id is None:
-        raise DecodeError("invalid id")
+        return None
     time = _get(record, "timeUnixNano", "time_unix_nano") or _get(
         record, "observedTimeUnixNano", "observed_time_unix_nano", 0
     )
