@@ -261,3 +261,14 @@ def test_eval_batch_joins_logs_read_in_another_file(
     # without the logs file the same suite fails: the content is only in the logs
     alone = CliRunner().invoke(main, ["eval", str(suite), str(files[0]), "--workers", workers])
     assert alone.exit_code == 1
+
+
+def test_to_eval_trace_joins_log_records_given_among_spans_in_any_order() -> None:
+    from tooltrail.convert import to_eval_trace
+    from tooltrail.otlp.mixed import read_spans_and_logs
+
+    items = list(read_spans_and_logs([str(FIXTURE)]))
+    assert {type(i).__name__ for i in items} == {"Span", "SpanHead", "LogRecord"} - {"SpanHead"}
+    for order in (items, items[::-1]):
+        trace = to_eval_trace(order)
+        assert (_calls(trace), trace.output) == (CALLS, REPLY)

@@ -15,31 +15,50 @@ from collections.abc import Iterable, Iterator
 from tooltrail import dialects
 from tooltrail.convert.build import build_eval_trace
 from tooltrail.convert.facts import TraceFacts
+from tooltrail.convert.logjoin import add_log, join_logs
 from tooltrail.convert.reading import (
     DEFAULT_MAX_SPANS,
     GROUPS,
     TWO_PASS_BYTES,
     Group,
     check_group,
+    origin_parts,
     read_traces,
 )
 from tooltrail.model import EvalTrace
-from tooltrail.otlp.span import Span
+from tooltrail.otlp.logs import LogRecord
+from tooltrail.otlp.span import Diagnostic, Span
 
 
-def to_eval_trace(spans: Iterable[Span]) -> EvalTrace:
+def to_eval_trace(
+    spans: Iterable[Span | LogRecord], diagnostics: list[Diagnostic] | None = None
+) -> EvalTrace:
     """The ``EvalTrace`` of ``spans``: one trace, or the traces of one conversation, any order.
 
     With spans of several traces the result is one conversation: ``trace_id`` is the
-    conversation id and ``metadata["trace_ids"]`` lists the traces in start order.
+    conversation id and ``metadata["trace_ids"]`` lists the traces in start order. Log records
+    among ``spans`` are joined to their spans (``convert.logjoin``); those left unjoined are
+    reported in ``diagnostics``.
     """
     by_trace: dict[str, TraceFacts] = {}
     for span in spans:
         facts = by_trace.get(span.trace_id)
         if facts is None:
             facts = by_trace[span.trace_id] = TraceFacts(span.trace_id, max_spans=DEFAULT_MAX_SPANS)
-        facts.add(span)
-    return build_eval_trace(list(by_trace.values()))
+        if span.__class__ is LogRecord:
+            add_log(facts, span)  # type: ignore[arg-type]
+        else:
+            facts.add(span)  # type: ignore[arg-type]
+    traces = []
+    for facts in by_trace.values():
+        problems = join_logs(facts)
+        if diagnostics is not None:
+            for origin, message in problems:
+                path, line, offset = origin_parts(origin)
+                diagnostics.append(Diagnostic(path, line, offset, message))
+        if facts.parents:
+            traces.append(facts)
+    return build_eval_trace(traces)
 
 
 def group_spans(spans: Iterable[Span], group: Group = "trace") -> Iterator[list[Span]]:
