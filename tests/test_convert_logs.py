@@ -174,9 +174,8 @@ def test_corrupt_log_record_is_a_diagnostic_and_the_rest_is_read(tmp_path: Path)
     assert messages[1].startswith(f"{path}:1: resourceLogs[0].scopeLogs[0].logRecords[1].spanId")
 
 
-def test_inference_details_record_with_the_older_event_name_attribute(tmp_path: Path) -> None:
-    doc = _doc()
-    output = [
+def test_inference_details_records_with_the_older_event_name_attribute(tmp_path: Path) -> None:
+    asking = [
         {
             "role": "assistant",
             "parts": [
@@ -187,27 +186,40 @@ def test_inference_details_record_with_the_older_event_name_attribute(tmp_path: 
                     "name": "get_weather",
                     "arguments": {"city": "Oslo"},
                 },
-                {"type": "text", "content": "Looking it up."},
             ],
         }
     ]
-    record = {
-        "timeUnixNano": "1700000000900000000",
-        "traceId": TRACE,
-        "spanId": "eee19b7ec3c1b175",
-        "attributes": [
-            {
-                "key": "otel.event.name",
-                "value": {"stringValue": "gen_ai.client.inference.operation.details"},
-            },
-            {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(output)}},
-        ],
-    }
-    doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"] = [record]
+    answering = [
+        {
+            "role": "assistant",
+            "parts": [
+                {"type": "reasoning", "content": "Summarise."},
+                {"type": "text", "content": "Rain in Oslo."},
+            ],
+        }
+    ]
+
+    def record(span_id: str, output: list[dict[str, Any]]) -> dict[str, Any]:
+        name = "gen_ai.client.inference.operation.details"
+        return {
+            "timeUnixNano": "1700000000900000000",
+            "traceId": TRACE,
+            "spanId": span_id,
+            "attributes": [
+                {"key": "otel.event.name", "value": {"stringValue": name}},
+                {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(output)}},
+            ],
+        }
+
+    doc = _doc()
+    doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"] = [
+        record("eee19b7ec3c1b175", asking),
+        record("eee19b7ec3c1b176", answering),
+    ]
     [trace], diagnostics = _read(_write(tmp_path, doc))
     assert diagnostics == []
     assert _calls(trace) == [("get_weather", {"city": "Oslo"}, "c1")]
-    assert trace.output == "Looking it up."  # reasoning is not reply text
+    assert trace.output == "Rain in Oslo."  # reasoning is not reply text
 
 
 def test_elided_content_is_not_a_reply(tmp_path: Path) -> None:
