@@ -1,9 +1,12 @@
 """Facts of one trace (or of the traces of one conversation) -> one ``EvalTrace``.
 
-Turns: a turn is a top-level agent invocation (an agent span with no agent above it); a
-trace without agent spans is one turn. Across a conversation, turns are numbered in start
-order. The reply is the last turn's agent reply, else the last root's, else the text of the
-model call that ended last.
+Turns: a turn is one user exchange: a workflow span (GenAI ``invoke_workflow``, ADK's runner
+``invocation``) or an agent span with no workflow or agent above it. The agents a workflow runs
+(handoffs, transfers) and the agents an agent runs (agents as tools, sub-agents) are in its
+turn. A trace without agent or workflow spans is one turn. Across a conversation, turns are
+numbered in start order. The reply is the last turn's reply (its workflow's or agent's, else
+that of its top-level agent that ended last), else the last root's, else the text of the last
+model response of the last turn that asked for no tool call.
 """
 
 from __future__ import annotations
@@ -12,8 +15,16 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
-from tooltrail.convert.calls import CallRecord, Kinds, kinds, order_key, placement, tool_calls
-from tooltrail.convert.facts import ROLE_MODEL, SpanFact, TraceFacts
+from tooltrail.convert.calls import (
+    MAX_HOPS,
+    CallRecord,
+    Kinds,
+    kinds,
+    order_key,
+    placement,
+    tool_calls,
+)
+from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, SpanFact, TraceFacts
 from tooltrail.model import (
     TOOL_ARGS,
     TOOL_CALL_ID,
@@ -40,9 +51,13 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     ordered = sorted(traces, key=_TRACE_ORDER) if len(traces) > 1 else list(traces)
     records: list[CallRecord] = []
     turns: dict[_TurnKey, SpanFact | None] = {}
+    #: turn root span id -> its top-level agents (agent spans with no agent above them)
+    members: dict[str, list[SpanFact]] = {}
     kept = list(map(kinds, ordered))
+    #: turn roots whose parent never arrived, inside another turn of their trace -> that turn
+    alias: dict[str, SpanFact] = {}
     for index, trace in enumerate(ordered):
-        tops = _top_agents(trace, kept[index].agents)
+        tops = _turn_roots(trace, kept[index], members, alias)
         trace_turn = (trace.start_ns, index, "")
         for top in tops:
             turns[(top.start_ns, index, top.span_id)] = top
@@ -50,6 +65,8 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
             turns[trace_turn] = None
         for record in tool_calls(trace, kept[index]):
             root = record.turn_root
+            if alias and root is not None:
+                root = record.turn_root = alias.get(root.span_id, root)
             if tops and root is not None:  # ``_turn_of``'s common case, inline
                 record.turn = (root.start_ns, index, root.span_id)
             else:
@@ -82,24 +99,67 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     return EvalTrace(  # fields by position, as in ``_call_and_span``
         trace_id,
         spans,
-        _metadata(ordered, kept, turns, turn_keys, calls, conversation, first_root),
-        _reply(ordered, kept, turns, turn_keys, first_root),  # output
+        _metadata(ordered, kept, turns, turn_keys, calls, conversation, first_root, members),
+        _reply(ordered, kept, turns, turn_keys, first_root, members),  # output
         calls,  # tool_calls
         [],  # evaluations
         partial,
     )
 
 
-def _top_agents(trace: TraceFacts, agents: list[SpanFact]) -> list[SpanFact]:
-    """The agent spans of ``trace`` (``agents``) with no agent span above them."""
+def _turn_roots(
+    trace: TraceFacts,
+    kept: Kinds,
+    members: dict[str, list[SpanFact]],
+    alias: dict[str, SpanFact],
+) -> list[SpanFact]:
+    """The turns of ``trace``: its workflow and agent spans with no workflow or agent span
+    above them, in start order. Adds to ``members`` the top-level agents (no agent above)
+    of each turn. A candidate whose parent never arrived (its ancestry is unknown) and that
+    runs within another turn of the trace is part of that turn: it goes to ``alias``."""
     tops = []
-    for fact in agents:
-        nearest, _, _ = placement(trace, fact.span_id)
-        if nearest is None:
+    for fact in kept.workflows:
+        if placement(trace, fact.span_id)[1] is None:
             tops.append(fact)
+    for fact in kept.agents:
+        nearest, top, _ = placement(trace, fact.span_id)
+        if top is None:
+            tops.append(fact)
+            members.setdefault(fact.span_id, []).append(fact)
+        elif nearest is None:  # an agent a workflow runs
+            members.setdefault(top.span_id, []).append(fact)
     if len(tops) > 1:
         tops.sort(key=_SPAN_ORDER)
+        for top in tops[1:]:
+            if not top.parent_id or _rooted(trace, top.parent_id):
+                continue
+            for other in tops:  # the earliest turn running all the time this one runs
+                if other is top or other.span_id in alias or other.start_ns > top.start_ns:
+                    continue
+                if other.end_ns >= top.end_ns:
+                    alias[top.span_id] = other
+                    members.setdefault(other.span_id, []).extend(members.pop(top.span_id, ()))
+                    break
+        if alias:
+            tops = [top for top in tops if top.span_id not in alias]
     return tops
+
+
+def _rooted(trace: TraceFacts, span_id: str) -> bool:
+    """Whether the ancestry of ``span_id`` reaches a root span (not a span that never
+    arrived, nor a parent cycle)."""
+    parents = trace.parents
+    current = span_id
+    for _ in range(MAX_HOPS):
+        parent = parents.get(current)
+        if parent is None:  # a span that never arrived
+            return False
+        if not parent:
+            return True
+        if parent == span_id:
+            return False
+        current = parent
+    return False
 
 
 def _turn_of(
@@ -186,24 +246,35 @@ def _reply(
     turns: dict[_TurnKey, SpanFact | None],
     turn_keys: list[_TurnKey],
     first_root: SpanFact | None,
+    members: dict[str, list[SpanFact]],
 ) -> str | None:
-    """The last turn's agent reply, else the last root's, else the last model call's text.
-    ``turn_keys`` are the keys of ``turns`` sorted; ``first_root`` the root of ``ordered[0]``."""
+    """The last turn's reply (its own, else its top-level agent's that ended last), else the
+    last root's, else the text of the last turn's last model response that asked for no tool
+    call. ``turn_keys`` are the keys of ``turns`` sorted; ``first_root`` the root of
+    ``ordered[0]``."""
     if not ordered:
         return None
     last_turn = turns[turn_keys[-1]] if turn_keys else None
-    if last_turn is not None and last_turn.reply:
-        return last_turn.reply
+    if last_turn is not None:
+        if last_turn.reply:
+            return last_turn.reply
+        best_agent: SpanFact | None = None
+        for agent in members.get(last_turn.span_id, ()):
+            if agent.reply and (best_agent is None or agent.end_ns > best_agent.end_ns):
+                best_agent = agent
+        if best_agent is not None:
+            return best_agent.reply
     root = first_root if len(ordered) == 1 else _root(ordered[-1], kept[-1])
     if root is not None and root.reply and root.role != ROLE_MODEL:
         return root.reply
+    # the model responses of the last turn: of its trace, from its start on
+    turn_start, turn_trace = (turn_keys[-1][0], turn_keys[-1][1]) if turn_keys else (0, 0)
     best: tuple[int, int, str] | None = None
-    for trace_kinds in kept:
-        for fact in trace_kinds.models:
-            if fact.reply:
-                rank = (fact.end_ns, fact.start_ns, fact.reply)
-                if best is None or rank[:2] > best[:2]:
-                    best = rank
+    for fact in kept[turn_trace].models:
+        if fact.reply and not fact.model_calls and fact.start_ns >= turn_start:
+            rank = (fact.end_ns, fact.start_ns, fact.reply)
+            if best is None or rank[:2] > best[:2]:
+                best = rank
     return best[2] if best is not None else None
 
 
@@ -215,6 +286,7 @@ def _metadata(
     calls: list[ToolCall],
     conversation: str | None,
     root: SpanFact | None,
+    members: dict[str, list[SpanFact]],
 ) -> dict[str, Any]:
     """``EvalTrace.metadata``; ``turn_keys`` are the keys of ``turns`` sorted, ``root`` the
     root of ``ordered[0]``."""
@@ -247,6 +319,8 @@ def _metadata(
         first_top = turns[turn_key]
         if first_top is not None:
             break
+    if first_top is not None and first_top.role != ROLE_AGENT:  # a workflow: its first agent
+        first_top = min(members.get(first_top.span_id, ()), key=_SPAN_ORDER, default=None)
     agent_name = first_top.agent if first_top is not None and first_top.agent else None
     if agent_name is None:
         agent_name = next((c.agent for c in calls if c.agent), None)

@@ -22,7 +22,7 @@ from tooltrail.convert.facts import (
     SpanFact,
     TraceFacts,
 )
-from tooltrail.dialects import ModelCall
+from tooltrail.dialects import ROLE_WORKFLOW, ModelCall
 from tooltrail.otlp.span import STATUS_ERROR, STATUS_OK
 
 #: Bound on an ancestry walk (parent cycles and absurd depths in hostile input).
@@ -71,6 +71,8 @@ class Kinds:
     parentless: list[SpanFact]
     #: Model spans that asked for calls.
     asking: list[SpanFact]
+    #: Workflow spans (one run of an agent system for one user message).
+    workflows: list[SpanFact]
 
 
 def kinds(trace: TraceFacts) -> Kinds:
@@ -81,6 +83,7 @@ def kinds(trace: TraceFacts) -> Kinds:
     excluded: list[SpanFact] = []
     parentless: list[SpanFact] = []
     asking: list[SpanFact] = []
+    workflows: list[SpanFact] = []
     for fact in trace.facts.values():
         role = fact.role
         if role == ROLE_TOOL:
@@ -94,9 +97,11 @@ def kinds(trace: TraceFacts) -> Kinds:
             agents.append(fact)
         elif role == ROLE_EXCLUDED and fact.call is not None:
             excluded.append(fact)
+        elif role == ROLE_WORKFLOW:
+            workflows.append(fact)
         if not fact.parent_id:
             parentless.append(fact)
-    return Kinds(tools, agents, models, excluded, parentless, asking)
+    return Kinds(tools, agents, models, excluded, parentless, asking, workflows)
 
 
 def ancestors(trace: TraceFacts, span_id: str) -> Iterator[str]:
@@ -111,19 +116,23 @@ def ancestors(trace: TraceFacts, span_id: str) -> Iterator[str]:
 
 
 def placement(trace: TraceFacts, span_id: str) -> tuple[SpanFact | None, SpanFact | None, int]:
-    """(nearest agent above, top-level agent above, depth) of a span."""
+    """(nearest agent above, top-level agent or workflow above: the turn, depth) of a span."""
     facts = trace.facts
     parents = trace.parents
     nearest = top = None
     depth = 0
     current = parents.get(span_id, "")
-    while current and depth < MAX_HOPS:  # ``ancestors``, inline
-        depth += 1
+    while current and depth < MAX_HOPS and current != span_id:  # ``ancestors``, inline
+        depth += 1  # (back at ``span_id``: a parent cycle, whose spans are not above it)
         above = facts.get(current)
-        if above is not None and above.role == ROLE_AGENT:
-            if nearest is None:
-                nearest = above
-            top = above
+        if above is not None:
+            role = above.role
+            if role == ROLE_AGENT:
+                if nearest is None:
+                    nearest = above
+                top = above
+            elif role == ROLE_WORKFLOW:
+                top = above
         current = parents.get(current, "")
     return nearest, top, depth
 
@@ -140,8 +149,9 @@ def _position(trace: TraceFacts, fact: SpanFact) -> _Position:
     enclosing = nearest = top = None
     searching = True  # for the enclosing tool: until a tool, agent or model span is met
     depth = 0
-    current = parents.get(fact.span_id, "")
-    while current and depth < MAX_HOPS:
+    own = fact.span_id
+    current = parents.get(own, "")
+    while current and depth < MAX_HOPS and current != own:  # (``own``: a parent cycle)
         depth += 1
         above = facts.get(current)
         if above is not None:
@@ -149,6 +159,9 @@ def _position(trace: TraceFacts, fact: SpanFact) -> _Position:
             if role == ROLE_AGENT:
                 if nearest is None:
                     nearest = above
+                top = above
+                searching = False
+            elif role == ROLE_WORKFLOW:
                 top = above
                 searching = False
             elif searching and (role == ROLE_TOOL or role == ROLE_MODEL):
@@ -248,12 +261,16 @@ def _join_model_calls(trace: TraceFacts, records: list[CallRecord], kept: Kinds)
         return
     if len(models) > 1:
         models.sort(key=_MODEL_ORDER)
+        models = _without_wrappers(trace, models)
     by_id: dict[str, tuple[SpanFact, ModelCall]] = {}
     asked_count = 0
+    id_less = False  # whether some request has no call id (ADK's own response record)
     for model in models:
         for asked in model.model_calls:
             asked_count += 1
-            if asked.call_id is not None and asked.call_id not in by_id:
+            if asked.call_id is None:
+                id_less = True
+            elif asked.call_id not in by_id:
                 by_id[asked.call_id] = (model, asked)
     used: set[int] = set()
     for fact in kept.excluded:  # output functions, deferred calls: asked for, not run
@@ -270,6 +287,8 @@ def _join_model_calls(trace: TraceFacts, records: list[CallRecord], kept: Kinds)
         if found is not None and id(found[1]) not in used:
             used.add(id(found[1]))
             _enrich(record, *found)
+        elif id_less:  # a call id the model's record does not know: matched by name
+            unmatched.append(record)
     if unmatched:
         _match_by_name(models, unmatched, used)
     if len(used) < asked_count:  # every id in ``used`` is of a distinct call in ``models``
@@ -290,10 +309,43 @@ def _match_by_name(models: list[SpanFact], records: list[CallRecord], used: set[
                 queues.setdefault(asked.name, []).append((model, asked))
     for record in records:
         queue = queues.get(record.name)
-        if queue and queue[0][0].start_ns <= record.start_ns:
-            model, asked = queue.pop(0)
+        if not queue:
+            continue
+        index = 0
+        if record.call_id is not None:  # a call with an id takes only a request without one
+            index = next((i for i, (_, a) in enumerate(queue) if a.call_id is None), -1)
+            if index < 0:
+                continue
+        if queue[index][0].start_ns <= record.start_ns:
+            model, asked = queue.pop(index)
             used.add(id(asked))
             _enrich(record, model, asked)
+
+
+def _without_wrappers(trace: TraceFacts, models: list[SpanFact]) -> list[SpanFact]:
+    """``models`` without the model spans that wrap another of them: a framework's model
+    call span (ADK ``call_llm``) and the provider's span inside it are one model call, and
+    the inner one's record of the requests is kept."""
+    asking = {model.span_id: model for model in models}
+    facts = trace.facts
+    parents = trace.parents
+    wrappers: set[str] = set()
+    for model in models:
+        own = model.span_id
+        current = parents.get(own, "")
+        hops = 0
+        while current and hops < MAX_HOPS and current != own:
+            hops += 1
+            above = facts.get(current)
+            if above is not None:
+                if above.role != ROLE_MODEL:
+                    break
+                if current in asking:
+                    wrappers.add(current)
+            current = parents.get(current, "")
+    if not wrappers:
+        return models
+    return [model for model in models if model.span_id not in wrappers]
 
 
 def _set_group_starts(records: list[CallRecord]) -> None:

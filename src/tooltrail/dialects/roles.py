@@ -29,6 +29,9 @@ ROLE_AGENT = 2
 ROLE_MODEL = 3
 #: A tool span that is not a call the agent made (``DialectCall.excluded`` says why).
 ROLE_EXCLUDED = 4
+#: One run of an agent system for one user message (GenAI ``invoke_workflow``, Google ADK's
+#: runner span ``invocation``): the agents it runs (handoffs, transfers) are one turn.
+ROLE_WORKFLOW = 5
 
 Reader = Callable[[SpanLike, Mapping[str, Any]], "DialectCall | None"]
 #: A table entry: a tool-call reader, or the role of a span that is not a tool call.
@@ -47,11 +50,16 @@ BY_SPAN_NAME: dict[str, Meaning] = {
     "ai.streamText.doStream": ROLE_MODEL,
     "ai.generateObject.doGenerate": ROLE_MODEL,
     "ai.streamObject.doStream": ROLE_MODEL,
+    # Google ADK: the runner's span for one user message, and its model call wrapper (the
+    # response in ``gcp.vertex.agent.llm_response``; no GenAI operation before ADK 2.x)
+    "invocation": ROLE_WORKFLOW,
+    "call_llm": ROLE_MODEL,
 }
 
 _GENAI_OPERATIONS: dict[str, Meaning] = {
     "execute_tool": read_genai,
     "invoke_agent": ROLE_AGENT,
+    "invoke_workflow": ROLE_WORKFLOW,
     "chat": ROLE_MODEL,
     "generate_content": ROLE_MODEL,
     "text_completion": ROLE_MODEL,

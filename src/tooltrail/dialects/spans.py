@@ -99,7 +99,8 @@ class ModelCall:
 def model_calls(span: SpanLike) -> list[ModelCall]:
     """Tool calls listed by a model span: GenAI ``gen_ai.output.messages`` parts of type
     ``tool_call`` (attribute or inference-details event), Vercel ``ai.response.toolCalls``,
-    OpenInference ``llm.output_messages.{i}.message.tool_calls.{j}.tool_call.function.*``."""
+    OpenInference ``llm.output_messages.{i}.message.tool_calls.{j}.tool_call.function.*``,
+    Google ADK ``gcp.vertex.agent.llm_response`` ``function_call`` parts."""
     attrs = span.attributes
     raw = attrs.get("gen_ai.output.messages")
     if raw is not None:
@@ -107,6 +108,8 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
     raw = attrs.get("ai.response.toolCalls")
     if raw is not None:
         return _vercel_calls(raw)
+    if ADK_RESPONSE in attrs:
+        return _adk_response(attrs.get(ADK_RESPONSE))[0]
     if attrs.get("openinference.span.kind") == "LLM":
         return _openinference_calls(attrs)
     for event in span.events or ():
@@ -119,10 +122,51 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
 
 def model_output(span: SpanLike) -> tuple[list[ModelCall], str | None]:
     """``(model_calls(span), model_reply(span))``, reading the output messages once."""
-    raw = span.attributes.get("gen_ai.output.messages")
+    attrs = span.attributes
+    raw = attrs.get("gen_ai.output.messages")
     if raw is not None:
         return _genai_output(raw)
+    if ADK_RESPONSE in attrs:  # ADK's ``call_llm`` span: its own record of the response
+        calls, reply = _adk_response(attrs.get(ADK_RESPONSE))
+        return calls, reply if reply is not None else _event_reply(span)
     return model_calls(span), model_reply(span)
+
+
+#: Google ADK's ``call_llm`` span: the model's response as JSON (``LlmResponse``), ``{}`` (or
+#: absent) when content capture is off.
+ADK_RESPONSE = "gcp.vertex.agent.llm_response"
+_ADK_SOURCE = "model:" + ADK_RESPONSE
+
+
+def _adk_response(raw: Any) -> tuple[list[ModelCall], str | None]:
+    """The ``function_call`` parts (in the model's order) and the text parts (joined; parts
+    marked ``thought`` are reasoning, not text) of an ADK ``LlmResponse``."""
+    calls: list[ModelCall] = []
+    response = json_value(raw) if isinstance(raw, str) and raw[:1] == "{" else raw
+    if not isinstance(response, dict):
+        return calls, None
+    content = response.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    if not isinstance(parts, list):
+        return calls, None
+    texts: list[str] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        function_call = part.get("function_call")
+        if isinstance(function_call, dict):
+            name = text(function_call.get("name"))
+            if name is not None:
+                args = args_from(function_call.get("args"))
+                calls.append(
+                    ModelCall(name, ident(function_call.get("id")), args, len(calls), _ADK_SOURCE)
+                )
+            continue
+        content_text = part.get("text")
+        if isinstance(content_text, str) and content_text not in PLACEHOLDERS:
+            if not part.get("thought"):
+                texts.append(content_text)
+    return calls, "".join(texts) if texts else None
 
 
 _GENAI_SOURCE = "model:gen_ai.output.messages"
@@ -163,7 +207,7 @@ def _genai_output(raw: Any) -> tuple[list[ModelCall], str | None]:
                     calls.append(ModelCall(name, call_id, args, len(calls), _GENAI_SOURCE))
             elif kind == "text":
                 content = part.get("content")
-                if isinstance(content, str):
+                if isinstance(content, str) and content not in PLACEHOLDERS:
                     texts.append(content)
     return calls, "".join(texts) if texts else None
 
@@ -260,6 +304,15 @@ def model_reply(span: SpanLike) -> str | None:
         content = attrs.get("llm.output_messages.0.message.content")
         if isinstance(content, str) and content:
             return content
+    if ADK_RESPONSE in attrs:
+        reply = _adk_response(attrs.get(ADK_RESPONSE))[1]
+        if reply is not None:
+            return reply
+    return _event_reply(span)
+
+
+def _event_reply(span: SpanLike) -> str | None:
+    """The text of the span's last ``gen_ai.choice`` or inference-details event."""
     for event in reversed(span.events or ()):
         ev_attrs = event.attributes or {}
         if event.name == "gen_ai.choice":
@@ -277,7 +330,11 @@ def _genai_text(raw: Any) -> str | None:
 
 def _parts_text(parts: list[dict[str, Any]]) -> str | None:
     texts = [
-        p["content"] for p in parts if p.get("type") == "text" and isinstance(p.get("content"), str)
+        p["content"]
+        for p in parts
+        if p.get("type") == "text"
+        and isinstance(p.get("content"), str)
+        and p["content"] not in PLACEHOLDERS
     ]
     return "".join(texts) if texts else None
 

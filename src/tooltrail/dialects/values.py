@@ -15,8 +15,9 @@ import orjson
 
 from tooltrail.model import parse_args
 
-#: Values instrumentations write where they mean "no value".
-PLACEHOLDERS = frozenset({"", "<not specified>", "<REDACTED>", "N/A"})
+#: Values instrumentations write where they mean "no value" (``<elided>``: content capture off
+#: in the OpenTelemetry GenAI instrumentations).
+PLACEHOLDERS = frozenset({"", "<not specified>", "<REDACTED>", "N/A", "<elided>"})
 
 #: Python reprs longer than this are not parsed (``ast`` work grows with the text).
 MAX_LITERAL_CHARS = 1 << 20
@@ -164,18 +165,20 @@ def message_text(value: Any) -> str | None:
     if isinstance(value, str):
         parsed = json_value(value)
         if parsed is value:
-            return value if value else None
+            return value if value not in PLACEHOLDERS else None
         value = parsed
     if isinstance(value, str):
-        return value or None
+        return value if value not in PLACEHOLDERS else None
     if isinstance(value, list):
         parts = [
             block["text"]
             for block in value
-            if isinstance(block, dict) and isinstance(block.get("text"), str)
+            if isinstance(block, dict)
+            and isinstance(block.get("text"), str)
+            and block["text"] not in PLACEHOLDERS
         ]
         return "".join(parts) if parts else None
     if isinstance(value, dict):
         inner = value.get("text", value.get("content"))
-        return inner if isinstance(inner, str) and inner else None
+        return inner if isinstance(inner, str) and inner not in PLACEHOLDERS else None
     return None
