@@ -13,6 +13,9 @@ BatchSpanProcessor), then times in one run:
   trace, read the kind, parse the tool arguments and model output JSON; see ``FLOOR``). Its
   ratio is a ceiling for what ``read_traces`` can reach in Python with these parsers.
 
+A last row reads the JSON-lines dump together with a logs file holding one ``gen_ai.choice``
+record per model span (content carried in log records, joined to its spans).
+
 Usage: ``python benchmarks/bench_convert.py [--spans N] [--repeat R] [--dir DIR] [--plain K]``.
 Goals (issue 3): read_traces >= 40% of the raw protobuf rate, >= 50% of the orjson rate.
 ``--plain K`` adds K plain spans (an HTTP client call, a database query, ...) under every tool
@@ -216,6 +219,26 @@ def generate(n_spans: int, seed: int = 7, plain: int = 0) -> list[ExportTraceSer
 FLOOR = "group by trace, read the kind, parse tool arguments and model output"
 
 
+def choice_logs(requests: list[ExportTraceServiceRequest]) -> list[Any]:
+    """One ``gen_ai.choice`` log record per model span (its reply, as the OpenAI v2
+    instrumentation writes it), 512 records per request like a batch log processor."""
+    from tooltrail.otlp.logs import LogRecord, encode_logs_request
+
+    found = [
+        LogRecord(
+            trace_id=span.trace_id.hex(),
+            span_id=span.span_id.hex(),
+            time_ns=span.end_time_unix_nano,
+            event_name="gen_ai.choice",
+            body={"index": 0, "finish_reason": "stop", "message": {"content": "Done."}},
+        )
+        for request in requests
+        for span in request.resource_spans[0].scope_spans[0].spans
+        if span.name.startswith("chat")
+    ]
+    return [encode_logs_request(found[i : i + 512]) for i in range(0, len(found), 512)]
+
+
 def _floor_protobuf(records: list[bytes]) -> int:
     """Spans of ``records`` given the least work any converter does in Python (``FLOOR``),
     over the C-parsed attribute map tooltrail reads protobuf with."""
@@ -367,6 +390,10 @@ def main() -> None:
     with open(json_path, "wb") as out:
         for request in requests:
             out.write(encode_for_file(request, "json"))
+    logs_path = directory / "logs.jsonl"
+    with open(logs_path, "wb") as out:
+        for logs_request in choice_logs(requests):
+            out.write(encode_for_file(logs_request, "json"))
     records = [r.SerializeToString() for r in requests]
     lines = json_path.read_bytes().splitlines()
     del requests
@@ -406,8 +433,13 @@ def main() -> None:
         def traces_of(path: Path) -> Callable[[], int]:
             return lambda: sum(len(t.tool_calls) for t in read_traces(str(path)))
 
+        def traces_and_logs() -> int:
+            paths = [str(json_path), str(logs_path)]
+            return sum(len(t.tool_calls) for t in read_traces(paths))
+
         rows.insert(2, ("tooltrail.convert.read_traces, protobuf", traces_of(pb_path)))
         rows.append(("tooltrail.convert.read_traces, JSON lines", traces_of(json_path)))
+        rows.append(("read_traces, JSON lines + logs file", traces_and_logs))
 
     rates: dict[str, float] = {}
     print(f"{'':42s} {'seconds':>8s} {'spans/s':>10s}")
@@ -424,12 +456,13 @@ def main() -> None:
             "floor: least conversion work",
             "tooltrail.otlp.read_spans",
             "tooltrail.convert.read_traces",
+            "read_traces",
         ):
-            label = f"{what}, {fmt}"
+            label = f"{what}, {fmt}" if what != "read_traces" else f"{what}, {fmt} + logs file"
             if label in rates:
                 print(f"{label:42s} {rates[label] / rates[raw]:7.0%} of {raw}")
     if not options.dir:
-        for path in (pb_path, json_path):
+        for path in (pb_path, json_path, logs_path):
             os.unlink(path)
         os.rmdir(directory)
 

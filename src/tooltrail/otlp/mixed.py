@@ -41,6 +41,7 @@ __all__ = [
 # Wire types: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32.
 _SPAN_FIELDS = {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 0, 7: 1, 8: 1, 9: 2, 10: 0, 11: 2, 12: 0}
 _LOG_FIELDS = {1: 1, 2: 0, 3: 2, 5: 2, 6: 2, 7: 0, 8: 5, 9: 2, 10: 2, 11: 1, 12: 2}
+_NOTHING = memoryview(b"")
 
 
 def spans_and_logs(interest: Interest | None) -> tuple[Any, Any]:
@@ -91,29 +92,30 @@ def is_logs_message(data: bytes) -> bool:
     return log_like and not span_like
 
 
-def _first_record(data: bytes) -> bytes | None:
-    """Bytes of the first span or log record: request field 1 -> field 2 -> field 2."""
-    message: bytes | None = data
-    for _ in range(3):
+def _first_record(data: bytes) -> memoryview | None:
+    """Bytes of the first span or log record: request field 1 -> field 2 -> field 2 (views,
+    not copies: the outer messages are the whole request)."""
+    message: memoryview | None = _first_field(memoryview(data), 1)
+    for _ in range(2):
         if message is None:
             return None
-        message = _first_field(message, 2 if message is not data else 1)
+        message = _first_field(message, 2)
     return message
 
 
-def _first_field(data: bytes, wanted: int) -> bytes | None:
+def _first_field(data: memoryview, wanted: int) -> memoryview | None:
     for number, wire, value in _walk(data):
         if number == wanted and wire == 2:
             return value
     return None
 
 
-def _fields(data: bytes) -> Iterator[tuple[int, int]]:
+def _fields(data: memoryview) -> Iterator[tuple[int, int]]:
     for number, wire, _ in _walk(data):
         yield number, wire
 
 
-def _walk(data: bytes) -> Iterator[tuple[int, int, bytes]]:
+def _walk(data: memoryview) -> Iterator[tuple[int, int, memoryview]]:
     """(field number, wire type, value bytes for length-delimited) of a message's fields;
     stops quietly at the first malformed field."""
     pos, end = 0, len(data)
@@ -126,12 +128,12 @@ def _walk(data: bytes) -> Iterator[tuple[int, int, bytes]]:
             value, pos = _varint(data, pos)
             if value is None:
                 return
-            yield number, wire, b""
+            yield number, wire, _NOTHING
         elif wire == 1 or wire == 5:
             pos += 8 if wire == 1 else 4
             if pos > end:
                 return
-            yield number, wire, b""
+            yield number, wire, _NOTHING
         elif wire == 2:
             size, pos = _varint(data, pos)
             if size is None or pos + size > end:
@@ -142,7 +144,7 @@ def _walk(data: bytes) -> Iterator[tuple[int, int, bytes]]:
             return
 
 
-def _varint(data: bytes, pos: int) -> tuple[int | None, int]:
+def _varint(data: memoryview, pos: int) -> tuple[int | None, int]:
     value = shift = 0
     while pos < len(data) and shift < 64:
         byte = data[pos]
