@@ -311,12 +311,18 @@ def _match_by_name(models: list[SpanFact], records: list[CallRecord], used: set[
         queue = queues.get(record.name)
         if not queue:
             continue
-        index = 0
-        if record.call_id is not None:  # a call with an id takes only a request without one
-            index = next((i for i, (_, a) in enumerate(queue) if a.call_id is None), -1)
+        index = -1
+        for i, (model, asked) in enumerate(queue):
+            if model.start_ns > record.start_ns:
+                break
+            if record.call_id is not None and asked.call_id is not None:
+                continue  # a call with an id takes only a request without one
             if index < 0:
-                continue
-        if queue[index][0].start_ns <= record.start_ns:
+                index = i  # the first request of that name not taken yet
+            if asked.args == record.args:  # parallel calls of one name: the same arguments
+                index = i
+                break
+        if index >= 0:
             model, asked = queue.pop(index)
             used.add(id(asked))
             _enrich(record, model, asked)
