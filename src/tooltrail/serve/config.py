@@ -11,6 +11,8 @@ DEFAULT_GRPC_PORT = 4317
 DEFAULT_HTTP_PORT = 4318
 #: OTLP/HTTP path for traces; the collector's ``otlphttp`` exporter appends it to its endpoint.
 TRACES_PATH = "/v1/traces"
+#: OTLP/HTTP path for logs: the content (replies, tool calls) GenAI instrumentations log.
+LOGS_PATH = "/v1/logs"
 HEALTH_PATH = "/healthz"
 STATS_PATH = "/stats"
 
@@ -36,6 +38,9 @@ class ServeConfig:
     max_spans_per_trace: int = 10_000
     #: Seconds to wait after a trace's root span arrives, for late children.
     grace: float = 2.0
+    #: Once the receiver has taken any logs request: seconds to wait after a trace's root span
+    #: arrives, for its log records (the wait is the longer of this and ``grace``).
+    logs_grace: float = 2.0
     #: A trace whose root never arrives is evaluated as partial after this many seconds.
     max_age: float = 300.0
     #: Seconds a throttled client is told to wait (``Retry-After`` / gRPC ``RetryInfo``).

@@ -31,6 +31,21 @@ class ReceiverCounters:
     #: Errors inside conversion or evaluation of one trace; the trace is still counted.
     evaluation_errors: int = 0
 
+    #: Log records with a trace id and content (replies, tool calls), held with their trace.
+    log_records_received: int = 0
+    #: Log records left out of taken logs requests (bad ids, wrong types): partial_success.
+    log_records_rejected: int = 0
+    #: Log records taken but not kept: no trace id, or nothing a trajectory reads (prompts,
+    #: plain logs, evaluation results).
+    log_records_without_trace: int = 0
+    log_records_not_content: int = 0
+    #: Log records that came after their trace was evaluated: not scored.
+    log_records_late: int = 0
+    #: Log records whose trace never arrived (max_age, buffer bound or shutdown): not scored.
+    log_records_orphaned: int = 0
+    #: Log records of an evaluated trace that name no span of it (``to_eval_trace``'s report).
+    log_records_unjoined: int = 0
+
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **deltas: int) -> None:

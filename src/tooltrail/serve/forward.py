@@ -26,7 +26,7 @@ from tooltrail.dialects import read_tool_call
 from tooltrail.live.buffer import CompletedTrace
 from tooltrail.live.redact import Redaction, tool_args_text
 from tooltrail.live.throttle import ThrottledWarning
-from tooltrail.otlp import Span, encode_request
+from tooltrail.otlp import LogRecord, Span, encode_request
 from tooltrail.serve.config import TRACES_PATH
 
 _log = logging.getLogger(__name__)
@@ -74,6 +74,7 @@ class ForwardSink:
         redaction: Redaction | None = None,
         max_queued_traces: int = 10_000,
         unwrap: Callable[[Any], Span] = lambda s: s,
+        logs_seen: Callable[[], bool] = lambda: False,
     ) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown forward protocol {protocol!r}: use grpc or http/protobuf")
@@ -81,6 +82,7 @@ class ForwardSink:
         self._send = _GrpcSender(endpoint) if protocol == "grpc" else _HttpSender(endpoint)
         self._redaction = redaction or Redaction()
         self._unwrap = unwrap
+        self._logs_seen = logs_seen
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max_queued_traces)
         self._warn = ThrottledWarning(_log)
         self.traces_forwarded = 0
@@ -91,6 +93,11 @@ class ForwardSink:
 
     def export_trace(self, trace: CompletedTrace) -> None:
         spans = [self._unwrap(s) for s in trace.spans]
+        if self._logs_seen():
+            # Log records ride in the buffer with their trace; only spans are forwarded.
+            spans = [s for s in spans if s.__class__ is not LogRecord]
+            if not spans:
+                return
         try:
             self._queue.put_nowait(spans)
         except queue.Full:

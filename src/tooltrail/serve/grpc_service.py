@@ -5,7 +5,8 @@ takes the request as raw bytes: tooltrail's own decoder reads it once (lazily, r
 one by one for ``partial_success``), and a body that is not OTLP gets INVALID_ARGUMENT rather
 than grpc's generic INTERNAL. A full buffer answers RESOURCE_EXHAUSTED with a ``RetryInfo`` both
 where the Python SDK exporter reads it (``google.rpc.retryinfo-bin``) and where the OTLP
-specification puts it (``grpc-status-details-bin``).
+specification puts it (``grpc-status-details-bin``). ``LogsService/Export`` (the content of
+traces as log records) is served the same way.
 """
 
 from __future__ import annotations
@@ -16,15 +17,17 @@ import grpc
 from google.protobuf.any_pb2 import Any as AnyPb
 from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.http import Ingest
-from tooltrail.serve.outcome import ShuttingDown, Throttled, Undecodable
+from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled, Undecodable
 
 _log = logging.getLogger(__name__)
 
 _SERVICE = trace_service_pb2.DESCRIPTOR.services_by_name["TraceService"].full_name
+_LOGS_SERVICE = logs_service_pb2.DESCRIPTOR.services_by_name["LogsService"].full_name
 
 
 class TraceServiceReceiver(trace_service_pb2_grpc.TraceServiceServicer):
@@ -37,25 +40,7 @@ class TraceServiceReceiver(trace_service_pb2_grpc.TraceServiceServicer):
     async def Export(  # noqa: N802 - the gRPC method name
         self, request: bytes, context: grpc.aio.ServicerContext
     ) -> trace_service_pb2.ExportTraceServiceResponse:
-        self._counters.add(requests=1)
-        try:
-            outcome = self._ingest("protobuf", request)
-        except Undecodable as exc:
-            self._counters.add(requests_refused=1)
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-            raise  # abort raises; this line only satisfies type checkers
-        except Throttled as exc:
-            self._counters.add(requests_refused=1, requests_throttled=1)
-            await context.abort(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                str(exc),
-                trailing_metadata=_retry_metadata(exc.retry_after, str(exc)),
-            )
-            raise
-        except ShuttingDown as exc:
-            self._counters.add(requests_refused=1)
-            await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
-            raise
+        outcome = await _take(self._ingest, self._counters, request, context)
         response = trace_service_pb2.ExportTraceServiceResponse()
         if outcome.rejected:
             response.partial_success.rejected_spans = outcome.rejected
@@ -70,6 +55,58 @@ class TraceServiceReceiver(trace_service_pb2_grpc.TraceServiceServicer):
             response_serializer=trace_service_pb2.ExportTraceServiceResponse.SerializeToString,
         )
         return grpc.method_handlers_generic_handler(_SERVICE, {"Export": method})
+
+
+class LogsServiceReceiver:
+    """``LogsService`` whose ``Export`` hands the raw request bytes to ``ingest``."""
+
+    def __init__(self, ingest: Ingest, counters: ReceiverCounters) -> None:
+        self._ingest = ingest
+        self._counters = counters
+
+    async def Export(  # noqa: N802 - the gRPC method name
+        self, request: bytes, context: grpc.aio.ServicerContext
+    ) -> logs_service_pb2.ExportLogsServiceResponse:
+        outcome = await _take(self._ingest, self._counters, request, context)
+        response = logs_service_pb2.ExportLogsServiceResponse()
+        if outcome.rejected:
+            response.partial_success.rejected_log_records = outcome.rejected
+            response.partial_success.error_message = outcome.message
+        return response
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The generic handler to add to a server: raw request bytes in, protobuf out."""
+        method = grpc.unary_unary_rpc_method_handler(
+            self.Export,
+            request_deserializer=None,
+            response_serializer=logs_service_pb2.ExportLogsServiceResponse.SerializeToString,
+        )
+        return grpc.method_handlers_generic_handler(_LOGS_SERVICE, {"Export": method})
+
+
+async def _take(
+    ingest: Ingest, counters: ReceiverCounters, request: bytes, context: grpc.aio.ServicerContext
+) -> Accepted:
+    """``ingest`` the request, or abort the call with the status OTLP prescribes."""
+    counters.add(requests=1)
+    try:
+        return ingest("protobuf", request)
+    except Undecodable as exc:
+        counters.add(requests_refused=1)
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        raise  # abort raises; this line only satisfies type checkers
+    except Throttled as exc:
+        counters.add(requests_refused=1, requests_throttled=1)
+        await context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            str(exc),
+            trailing_metadata=_retry_metadata(exc.retry_after, str(exc)),
+        )
+        raise
+    except ShuttingDown as exc:
+        counters.add(requests_refused=1)
+        await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        raise
 
 
 def _retry_metadata(retry_after: float, message: str) -> tuple[tuple[str, bytes], ...]:

@@ -1,10 +1,12 @@
-"""OTLP/HTTP receiver on aiohttp: ``POST /v1/traces``, ``GET /healthz``, ``GET /stats``.
+"""OTLP/HTTP receiver on aiohttp: ``POST /v1/traces``, ``POST /v1/logs``, ``GET /healthz``,
+``GET /stats``.
 
 Status codes follow the OTLP/HTTP specification: 200 with ``partial_success`` when some spans
 were rejected, 400 for a body that is not OTLP, 413 over the size limit (checked against
 Content-Length first, then while streaming, then while decompressing), 415 for a content type or
 content coding the receiver cannot read, 503 with ``Retry-After`` when the buffer is full. Every
 4xx/5xx body is a ``google.rpc.Status`` in the request's encoding (protobuf unless it was JSON).
+``/v1/logs`` answers the same way, with ``ExportLogsServiceResponse`` bodies.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from typing import Any
 import orjson
 from aiohttp import web
 from google.rpc import code_pb2, status_pb2
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from tooltrail.serve import body
-from tooltrail.serve.config import HEALTH_PATH, STATS_PATH, TRACES_PATH
+from tooltrail.serve.config import HEALTH_PATH, LOGS_PATH, STATS_PATH, TRACES_PATH
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled, Undecodable
 
@@ -39,12 +42,17 @@ def build_app(
     max_request_bytes: int,
     stats: Callable[[], dict[str, Any]] | None = None,
     healthy: Callable[[], bool] = lambda: True,
+    ingest_logs: Ingest | None = None,
 ) -> web.Application:
-    """The aiohttp application serving OTLP/HTTP traces, health and counters."""
+    """The aiohttp application serving OTLP/HTTP traces (and logs, with ``ingest_logs``),
+    health and counters."""
     routes = _Routes(ingest, counters, max_request_bytes, stats or counters.snapshot, healthy)
-    # client_max_size bounds aiohttp's own readers; the traces route streams with its own limit.
+    # client_max_size bounds aiohttp's own readers; the export routes stream with their own limit.
     app = web.Application(client_max_size=max_request_bytes)
     app.router.add_post(TRACES_PATH, routes.export_traces)
+    if ingest_logs is not None:
+        routes.ingest_logs = ingest_logs
+        app.router.add_post(LOGS_PATH, routes.export_logs)
     app.router.add_get(HEALTH_PATH, routes.health)
     app.router.add_get(STATS_PATH, routes.stats)
     return app
@@ -60,12 +68,25 @@ class _Routes:
         healthy: Callable[[], bool],
     ) -> None:
         self._ingest = ingest
+        self.ingest_logs: Ingest | None = None
         self._counters = counters
         self._limit = limit
         self._stats = stats
         self._healthy = healthy
 
     async def export_traces(self, request: web.Request) -> web.Response:
+        return await self._export(request, self._ingest, _traces_response)
+
+    async def export_logs(self, request: web.Request) -> web.Response:
+        assert self.ingest_logs is not None
+        return await self._export(request, self.ingest_logs, _logs_response)
+
+    async def _export(
+        self,
+        request: web.Request,
+        ingest: Ingest,
+        respond: Callable[[Accepted, str], web.Response],
+    ) -> web.Response:
         self._counters.add(requests=1)
         encoding = body.encoding_of(request.content_type)
         if encoding is None:
@@ -96,7 +117,7 @@ class _Routes:
         except body.BadBody as exc:
             return self._refuse(400, code_pb2.INVALID_ARGUMENT, str(exc), encoding)
         try:
-            outcome = self._ingest(encoding, data)
+            outcome = ingest(encoding, data)
         except Undecodable as exc:
             return self._refuse(400, code_pb2.INVALID_ARGUMENT, str(exc), encoding)
         except Throttled as exc:
@@ -108,7 +129,7 @@ class _Routes:
             response = self._refuse(503, code_pb2.UNAVAILABLE, str(exc), encoding)
             response.headers["Retry-After"] = "1"
             return response
-        return _export_response(outcome, encoding)
+        return respond(outcome, encoding)
 
     async def health(self, request: web.Request) -> web.Response:
         if self._healthy():
@@ -139,7 +160,7 @@ class _Routes:
         )
 
 
-def _export_response(outcome: Accepted, encoding: str) -> web.Response:
+def _traces_response(outcome: Accepted, encoding: str) -> web.Response:
     """``ExportTraceServiceResponse``: empty on full success, ``partial_success`` otherwise."""
     if encoding == "json":
         payload: dict[str, Any] = {}
@@ -152,5 +173,22 @@ def _export_response(outcome: Accepted, encoding: str) -> web.Response:
     response = ExportTraceServiceResponse()
     if outcome.rejected:
         response.partial_success.rejected_spans = outcome.rejected
+        response.partial_success.error_message = outcome.message
+    return web.Response(body=response.SerializeToString(), content_type=body.PROTOBUF)
+
+
+def _logs_response(outcome: Accepted, encoding: str) -> web.Response:
+    """``ExportLogsServiceResponse``: empty on full success, ``partial_success`` otherwise."""
+    if encoding == "json":
+        payload: dict[str, Any] = {}
+        if outcome.rejected:
+            payload["partialSuccess"] = {
+                "rejectedLogRecords": str(outcome.rejected),
+                "errorMessage": outcome.message,
+            }
+        return web.Response(body=orjson.dumps(payload), content_type=body.JSON)
+    response = ExportLogsServiceResponse()
+    if outcome.rejected:
+        response.partial_success.rejected_log_records = outcome.rejected
         response.partial_success.error_message = outcome.message
     return web.Response(body=response.SerializeToString(), content_type=body.PROTOBUF)

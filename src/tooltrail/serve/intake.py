@@ -22,6 +22,7 @@ from tooltrail.otlp import (
     DecodeError,
     Diagnostic,
     Limits,
+    LogRecord,
     Span,
     decode_json_request,
     decode_request,
@@ -65,6 +66,22 @@ class ReceivedSpan:
         self.span = span
         self.context = context
         self.parent = _LOCAL_PARENT if span.parent_span_id else None
+
+
+class ReceivedLog:
+    """A log record riding in the ``TraceBuffer`` with the spans of its trace.
+
+    ``span`` is the ``tooltrail.otlp.LogRecord`` (so the evaluation stage hands spans and
+    records to ``to_eval_trace`` together). It is never a root: a trace is still complete only
+    once its root span arrived, and a record of a trace not seen yet waits there for it.
+    """
+
+    __slots__ = ("span", "context", "parent")
+
+    def __init__(self, record: LogRecord, context: _TraceIds) -> None:
+        self.span = record
+        self.context = context
+        self.parent = _LOCAL_PARENT
 
 
 class TraceIntake:
@@ -135,6 +152,36 @@ class TraceIntake:
             raise Undecodable(f"not an OTLP traces request: {exc}") from None
         reasons = [d.message for d in diagnostics if "rejected" in d.message]
         received, contexts = self._group(spans)
+        self._admit(received, contexts)
+        self._counters.add(spans_received=len(received), spans_rejected=len(reasons))
+        message = "; ".join(reasons[:_MAX_REASONS])
+        if len(reasons) > _MAX_REASONS:
+            message += f"; and {len(reasons) - _MAX_REASONS} more"
+        return Accepted(len(received), len(reasons), message)
+
+    def take_logs(self, records: list[LogRecord]) -> int:
+        """Hold ``records`` (each with a trace id) with their traces, under the same limits as
+        spans (raises ``Throttled`` or ``ShuttingDown`` and takes none). Returns how many."""
+        if self._closed:
+            raise ShuttingDown("tooltrail serve is shutting down")
+        if not records:
+            return 0
+        if self._held_spans >= self._max_spans:
+            raise self._throttled()
+        contexts: dict[str, _TraceIds] = {}
+        counts: dict[int, int] = {}
+        received: list[Any] = []
+        for record in records:
+            context = contexts.get(record.trace_id)
+            if context is None:
+                context = contexts[record.trace_id] = _TraceIds(int(record.trace_id, 16))
+            counts[context.trace_id] = counts.get(context.trace_id, 0) + 1
+            received.append(ReceivedLog(record, context))
+        self._admit(received, counts)
+        return len(received)
+
+    def _admit(self, received: list[Any], contexts: dict[int, int]) -> None:
+        """Hand ``received`` to the buffer, or refuse all of it (``Throttled``)."""
         with self._lock:
             if self._closed:
                 raise ShuttingDown("tooltrail serve is shutting down")
@@ -154,11 +201,6 @@ class TraceIntake:
             on_end = self._buffer.on_end
             for span in received:
                 on_end(span)
-        self._counters.add(spans_received=len(received), spans_rejected=len(reasons))
-        message = "; ".join(reasons[:_MAX_REASONS])
-        if len(reasons) > _MAX_REASONS:
-            message += f"; and {len(reasons) - _MAX_REASONS} more"
-        return Accepted(len(received), len(reasons), message)
 
     def release(self, trace_id: int, count: int) -> None:
         """The evaluation stage is done with ``count`` spans of ``trace_id``."""
@@ -171,10 +213,10 @@ class TraceIntake:
             else:
                 self._held.pop(trace_id, None)
 
-    def _group(self, spans: list[Span]) -> tuple[list[ReceivedSpan], dict[int, int]]:
+    def _group(self, spans: list[Span]) -> tuple[list[Any], dict[int, int]]:
         contexts: dict[str, _TraceIds] = {}
         counts: dict[int, int] = {}
-        received: list[ReceivedSpan] = []
+        received: list[Any] = []
         for span in spans:
             context = contexts.get(span.trace_id)
             if context is None:

@@ -13,14 +13,15 @@ from aiohttp import web
 
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.counters import ReceiverCounters
-from tooltrail.serve.grpc_service import TraceServiceReceiver
+from tooltrail.serve.grpc_service import LogsServiceReceiver, TraceServiceReceiver
 from tooltrail.serve.http import Ingest, build_app
 
 _log = logging.getLogger(__name__)
 
 
 class Listeners:
-    """OTLP/gRPC and OTLP/HTTP servers feeding one ``ingest`` function.
+    """OTLP/gRPC and OTLP/HTTP servers feeding one ``ingest`` function (and, for logs,
+    ``ingest_logs``).
 
     ``start`` binds both (port 0 picks a free port: read ``grpc_port``/``http_port`` after);
     ``stop`` closes the listening sockets first, then lets in-flight requests finish for up to
@@ -35,9 +36,11 @@ class Listeners:
         *,
         stats: Callable[[], dict[str, Any]] | None = None,
         healthy: Callable[[], bool] = lambda: True,
+        ingest_logs: Ingest | None = None,
     ) -> None:
         self._config = config
         self._ingest = ingest
+        self._ingest_logs = ingest_logs
         self._counters = counters
         self._stats = stats
         self._healthy = healthy
@@ -67,9 +70,10 @@ class Listeners:
                 ("grpc.so_reuseport", 0),
             ]
         )
-        server.add_generic_rpc_handlers(
-            (TraceServiceReceiver(self._ingest, self._counters).handler(),)
-        )
+        handlers = [TraceServiceReceiver(self._ingest, self._counters).handler()]
+        if self._ingest_logs is not None:
+            handlers.append(LogsServiceReceiver(self._ingest_logs, self._counters).handler())
+        server.add_generic_rpc_handlers(tuple(handlers))
         bound = server.add_insecure_port(_grpc_address(host, port))
         if bound == 0:
             raise OSError(f"cannot listen for OTLP/gRPC on {host}:{port}")
@@ -84,6 +88,7 @@ class Listeners:
             max_request_bytes=self._config.max_request_bytes,
             stats=self._stats,
             healthy=self._healthy,
+            ingest_logs=self._ingest_logs,
         )
         runner = web.AppRunner(
             app,

@@ -3,6 +3,9 @@
     intake (decode, admit) -> TraceBuffer (complete traces) -> dump -> forward -> evaluate
     (results file, evaluation events) -> release (the intake may take more)
 
+Log records (``ingest_logs``) take the same way: their content records go into the buffer
+with the spans of their trace and are joined to them when the trace is evaluated.
+
 ``TracePipeline`` is what the listeners feed when ``workers`` is 1, and what each worker
 process runs when it is more (see ``tooltrail.serve.workers``).
 """
@@ -13,15 +16,44 @@ from typing import Any
 
 from tooltrail.live.buffer import TraceBuffer, TraceSink
 from tooltrail.live.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
-from tooltrail.serve.config import ServeConfig
+from tooltrail.otlp import Limits
+from tooltrail.serve.config import LOGS_PATH, ServeConfig
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.forward import ForwardSink
 from tooltrail.serve.intake import TraceIntake
+from tooltrail.serve.logs import DecodedLogs, decode_logs
 from tooltrail.serve.outcome import Accepted
-from tooltrail.serve.sinks import DumpSink, ReceivedTraceEvaluator, ReleaseSink, ResultsFile
+from tooltrail.serve.sinks import (
+    DumpSink,
+    LogsSeen,
+    ReceivedTraceEvaluator,
+    ReleaseSink,
+    ResultsFile,
+)
 from tooltrail.suite import TestSuite
 
-LOGS_PATH = "/v1/logs"
+#: How many rejection reasons ``partial_success.error_message`` quotes.
+_MAX_REASONS = 3
+
+
+def rejection_message(reasons: list[str]) -> str:
+    """The first few reasons, for ``partial_success.error_message``."""
+    message = "; ".join(reasons[:_MAX_REASONS])
+    if len(reasons) > _MAX_REASONS:
+        message += f"; and {len(reasons) - _MAX_REASONS} more"
+    return message
+
+
+def count_logs(counters: ReceiverCounters, decoded: DecodedLogs, taken: int) -> Accepted:
+    """Count a taken logs request; its ``Accepted`` (records taken, kept or not)."""
+    counters.add(
+        log_records_received=taken,
+        log_records_rejected=len(decoded.rejected),
+        log_records_without_trace=decoded.without_trace,
+        log_records_not_content=decoded.not_content,
+    )
+    accepted = taken + decoded.without_trace + decoded.not_content
+    return Accepted(accepted, len(decoded.rejected), rejection_message(decoded.rejected))
 
 
 def scores_url(config: ServeConfig) -> str | None:
@@ -51,14 +83,20 @@ class TracePipeline:
         log_exporter: Any = None,
         admission: bool = True,
     ) -> None:
+        self.config = config
         self.counters = ReceiverCounters()
+        self.logs = LogsSeen()
+        self._limits = Limits()
         sinks: list[TraceSink] = []
         if config.dump is not None:
-            sinks.append(DumpSink(config.dump, format=config.dump_format))
+            sinks.append(DumpSink(config.dump, format=config.dump_format, logs=self.logs))
         self.forwarder: ForwardSink | None = None
         if config.forward:
             self.forwarder = ForwardSink(
-                config.forward, protocol=config.forward_protocol, unwrap=lambda r: r.span
+                config.forward,
+                protocol=config.forward_protocol,
+                unwrap=lambda r: r.span,
+                logs_seen=lambda: self.logs.seen,
             )
             sinks.append(self.forwarder)
         self.emitter: EvaluationEventEmitter | None = None
@@ -78,6 +116,7 @@ class TracePipeline:
             suite,
             self.counters,
             results=results,
+            logs=self.logs,
             on_result=[self.emitter] if self.emitter is not None else None,
             explanations=config.explanations,
         )
@@ -103,6 +142,20 @@ class TracePipeline:
     def ingest(self, encoding: str, body: bytes) -> Accepted:
         """Decode an export request and take its spans (raises ``Throttled`` when full)."""
         return self.intake(encoding, body)
+
+    def ingest_logs(self, encoding: str, body: bytes) -> Accepted:
+        """Decode a logs request and hold its content records with their traces (raises
+        ``Undecodable``, ``Throttled``, ``ShuttingDown``)."""
+        decoded = decode_logs(encoding, body, self._limits)
+        self.logs_arrived()
+        return count_logs(self.counters, decoded, self.intake.take_logs(decoded.records))
+
+    def logs_arrived(self) -> None:
+        """From now on traces may hold log records, and a complete trace waits ``logs_grace``
+        after its root span for them."""
+        if not self.logs.seen:
+            self.logs.seen = True
+            self.buffer.grace_s = max(self.buffer.grace_s, self.config.logs_grace)
 
     def close(self) -> None:
         """Refuse every further request."""

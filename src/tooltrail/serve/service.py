@@ -54,7 +54,12 @@ class TraceReceiver:
             self.pipeline = TracePipeline(config, suite, log_exporter=log_exporter)
         self.counters = self.pipeline.counters
         self.listeners = Listeners(
-            config, self.pipeline.ingest, self.counters, stats=self.stats, healthy=self.healthy
+            config,
+            self.pipeline.ingest,
+            self.counters,
+            stats=self.stats,
+            healthy=self.healthy,
+            ingest_logs=self.pipeline.ingest_logs,
         )
 
     @property

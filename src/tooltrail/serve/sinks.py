@@ -2,11 +2,15 @@
 
 Each stage is a trace sink of the live path (``export_trace(trace)``, ``force_flush``,
 ``shutdown``), called by the ``TraceBuffer`` in order on its worker thread. The spans in a
-``CompletedTrace`` here are ``ReceivedSpan`` wrappers; each stage unwraps them.
+``CompletedTrace`` here are ``ReceivedSpan`` wrappers; each stage unwraps them. Once the
+receiver has taken a logs request, a trace may also hold ``ReceivedLog`` wrappers (the content
+records of the trace): the evaluator joins them to the spans, the dump writes them as a logs
+request, forwarding leaves them out.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -16,14 +20,38 @@ from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_cases
 from tooltrail.live.buffer import LATE, CompletedTrace
 from tooltrail.live.inline import InlineEvaluator, result_line
+from tooltrail.live.throttle import ThrottledWarning
 from tooltrail.model import EvalTrace
-from tooltrail.otlp import OtlpFileWriter, Span
+from tooltrail.otlp import Diagnostic, LogRecord, OtlpFileWriter, Span
 from tooltrail.serve.counters import ReceiverCounters
+from tooltrail.serve.logs import logs_request
+
+_log = logging.getLogger(__name__)
+
+
+class LogsSeen:
+    """Whether the receiver has taken any logs request: until then no trace holds a log record,
+    and every stage runs exactly as it would without logs support."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen = False
 
 
 def spans_of(trace: CompletedTrace) -> list[Span]:
-    """The decoded spans inside the buffer's ``ReceivedSpan`` wrappers."""
+    """The decoded spans inside the buffer's ``ReceivedSpan`` wrappers (and, among them, the
+    ``LogRecord`` of every ``ReceivedLog``)."""
     return [received.span for received in trace.spans]  # type: ignore[attr-defined]
+
+
+def split_logs(items: list[Any]) -> tuple[list[Span], list[LogRecord]]:
+    """Spans and log records apart, each in arrival order."""
+    spans: list[Span] = []
+    records: list[LogRecord] = []
+    for item in items:
+        (records if item.__class__ is LogRecord else spans).append(item)
+    return spans, records
 
 
 class ResultsFile:
@@ -68,19 +96,32 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         counters: ReceiverCounters,
         *,
         results: ResultsFile | None = None,
+        logs: LogsSeen | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(suite, **kwargs)
         self._counters = counters
         self._results = results
+        self._logs = logs
+        self._log_warn = ThrottledWarning(_log)
         self.add_callback(self._count)
 
     def evaluate(self, trace: CompletedTrace) -> tuple[EvalTrace, list[CaseResult]] | None:
+        items = spans_of(trace)
+        diagnostics: list[Diagnostic] | None = None
+        if self._logs is not None and self._logs.seen:
+            spans, records = split_logs(items)
+            if records:
+                if not self._records_only(trace, spans, records):
+                    return None
+                diagnostics = []
         if trace.reason == LATE:
             self._counters.add(late_pieces=1)
             return None
         try:
-            eval_trace = to_eval_trace(spans_of(trace))
+            eval_trace = to_eval_trace(items, diagnostics)
+            if diagnostics:
+                self._unjoined(trace, diagnostics)
             eval_trace.partial = eval_trace.partial or trace.partial
             cases = self.suite.cases_for(eval_trace)
             results = evaluate_cases(cases, eval_trace, registry=self.registry) if cases else []
@@ -98,6 +139,44 @@ class ReceivedTraceEvaluator(InlineEvaluator):
             self._results.write(trace, eval_trace, results)
         return eval_trace, results
 
+    def _records_only(
+        self, trace: CompletedTrace, spans: list[Span], records: list[LogRecord]
+    ) -> bool:
+        """Count the log records of a piece that cannot be scored with them; False when the
+        piece holds nothing else to evaluate."""
+        if trace.reason == LATE:
+            self._counters.add(log_records_late=len(records))
+            self._log_warn.warn(
+                "late-logs",
+                "tooltrail serve: log records of trace %s came after it was evaluated "
+                "(counter log_records_late); raise logs_grace if this is frequent",
+                trace.trace_id_hex,
+            )
+            return bool(spans)
+        if not spans:
+            self._counters.add(log_records_orphaned=len(records))
+            self._log_warn.warn(
+                "orphaned-logs",
+                "tooltrail serve: log records of trace %s found no span of it (%s; counter "
+                "log_records_orphaned)",
+                trace.trace_id_hex,
+                trace.reason,
+            )
+            return False
+        return True
+
+    def _unjoined(self, trace: CompletedTrace, diagnostics: list[Diagnostic]) -> None:
+        unjoined = sum(1 for d in diagnostics if d.message.startswith("log record"))
+        if unjoined:
+            self._counters.add(log_records_unjoined=unjoined)
+            self._log_warn.warn(
+                "unjoined-logs",
+                "tooltrail serve: %d log record(s) of trace %s name no model or agent span of "
+                "it (counter log_records_unjoined)",
+                unjoined,
+                trace.trace_id_hex,
+            )
+
     def shutdown(self) -> None:
         super().shutdown()
         if self._results is not None:
@@ -111,14 +190,31 @@ class ReceivedTraceEvaluator(InlineEvaluator):
 class DumpSink:
     """Writes each received trace as one OTLP request to a file in the collector's format."""
 
-    def __init__(self, path: str | os.PathLike[str], *, format: str = "json") -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        format: str = "json",
+        logs: LogsSeen | None = None,
+    ) -> None:
         directory = os.path.dirname(os.fspath(path))
         if directory:
             os.makedirs(directory, exist_ok=True)
         self.writer = OtlpFileWriter(path, format=format)  # type: ignore[arg-type]
+        self._logs = logs
 
     def export_trace(self, trace: CompletedTrace) -> None:
-        self.writer.write_spans(spans_of(trace))
+        items = spans_of(trace)
+        if self._logs is None or not self._logs.seen:
+            self.writer.write_spans(items)
+            return
+        # The trace's log records follow its spans as a logs request: ``tooltrail eval`` over
+        # the dump joins them again.
+        spans, records = split_logs(items)
+        if spans:
+            self.writer.write_spans(spans)
+        if records:
+            self.writer.write(logs_request(records))
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         self.writer.flush()

@@ -27,11 +27,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tooltrail.otlp import Limits
+from tooltrail.otlp import Limits, LogRecord
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.counters import ReceiverCounters
+from tooltrail.serve.logs import decode_logs, logs_request
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled
-from tooltrail.serve.shard import split_json, split_protobuf
+from tooltrail.serve.pipeline import count_logs
+from tooltrail.serve.shard import split_json, split_protobuf, worker_of
 from tooltrail.suite import TestSuite
 
 _log = logging.getLogger(__name__)
@@ -51,11 +53,16 @@ WORKER_STATS = (
     "spans_released",
     "traces_forwarded",
     "traces_not_forwarded",
+    "log_records_late",
+    "log_records_orphaned",
+    "log_records_unjoined",
 )
 _RELEASED = WORKER_STATS.index("spans_released")
 _PUBLISH_EVERY_S = 0.1
 _MAX_REASONS = 3
 _END = b""
+#: First byte of a logs part (a traces part, a serialized request, starts with 0x0a).
+_LOGS = b"L"
 
 
 def worker_path(path: Path, index: int) -> Path:
@@ -104,7 +111,10 @@ def _worker_main(
             if data == _END:
                 break
             try:
-                pipeline.ingest("protobuf", data)
+                if data[:1] == _LOGS:
+                    pipeline.ingest_logs("protobuf", data[1:])
+                else:
+                    pipeline.ingest("protobuf", data)
             except Exception:  # noqa: BLE001 - one bad part must not stop the worker
                 _log.exception("worker %d could not take a request part", index)
     finally:
@@ -175,6 +185,7 @@ class WorkerPool:
         self._n = config.workers
         self._shared = mp.get_context("spawn").Array("q", self._n * len(WORKER_STATS), lock=False)
         self._limits = Limits()
+        self._logs_seen = False
         self._closed = False
         self._lock = threading.Lock()
         self._workers = [_Worker(i + 1, config, suite, self._shared) for i in range(self._n)]
@@ -216,6 +227,36 @@ class WorkerPool:
         if len(reasons) > _MAX_REASONS:
             message += f"; and {len(reasons) - _MAX_REASONS} more"
         return Accepted(split.accepted, len(reasons), message)
+
+    def ingest_logs(self, encoding: str, body: bytes) -> Accepted:
+        """Decode a logs request here; each worker gets the content records of its traces
+        (routed by trace id exactly as spans are), re-encoded as one protobuf request."""
+        if self._closed:
+            raise ShuttingDown("tooltrail serve is shutting down")
+        if any(w.broken or not w.process.is_alive() for w in self._workers):
+            raise ShuttingDown("an evaluation worker of tooltrail serve has stopped")
+        held = self._held_spans()
+        if held >= self.config.max_buffered_spans:
+            raise self._throttled(held)
+        decoded = decode_logs(encoding, body, self._limits)
+        groups: list[list[LogRecord]] = [[] for _ in range(self._n)]
+        for record in decoded.records:
+            groups[worker_of(bytes.fromhex(record.trace_id), self._n)].append(record)
+        # The first logs request reaches every worker, so each starts waiting for log records.
+        empty = None if self._logs_seen else _LOGS
+        parts = [_LOGS + logs_request(g).SerializeToString() if g else empty for g in groups]
+        taken = len(decoded.records)
+        with self._lock:
+            if self._closed:
+                raise ShuttingDown("tooltrail serve is shutting down")
+            held = self._held_spans()
+            if held and held + taken > self.config.max_buffered_spans:
+                raise self._throttled(held)
+            for worker, part, group in zip(self._workers, parts, groups, strict=True):
+                if part is not None:
+                    worker.send(part, len(group))
+            self._logs_seen = True
+        return count_logs(self.counters, decoded, taken)
 
     def _throttled(self, held: int) -> Throttled:
         return Throttled(
