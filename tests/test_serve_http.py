@@ -276,7 +276,7 @@ def test_get_on_the_traces_path_is_405(serve) -> None:
 
 def test_unknown_path_is_404(serve) -> None:
     receiver = serve()
-    assert post(receiver.http_port, corpus(REFUND_PB), PB, path="/v1/logs")[0] == 404
+    assert post(receiver.http_port, corpus(REFUND_PB), PB, path="/v1/metrics")[0] == 404
 
 
 def post_chunked(port: int, chunks: Iterator[bytes]) -> tuple[int, dict[str, str], bytes]:

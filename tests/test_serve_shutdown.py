@@ -159,3 +159,24 @@ def test_port_in_use_exits_2(tmp_path: Path) -> None:
         process.communicate(timeout=60)
     assert done.returncode == 2
     assert "cannot listen" in done.stderr
+
+
+def test_cli_serve_names_the_logs_path_and_refuses_a_negative_logs_grace() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from tooltrail.cli import main; main()", "serve",
+         "--no-grpc", "--http-port", "0", "--logs-grace", "0.5"],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+    assert re.search(r"OTLP/HTTP on http://127\.0\.0\.1:\d+/v1/traces and \S+/v1/logs", line)
+    done = subprocess.run(
+        [sys.executable, "-c", "from tooltrail.cli import main; main()", "serve",
+         "--logs-grace", "-1"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--logs-grace" in done.stderr

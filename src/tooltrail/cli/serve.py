@@ -21,6 +21,7 @@ from tooltrail.serve.config import (
     DEFAULT_HOST,
     DEFAULT_HTTP_PORT,
     HEALTH_PATH,
+    LOGS_PATH,
     STATS_PATH,
     TRACES_PATH,
 )
@@ -140,6 +141,14 @@ _DEFAULTS = ServeConfig()
     help="Seconds to wait for late children after a trace's root span arrived.",
 )
 @click.option(
+    "--logs-grace",
+    type=click.FloatRange(0),
+    default=_DEFAULTS.logs_grace,
+    show_default=True,
+    help="Once logs have been received: seconds a complete trace waits for the log records "
+    "that carry its content (exporters send logs on their own schedule).",
+)
+@click.option(
     "--max-age",
     type=click.FloatRange(0, min_open=True),
     default=_DEFAULTS.max_age,
@@ -180,11 +189,13 @@ def serve_command(
     max_traces: int,
     max_spans_per_trace: int,
     grace: float,
+    logs_grace: float,
     max_age: float,
     shutdown_timeout: float,
     log_level: str,
 ) -> None:
-    """Receive OTLP traces (gRPC and HTTP), evaluate each complete trace, send the scores back.
+    """Receive OTLP traces and logs (gRPC and HTTP), evaluate each complete trace, send the
+    scores back.
 
     Listens on 127.0.0.1 by default: pass --host 0.0.0.0 to accept other machines.
     """
@@ -202,6 +213,7 @@ def serve_command(
         max_traces=max_traces,
         max_spans_per_trace=max_spans_per_trace,
         grace=grace,
+        logs_grace=logs_grace,
         max_age=max_age,
         shutdown_timeout=shutdown_timeout,
         results=results,
@@ -246,7 +258,8 @@ def _listening(receiver: TraceReceiver) -> str:
     if receiver.http_port is not None:
         base = f"http://{where}:{receiver.http_port}"
         parts.append(
-            f"OTLP/HTTP on {base}{TRACES_PATH} (health {HEALTH_PATH}, counters {STATS_PATH})"
+            f"OTLP/HTTP on {base}{TRACES_PATH} and {base}{LOGS_PATH} "
+            f"(health {HEALTH_PATH}, counters {STATS_PATH})"
         )
     cases = len(receiver.suite.cases)
     workers = receiver.config.workers
