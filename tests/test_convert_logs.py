@@ -284,3 +284,47 @@ def test_to_eval_trace_joins_log_records_given_among_spans_in_any_order() -> Non
     for order in (items, items[::-1]):
         trace = to_eval_trace(order)
         assert (_calls(trace), trace.output) == (CALLS, REPLY)
+
+
+def _as_lines(tmp_path: Path, name: str, records: list[dict[str, Any]]) -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.mark.parametrize("framing", ["jsonl", "pb"])
+def test_two_passes_wait_for_a_traces_log_records(tmp_path: Path, framing: str) -> None:
+    """A big input is read twice and each trace emitted after its last record: the census
+    counts log records too, so content in a later logs file still reaches its trace."""
+    from tooltrail.otlp.mixed import read_spans_and_logs, trace_counts
+
+    files = split_fixture(FIXTURE, tmp_path, framing)
+    counts = trace_counts([str(f) for f in files])
+    items = list(read_spans_and_logs([str(f) for f in files]))
+    assert counts == {TRACE: len(items)} and len(items) == 3 + 5
+    paths = [str(f) for f in files]
+    for two_pass in (False, True):
+        diagnostics: list[Diagnostic] = []
+        [trace] = read_traces(paths, two_pass=two_pass, diagnostics=diagnostics)
+        assert diagnostics == []
+        assert (_calls(trace), trace.output) == (CALLS, REPLY), two_pass
+
+
+def test_two_passes_with_spans_and_logs_in_one_line_and_traces_in_order(tmp_path: Path) -> None:
+    first = _doc()
+    second = copy.deepcopy(first)
+    other = "0" * 31 + "2"
+    for item in _spans(second) + _records(second):
+        item["traceId"] = other
+    _records(second)[-1]["body"]["kvlistValue"]["values"][2]["value"]["kvlistValue"]["values"][1][
+        "value"
+    ]["stringValue"] = "Second."
+    # the first trace's content comes last, after the second trace's whole line
+    spans_only = {"resourceSpans": first["resourceSpans"]}
+    logs_only = {"resourceLogs": first["resourceLogs"]}
+    path = _as_lines(tmp_path, "mixed.jsonl", [spans_only, second, logs_only])
+    outputs = {}
+    for two_pass in (False, True):
+        traces = list(read_traces([str(path)], two_pass=two_pass))
+        outputs[two_pass] = [(t.trace_id, t.output, len(t.tool_calls)) for t in traces]
+    assert outputs[False] == outputs[True] == [(other, "Second.", 2), (TRACE, REPLY, 2)]

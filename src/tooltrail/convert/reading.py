@@ -7,14 +7,15 @@ a trace is known to be complete only after its last span. Two ways to know when 
   trace (a parent link per span, compact facts of tool, agent, model and root spans; about a
   third of what the decoded spans take) and emit all traces when the input is exhausted;
 - two passes (regular files of ``TWO_PASS_BYTES`` or more, ``group="trace"``): the first pass
-  counts each trace's spans reading only their ids (``otlp.census``); the second emits each
-  trace right after its last span. Memory is then bounded by the traces open at one point of
-  the input plus one counter per trace.
+  counts each trace's spans reading only their ids (``otlp.census``), and its log records
+  (``otlp.mixed.trace_counts``); the second emits each trace right after its last span or
+  log record. Memory is then bounded by the traces open at one point of the input plus one
+  counter per trace.
 
-Either way traces come out in the order their last span appears in the input, so both ways
-give the same output. Each step (reading up to the next trace and converting it) runs with the
-cyclic garbage collector paused (see ``tooltrail.gc_pause``); the caller's code between two
-traces runs with the collector as the caller left it.
+Either way traces come out in the order their last span (or log record) appears in the input,
+so both ways give the same output. Each step (reading up to the next trace and converting it)
+runs with the cyclic garbage collector paused (see ``tooltrail.gc_pause``); the caller's code
+between two traces runs with the collector as the caller left it.
 """
 
 from __future__ import annotations
@@ -157,12 +158,12 @@ def _one_pass(
     for position, span in enumerate(_spans(items, limits, diagnostics)):
         if span.__class__ is LogRecord:
             collector.add_log(span)  # type: ignore[arg-type]
-            continue
-        collector.add(span)  # type: ignore[arg-type]
-        last[span.trace_id] = position
+        else:
+            collector.add(span)  # type: ignore[arg-type]
+        last[span.trace_id] = position  # (a trace ends with its last span or log record)
     traces = []
     for trace in collector.open.values():
-        if trace.trace_id in last:
+        if trace.parents:
             traces.append(trace)
         else:
             collector.without_spans(trace)
@@ -183,21 +184,27 @@ def _one_pass(
 def _two_passes(
     items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None
 ) -> Iterator[EvalTrace]:
-    from tooltrail.otlp.census import span_counts
+    from tooltrail.otlp.mixed import trace_counts
 
-    # pass 1: how many spans each trace has (ids only, nothing else decoded)
-    remaining = span_counts(items) if limits is None else span_counts(items, limits=limits)
+    # pass 1: how many spans and log records each trace has (ids only for spans)
+    remaining = trace_counts(items) if limits is None else trace_counts(items, limits=limits)
     collector = _Collector(limits, diagnostics)
     for span in _spans(items, limits, diagnostics):
-        if span.__class__ is LogRecord:  # its trace is open, unless its spans all came first
+        trace_id = span.trace_id
+        if span.__class__ is LogRecord:
             collector.add_log(span)  # type: ignore[arg-type]
-            continue
-        facts = collector.add(span)  # type: ignore[arg-type]
-        left = remaining.get(span.trace_id, 0) - 1
-        remaining[span.trace_id] = left
+        else:
+            collector.add(span)  # type: ignore[arg-type]
+        left = remaining.get(trace_id, 0) - 1
+        remaining[trace_id] = left
         if left == 0:
-            del collector.open[span.trace_id]
-            yield collector.build([facts])
+            facts = collector.open.pop(trace_id, None)
+            if facts is None:  # only log records that carry nothing: no trace to emit
+                continue
+            if facts.parents:
+                yield collector.build([facts])
+            else:
+                collector.without_spans(facts)
     for facts in collector.open.values():  # the files changed between the passes
         if facts.parents:
             yield collector.build([facts])

@@ -15,8 +15,9 @@ a fixed64; fields 6, 7, 8 and 11 differ too).
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.jsontyped import TypedRequest
@@ -36,6 +37,7 @@ __all__ = [
     "iter_mixed_records",
     "read_spans_and_logs",
     "spans_and_logs",
+    "trace_counts",
 ]
 
 # Wire types: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32.
@@ -74,6 +76,39 @@ def read_spans_and_logs(
     for path, named in expand_paths(paths, diagnostics):
         for record in _records(path, limits, diagnostics, named, signal):
             yield from record.spans
+
+
+def trace_counts(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+) -> dict[str, int]:
+    """Trace id -> how many spans and log records ``read_spans_and_logs`` yields for it: the
+    census of a two-pass read that waits for a trace's log records too. Spans are counted
+    by ``census`` (ids only); log records, rarer, by their own decoder."""
+    from tooltrail.otlp.census import (
+        trace_ids_from_bytes,
+        trace_ids_from_json,
+        trace_ids_from_json_line,
+    )
+
+    def from_json(doc: Any, where: Where) -> list[str]:
+        ids = trace_ids_from_json(doc, where)
+        if doc.__class__ is not TypedRequest and ("resourceLogs" in doc or "resource_logs" in doc):
+            ids += [record.trace_id for record in _logs_from_json(doc, where)]
+        return ids
+
+    def from_bytes(data: bytes, where: Where) -> list[str]:
+        if is_logs_message(data):
+            return [record.trace_id for record in _logs_from_bytes(data, where)]
+        return trace_ids_from_bytes(data, where)
+
+    signal = (from_json, from_bytes, trace_ids_from_json_line)
+    counts: Counter[str] = Counter()
+    for path, named in expand_paths(paths):
+        for record in _records(path, limits, None, named, signal):
+            counts.update(cast("list[str]", record.spans))  # this signal's records
+    return dict(counts)
 
 
 def is_logs_message(data: bytes) -> bool:
