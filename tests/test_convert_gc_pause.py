@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tooltrail.convert import read_traces, reading
+from tooltrail.convert import collect, read_traces
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 #: Two traces (two turns of one conversation), so there is caller code between two steps.
@@ -20,13 +20,13 @@ TWO_TRACES = CORPUS / "pydantic-ai" / "e_booking_multiturn_ok.otlp.jsonl"
 def collector_state_while_building(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """``gc.isenabled()`` at every trace ``read_traces`` builds."""
     seen: list[bool] = []
-    build = reading.build_eval_trace
+    build = collect.build_eval_trace
 
     def recording(facts: Any) -> Any:
         seen.append(gc.isenabled())
         return build(facts)
 
-    monkeypatch.setattr(reading, "build_eval_trace", recording)
+    monkeypatch.setattr(collect, "build_eval_trace", recording)
     return seen
 
 
@@ -57,7 +57,7 @@ def test_the_collector_is_back_on_after_a_failing_step(
     def failing(facts: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(reading, "build_eval_trace", failing)
+    monkeypatch.setattr(collect, "build_eval_trace", failing)
     with pytest.raises(RuntimeError, match="boom"):
         next(read_traces(str(TWO_TRACES)))
     assert gc.isenabled()

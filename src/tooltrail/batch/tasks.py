@@ -22,9 +22,8 @@ from tooltrail.batch.matching import row_label, unmatched
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
-from tooltrail.convert import TraceFacts, build_eval_trace
-from tooltrail.convert.logjoin import add_log, join_logs
-from tooltrail.convert.reading import origin_parts
+from tooltrail.convert import TraceFacts
+from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.evaluate import evaluate_cases
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
@@ -119,8 +118,8 @@ def _evaluate_merge(task: MergeTask) -> ChunkOutcome:
 
 
 class _TraceCollector:
-    """Compact facts per trace (the converter's ``TraceFacts``) and where each trace's records
-    lie, in order of first appearance."""
+    """The converter's ``TraceCollector`` (compact facts per trace, log records kept with
+    their trace), and where each trace's records lie, in order of first appearance."""
 
     def __init__(
         self,
@@ -128,59 +127,43 @@ class _TraceCollector:
         diagnostics: list[Diagnostic],
         wanted: Iterable[str] | None = None,
     ) -> None:
-        self.max_spans = (limits or DEFAULT_LIMITS).max_spans_per_trace
-        self.diagnostics = diagnostics
-        self.wanted = frozenset(wanted) if wanted is not None else None
-        self.facts: dict[str, TraceFacts] = {}
+        self.traces = TraceCollector(limits or DEFAULT_LIMITS, diagnostics, wanted=wanted)
+        self.wanted = self.traces.wanted
+        #: trace id -> its facts, in order of first appearance (the collector's open traces)
+        self.facts = self.traces.open
         self.extents: dict[str, Extent] = {}
         self.span_count = 0
-        self._over_limit: set[str] = set()
 
     def add_record(self, extent: Extent, spans: Sequence[Span | SpanHead]) -> None:
         wanted = self.wanted
+        traces = self.traces
         last_id = ""
         facts: TraceFacts | None = None
         seen_here: list[str] = []
         for span in spans:
             trace_id = span.trace_id
             if span.__class__ is LogRecord:  # content of a span, here or in another chunk
-                self._add_log(span, seen_here)  # type: ignore[arg-type]
+                if traces.add_log(span) is not None:  # type: ignore[arg-type]
+                    seen_here.append(trace_id)
                 last_id, facts = "", None
                 continue
-            if trace_id != last_id:
+            if trace_id != last_id:  # one lookup for a run of spans of one trace
                 if wanted is not None and trace_id not in wanted:
                     last_id, facts = trace_id, None
                     continue
                 last_id = trace_id
                 facts = self.facts.get(trace_id)
                 if facts is None:
-                    facts = self.facts[trace_id] = TraceFacts(trace_id, max_spans=self.max_spans)
+                    facts = self.facts[trace_id] = TraceFacts(trace_id, max_spans=traces.max_spans)
                 if not seen_here or seen_here[-1] != trace_id:
                     seen_here.append(trace_id)
             elif facts is None:
                 continue
             self.span_count += 1
-            if not facts.add(span) and facts.dropped and trace_id not in self._over_limit:
-                self._over_limit.add(trace_id)
-                self.diagnostics.append(_over_limit(span, self.max_spans))
+            traces.add_to(facts, span)
         for trace_id in set(seen_here):
             known = self.extents.get(trace_id)
             self.extents[trace_id] = extent if known is None else known.union(extent)
-
-    def _add_log(self, record: LogRecord, seen_here: list[str]) -> None:
-        trace_id = record.trace_id
-        if self.wanted is not None and trace_id not in self.wanted:
-            return
-        facts = self.facts.get(trace_id)
-        if facts is None:
-            facts = TraceFacts(trace_id, max_spans=self.max_spans)
-            if not add_log(facts, record):
-                return
-            self.facts[trace_id] = facts
-        elif not add_log(facts, record):
-            return
-        if not seen_here or seen_here[-1] != trace_id:
-            seen_here.append(trace_id)
 
     def groups(self, group: Grouping) -> list[list[TraceFacts]]:
         """Traces, or the traces of each conversation, in order of first appearance. A trace
@@ -190,11 +173,7 @@ class _TraceCollector:
         traces = [facts for facts in self.facts.values() if facts.span_count or facts.log_events]
         if group == "trace":
             return [[facts] for facts in traces]
-        conversations: dict[str, list[TraceFacts]] = {}
-        for facts in traces:
-            key = facts.conversation_id or "\0" + facts.trace_id
-            conversations.setdefault(key, []).append(facts)
-        return list(conversations.values())
+        return conversations(traces)
 
 
 def _evaluate_groups(
@@ -223,11 +202,7 @@ def _evaluate_groups(
         if not any(facts.span_count for facts in members):
             continue  # log content whose spans are elsewhere: evaluated when merged with them
         try:
-            for facts in members:
-                for origin, message in join_logs(facts):
-                    path, line, offset = origin_parts(origin)
-                    diagnostics.append(Diagnostic(path, line, offset, message))
-            trace = build_eval_trace(members)
+            trace = traces.traces.build(members, diagnostics)
         except Exception as exc:  # one broken trace must not lose the rest of the chunk
             diagnostics.append(
                 Diagnostic(
@@ -245,16 +220,6 @@ def _evaluate_groups(
             compactor.row(result)
         outcome.results = results
     return outcomes
-
-
-def _over_limit(span: Span | SpanHead, max_spans: int) -> Diagnostic:
-    return Diagnostic(
-        span.origin or "?",
-        None,
-        None,
-        f"trace {span.trace_id} has more than {max_spans} spans (limits.max_spans_per_trace): "
-        "the rest of it was dropped and the trace is marked partial",
-    )
 
 
 def _unreadable(chunk: Chunk, extent: Extent, exc: Exception) -> Diagnostic:

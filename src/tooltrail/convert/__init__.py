@@ -1,7 +1,8 @@
 """Spans -> ``EvalTrace``: group by trace (or conversation), find tool calls, order them.
 
-``to_eval_trace`` converts spans already in hand; ``read_traces`` streams files. Both go
-through ``TraceFacts`` (the compact facts of one trace) and ``build_eval_trace``.
+``to_eval_trace`` converts spans already in hand; ``read_traces`` streams files. Both collect
+with ``collect.TraceCollector`` (``TraceFacts``, the compact facts of one trace, log records
+joined) and build with ``build_eval_trace``.
 
 Memory: conversion never keeps decoded spans, only per trace a parent link per span and
 compact facts of tool, agent, model and root spans (``TraceFacts``). How long those live is
@@ -14,15 +15,13 @@ from collections.abc import Iterable, Iterator
 
 from tooltrail import dialects
 from tooltrail.convert.build import build_eval_trace
+from tooltrail.convert.collect import DEFAULT_MAX_SPANS, TraceCollector
 from tooltrail.convert.facts import TraceFacts
-from tooltrail.convert.logjoin import add_log, join_logs
 from tooltrail.convert.reading import (
-    DEFAULT_MAX_SPANS,
     GROUPS,
     TWO_PASS_BYTES,
     Group,
     check_group,
-    origin_parts,
     read_traces,
 )
 from tooltrail.model import EvalTrace
@@ -40,25 +39,19 @@ def to_eval_trace(
     among ``spans`` are joined to their spans (``convert.logjoin``); those left unjoined are
     reported in ``diagnostics``.
     """
-    by_trace: dict[str, TraceFacts] = {}
-    for span in spans:
-        facts = by_trace.get(span.trace_id)
-        if facts is None:
-            facts = by_trace[span.trace_id] = TraceFacts(span.trace_id, max_spans=DEFAULT_MAX_SPANS)
-        if span.__class__ is LogRecord:
-            add_log(facts, span)  # type: ignore[arg-type]
+    collector = TraceCollector(diagnostics=diagnostics)
+    for item in spans:
+        if item.__class__ is LogRecord:
+            collector.add_log(item)  # type: ignore[arg-type]
         else:
-            facts.add(span)  # type: ignore[arg-type]
+            collector.add(item)  # type: ignore[arg-type]
     traces = []
-    for facts in by_trace.values():
-        problems = join_logs(facts)
-        if diagnostics is not None:
-            for origin, message in problems:
-                path, line, offset = origin_parts(origin)
-                diagnostics.append(Diagnostic(path, line, offset, message))
+    for facts in collector.open.values():
         if facts.parents:
             traces.append(facts)
-    return build_eval_trace(traces)
+        else:
+            collector.without_spans(facts)
+    return collector.build(traces)
 
 
 def group_spans(spans: Iterable[Span], group: Group = "trace") -> Iterator[list[Span]]:
@@ -101,6 +94,7 @@ __all__ = [
     "GROUPS",
     "TWO_PASS_BYTES",
     "Group",
+    "TraceCollector",
     "TraceFacts",
     "build_eval_trace",
     "group_spans",

@@ -25,9 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from tooltrail import dialects
-from tooltrail.convert.build import build_eval_trace
-from tooltrail.convert.facts import TraceFacts
-from tooltrail.convert.logjoin import add_log, join_logs
+from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.gc_pause import gc_paused
 from tooltrail.model import EvalTrace
 from tooltrail.otlp.logs import LogRecord
@@ -39,8 +37,6 @@ if TYPE_CHECKING:
 Group = Literal["trace", "conversation"]
 GROUPS: tuple[str, ...] = ("trace", "conversation")
 
-#: Spans one trace may hold when no ``Limits`` say otherwise.
-DEFAULT_MAX_SPANS = 1_000_000
 #: Inputs at least this big (bytes on disk, all regular files) are read in two passes.
 TWO_PASS_BYTES = 64 << 20
 
@@ -99,61 +95,10 @@ def _spans(
     )
 
 
-class _Collector:
-    """Open traces: adds spans, reports a trace's first span over the limit once."""
-
-    def __init__(self, limits: Limits | None, diagnostics: list[Diagnostic] | None) -> None:
-        self.max_spans = limits.max_spans_per_trace if limits is not None else DEFAULT_MAX_SPANS
-        self.diagnostics = diagnostics
-        self.open: dict[str, TraceFacts] = {}
-
-    def add(self, span: Span) -> TraceFacts:
-        trace_id = span.trace_id
-        facts = self.open.get(trace_id)
-        if facts is None:
-            facts = self.open[trace_id] = TraceFacts(trace_id, max_spans=self.max_spans)
-        dropped = facts.dropped
-        if not facts.add(span) and dropped == 0 and facts.dropped and self.diagnostics is not None:
-            self.diagnostics.append(_over_limit(span, self.max_spans))
-        return facts
-
-    def add_log(self, record: LogRecord) -> None:
-        """Keep a log record's content for its trace (see ``convert.logjoin``)."""
-        facts = self.open.get(record.trace_id)
-        if facts is None:
-            facts = TraceFacts(record.trace_id, max_spans=self.max_spans)
-            if add_log(facts, record):
-                self.open[record.trace_id] = facts
-            return
-        add_log(facts, record)
-
-    def build(self, traces: list[TraceFacts]) -> EvalTrace:
-        """The ``EvalTrace`` of ``traces`` (one, or a conversation's), log content joined."""
-        for trace in traces:
-            if trace.log_events:
-                for origin, message in join_logs(trace):
-                    self.report(origin, message)
-        return build_eval_trace(traces)
-
-    def without_spans(self, trace: TraceFacts) -> None:
-        """Report the log content of a trace none of whose spans was read."""
-        for _, event, origin in trace.log_events or ():
-            self.report(
-                origin,
-                f"log record {event.name} of trace {trace.trace_id}: no span of that trace "
-                "was read, so it is not joined and its content is not read",
-            )
-
-    def report(self, origin: str, message: str) -> None:
-        if self.diagnostics is not None:
-            path, line, offset = origin_parts(origin)
-            self.diagnostics.append(Diagnostic(path, line, offset, message))
-
-
 def _one_pass(
     items: list[Any], group: Group, limits: Limits | None, diagnostics: list[Diagnostic] | None
 ) -> Iterator[EvalTrace]:
-    collector = _Collector(limits, diagnostics)
+    collector = TraceCollector(limits, diagnostics)
     last: dict[str, int] = {}
     for position, span in enumerate(_spans(items, limits, diagnostics)):
         if span.__class__ is LogRecord:
@@ -173,11 +118,7 @@ def _one_pass(
         for trace in traces:
             yield collector.build([trace])
         return
-    conversations: dict[str, list[TraceFacts]] = {}
-    for trace in traces:
-        key = trace.conversation_id or "\0" + trace.trace_id
-        conversations.setdefault(key, []).append(trace)
-    for members in sorted(conversations.values(), key=lambda m: max(last[t.trace_id] for t in m)):
+    for members in sorted(conversations(traces), key=lambda m: max(last[t.trace_id] for t in m)):
         yield collector.build(members)
 
 
@@ -188,7 +129,7 @@ def _two_passes(
 
     # pass 1: how many spans and log records each trace has (ids only for spans)
     remaining = trace_counts(items) if limits is None else trace_counts(items, limits=limits)
-    collector = _Collector(limits, diagnostics)
+    collector = TraceCollector(limits, diagnostics)
     for span in _spans(items, limits, diagnostics):
         trace_id = span.trace_id
         if span.__class__ is LogRecord:
@@ -224,25 +165,3 @@ def _large(items: list[Any]) -> bool:
         except OSError:
             continue
     return total >= TWO_PASS_BYTES
-
-
-def _over_limit(span: Span, max_spans: int) -> Diagnostic:
-    path, line, offset = origin_parts(span.origin)
-    return Diagnostic(
-        path,
-        line,
-        offset,
-        f"trace {span.trace_id} has more than {max_spans} spans (limits.max_spans_per_trace): "
-        "the rest of it was dropped and the trace is marked partial",
-    )
-
-
-def origin_parts(origin: str) -> tuple[str, int | None, int | None]:
-    """``"path:line"`` / ``"path@offset"`` -> (path, line, offset)."""
-    head, sep, tail = origin.rpartition(":")
-    if sep and tail.isdigit():
-        return head, int(tail), None
-    head, sep, tail = origin.rpartition("@")
-    if sep and tail.isdigit():
-        return head, None, int(tail)
-    return origin, None, None
