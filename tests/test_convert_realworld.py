@@ -3,16 +3,13 @@
 The fixtures in tests/data/realworld/ are OTLP/JSON written from each format's documentation
 and source (Google ADK's ``telemetry/tracing.py``, the GenAI semantic conventions' agent and
 inference spans, the OpenAI Agents GenAI instrumentation); each names its shape in its spans.
-The last test runs agentevals' OTLP corpus (../shared/external/agentevals-otlp, another
-project's data, never copied here) through ``tests/external_truth.py``.
+agentevals' OTLP corpus (../shared/external/agentevals-otlp, another project's data, never
+copied here) is run in ``tests/test_external_corpus.py``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
-from external_truth import EXTERNAL, fixture_id, fixtures, judge, load_truth
 
 from tooltrail import dialects
 from tooltrail.convert import read_traces
@@ -182,33 +179,3 @@ START_ORDER_TRUTH = {"kagent/v1.0.0-alpha9/adk_go_1turn", "kagent/v1.0.0-alpha9/
 #: Two traces naming no conversation: the truth takes every span of the file as one session;
 #: tooltrail keeps a trace that names no conversation alone (as its corpus requires).
 FILE_IS_SESSION_TRUTH = {"hand/adk_cycle_poisons_batch", "hand/self_parent", "hand/two_span_cycle"}
-
-
-def _external_cases() -> list[object]:
-    cases: list[object] = []
-    for path in fixtures():
-        fid = fixture_id(path)
-        marks: list[pytest.MarkDecorator] = []
-        if fid.startswith("samples/") or fid in OTHER_WORK:
-            marks.append(pytest.mark.xfail(strict=False, reason="logs / trace stores: other work"))
-        elif fid in START_ORDER_TRUTH:
-            marks.append(pytest.mark.xfail(strict=False, reason="truth orders by span start"))
-        elif fid in FILE_IS_SESSION_TRUTH:
-            marks.append(pytest.mark.xfail(strict=False, reason="truth: one session per file"))
-        cases.append(pytest.param(path, id=fid, marks=marks))
-    if not cases:
-        cases.append(
-            pytest.param(
-                None,
-                id="absent",
-                marks=pytest.mark.skip(reason=f"agentevals' OTLP corpus is absent: {EXTERNAL}"),
-            )
-        )
-    return cases
-
-
-@pytest.mark.parametrize("path", _external_cases())
-def test_external_fixture_meets_its_truth(path: Path) -> None:
-    traces = list(read_traces([str(path)], group="conversation"))
-    verdict = judge(fixture_id(path), load_truth(path), traces)
-    assert verdict.right, verdict.problems

@@ -4,8 +4,8 @@ Prints one JSON object per trace (or conversation) per line on stdout:
 ``{"trace_id", "tool_calls": [{"name", "args", "call_id", "status", "turn", "source",
 "span_id"}], "turn_count", "output", "metadata"}``. Records that cannot be read are reported
 on stderr as ``file:line: reason`` (``file@offset`` for binary files) and skipped.
-Exit codes: 0 everything was read, 1 some records were skipped (the rest was converted),
-2 usage error (a path that names nothing, a bad option).
+Exit codes: 0 everything was read, 1 some records were skipped or log records left unjoined
+(the rest was converted), 2 usage error (a path that names nothing, a bad option).
 """
 
 from __future__ import annotations
