@@ -328,3 +328,49 @@ def test_two_passes_with_spans_and_logs_in_one_line_and_traces_in_order(tmp_path
         traces = list(read_traces([str(path)], two_pass=two_pass))
         outputs[two_pass] = [(t.trace_id, t.output, len(t.tool_calls)) for t in traces]
     assert outputs[False] == outputs[True] == [(other, "Second.", 2), (TRACE, REPLY, 2)]
+
+
+def _many_traces(count: int) -> list[dict[str, Any]]:
+    """``count`` copies of the fixture's trace, each with trace ids of its own."""
+    docs = []
+    for n in range(count):
+        doc = _doc()
+        trace_id = f"{n + 1:032x}"
+        for item in _spans(doc) + _records(doc):
+            item["traceId"] = trace_id
+        docs.append(doc)
+    return docs
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_batch_chunks_join_log_records_read_in_another_chunk(tmp_path: Path, workers: int) -> None:
+    """All spans first, then all log records, in one file cut into many chunks: each trace's
+    content lies in another chunk than its spans, and is joined by the merge."""
+    from tooltrail.batch import plan_chunks, run_batch
+    from tooltrail.suite import TestSuite
+
+    docs = _many_traces(40)
+    lines = [{"resourceSpans": d["resourceSpans"]} for d in docs]
+    lines += [{"resourceLogs": d["resourceLogs"]} for d in docs]
+    path = _as_lines(tmp_path, "dump.jsonl", lines)
+    suite = TestSuite.from_dict(
+        {
+            "name": "weather",
+            "version": "1",
+            "cases": [
+                {
+                    "id": "weather",
+                    "match": "all",
+                    "required_tool_order": ["get_weather"],
+                    "expected_contains": ["Bergen: sun"],
+                }
+            ],
+        }
+    )
+    chunk_bytes = 16 << 10
+    assert len(plan_chunks([str(path)], chunk_bytes=chunk_bytes)) > 4
+    with run_batch(suite, [str(path)], workers=workers, chunk_bytes=chunk_bytes) as result:
+        rows = list(result.results)
+        assert result.diagnostics == []
+    assert len(rows) == 40
+    assert all(row.passed for row in rows), [r for r in rows if not r.passed][:1]
