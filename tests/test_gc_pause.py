@@ -116,19 +116,19 @@ class _Cycle:
 def test_cycles_left_by_a_chunk_are_freed_when_the_chunk_ends(
     collector_on: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tooltrail.batch.tasks as tasks
+    import tooltrail.convert.collect as collect  # where the batch tasks build traces
 
     dump = write(tmp_path / "runs.jsonl", jsonl(record(SEED_RUNS * 5)))
     made: list[int] = []
     freed: list[int] = []
-    convert = tasks.build_eval_trace
+    convert = collect.build_eval_trace
 
     def leaving_a_cycle(members):  # type: ignore[no-untyped-def]
         made.append(1)
         _Cycle(freed)
         return convert(members)
 
-    monkeypatch.setattr(tasks, "build_eval_trace", leaving_a_cycle)
+    monkeypatch.setattr(collect, "build_eval_trace", leaving_a_cycle)
     after_each_chunk: list[tuple[int, int]] = []
     result = run_batch(
         SUITE,
