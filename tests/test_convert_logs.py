@@ -374,3 +374,20 @@ def test_batch_chunks_join_log_records_read_in_another_chunk(tmp_path: Path, wor
         assert result.diagnostics == []
     assert len(rows) == 40
     assert all(row.passed for row in rows), [r for r in rows if not r.passed][:1]
+
+
+def test_two_passes_with_a_log_record_the_reader_rejects_still_emit_the_trace(
+    tmp_path: Path,
+) -> None:
+    doc = _doc()
+    bad = copy.deepcopy(_records(doc)[0])
+    bad["body"] = 7  # not an AnyValue: the census (ids only) counts it, the reader rejects it
+    _records(doc).append(bad)
+    path = _as_lines(tmp_path, "dump.jsonl", [doc])
+    for two_pass in (False, True):
+        diagnostics: list[Diagnostic] = []
+        [trace] = read_traces([str(path)], two_pass=two_pass, diagnostics=diagnostics)
+        assert (_calls(trace), trace.output) == (CALLS, REPLY)
+        assert [d.message.split(":")[0] for d in diagnostics] == [
+            "resourceLogs[0].scopeLogs[0].logRecords[5].body"
+        ]

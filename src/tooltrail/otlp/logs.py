@@ -144,6 +144,18 @@ def _json_log_id(value: Any, size: int, where: Where, path: str) -> str | None:
 
 
 def _logs_from_json(doc: Any, where: Where) -> list[LogRecord]:
+    return _json_logs(doc, where, ids_only=False)
+
+
+def log_trace_ids_from_json(doc: Any, where: Where) -> list[str]:
+    """The trace id of every record ``_logs_from_json`` returns (the census of a two-pass
+    read), decoding only its ids and time. A record the full reader then rejects for a
+    malformed body or attribute list is counted but never read: its trace is converted at
+    the end of the input instead of after its last record, as the span census does."""
+    return _json_logs(doc, where, ids_only=True)
+
+
+def _json_logs(doc: Any, where: Where, *, ids_only: bool) -> list[Any]:
     if not isinstance(doc, dict):
         raise DecodeError("expected an object", field="(document)")
     groups = _get(doc, "resourceLogs", "resource_logs")
@@ -152,14 +164,14 @@ def _logs_from_json(doc: Any, where: Where) -> list[LogRecord]:
             return []
         raise DecodeError("not an OTLP logs document (no resourceLogs)", field="resourceLogs")
     limits = where.limits
-    out: list[LogRecord] = []
+    out: list[Any] = []
     for ri, rl in enumerate(_list(groups, "resourceLogs")):
         rpath = f"resourceLogs[{ri}]"
         notes: Notes = []
         resource_obj = rl.get("resource") if isinstance(rl, dict) else None
         resource = (
             json_attributes(resource_obj.get("attributes"), limits, f"{rpath}.resource", notes)
-            if isinstance(resource_obj, dict)
+            if isinstance(resource_obj, dict) and not ids_only
             else {}
         )
         for si, sl in enumerate(
@@ -171,15 +183,18 @@ def _logs_from_json(doc: Any, where: Where) -> list[LogRecord]:
             for li, record in enumerate(_list(_get(sl, "logRecords", "log_records", []), spath)):
                 path = f"{spath}.logRecords[{li}]"
                 try:
-                    read = _json_log(record, where, path, resource, scope_name, notes)
-                except DecodeError as exc:
-                    where.report(
-                        f"{path}.{exc.field}" if exc.field else path,
-                        f"log record rejected: {exc.reason}",
-                    )
-                    continue
-                if read is not None:  # else rejected for its id, and reported so
-                    out.append(read)
+                    head = _json_log_head(record, where, path)
+                    if head is None:  # rejected for its id, and reported so
+                        continue
+                    if ids_only:
+                        out.append(head[0])
+                        continue
+                    out.append(_json_log(record, where, path, head, notes, resource, scope_name))
+                except DecodeError as exc:  # (a value's error names its whole path)
+                    field = exc.field or path
+                    if not field.startswith(path):
+                        field = f"{path}.{field}"
+                    where.report(field, f"log record rejected: {exc.reason}")
         where.report_notes(notes)
     return out
 
@@ -190,9 +205,9 @@ def _list(value: Any, path: str) -> list[Any]:
     return value
 
 
-def _json_log(
-    record: Any, where: Where, path: str, resource: dict[str, Any], scope_name: str, notes: Notes
-) -> LogRecord | None:
+def _json_log_head(record: Any, where: Where, path: str) -> tuple[str, str, int] | None:
+    """(trace id, span id, time) of a record: what decides whether it is read. ``None`` when
+    an id rejects it (reported); ``DecodeError`` when it is not a record at all."""
     if not isinstance(record, dict):
         raise DecodeError("expected an object")
     trace_id = _json_log_id(_get(record, "traceId", "trace_id"), 16, where, f"{path}.traceId")
@@ -202,13 +217,25 @@ def _json_log(
     time = _get(record, "timeUnixNano", "time_unix_nano") or _get(
         record, "observedTimeUnixNano", "observed_time_unix_nano", 0
     )
+    return trace_id, span_id, json_int(time, "timeUnixNano") if time else 0
+
+
+def _json_log(
+    record: dict[str, Any],
+    where: Where,
+    path: str,
+    head: tuple[str, str, int],
+    notes: Notes,
+    resource: dict[str, Any],
+    scope_name: Any,
+) -> LogRecord:
     body = record.get("body")
     event_name = _get(record, "eventName", "event_name", "")
     severity = _get(record, "severityNumber", "severity_number", 0)
     return LogRecord(
-        trace_id=trace_id,
-        span_id=span_id,
-        time_ns=json_int(time, "timeUnixNano") if time else 0,
+        trace_id=head[0],
+        span_id=head[1],
+        time_ns=head[2],
         event_name=event_name if isinstance(event_name, str) else "",
         attributes=json_attributes(
             record.get("attributes"), where.limits, f"{path}.attributes", notes

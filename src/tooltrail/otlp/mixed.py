@@ -23,7 +23,12 @@ from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.jsontyped import TypedRequest
 from tooltrail.otlp.lazy import Where
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.logs import LogRecord, _logs_from_bytes, _logs_from_json
+from tooltrail.otlp.logs import (
+    LogRecord,
+    _logs_from_bytes,
+    _logs_from_json,
+    log_trace_ids_from_json,
+)
 from tooltrail.otlp.otlpjson import parse_json, spans_from_json
 from tooltrail.otlp.pb import spans_from_bytes
 from tooltrail.otlp.records import Record, _records, expand_paths
@@ -95,7 +100,7 @@ def trace_counts(
     def from_json(doc: Any, where: Where) -> list[str]:
         ids = trace_ids_from_json(doc, where)
         if doc.__class__ is not TypedRequest and ("resourceLogs" in doc or "resource_logs" in doc):
-            ids += [record.trace_id for record in _logs_from_json(doc, where)]
+            ids += log_trace_ids_from_json(doc, where)
         return ids
 
     def from_bytes(data: bytes, where: Where) -> list[str]:

@@ -12,13 +12,14 @@ traces as log records) is served the same way.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import grpc
 from google.protobuf.any_pb2 import Any as AnyPb
 from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.http import Ingest
@@ -26,24 +27,36 @@ from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled, Undecodab
 
 _log = logging.getLogger(__name__)
 
-_SERVICE = trace_service_pb2.DESCRIPTOR.services_by_name["TraceService"].full_name
-_LOGS_SERVICE = logs_service_pb2.DESCRIPTOR.services_by_name["LogsService"].full_name
+_TRACES = trace_service_pb2.DESCRIPTOR.services_by_name["TraceService"].full_name
+_LOGS = logs_service_pb2.DESCRIPTOR.services_by_name["LogsService"].full_name
 
 
-class TraceServiceReceiver(trace_service_pb2_grpc.TraceServiceServicer):
-    """``TraceService`` whose ``Export`` hands the raw request bytes to ``ingest``."""
+class ExportReceiver:
+    """An OTLP service whose ``Export`` hands the raw request bytes to ``ingest`` and answers
+    with the service's response, ``partial_success`` naming what was rejected."""
 
-    def __init__(self, ingest: Ingest, counters: ReceiverCounters) -> None:
+    def __init__(
+        self,
+        ingest: Ingest,
+        counters: ReceiverCounters,
+        *,
+        service: str,
+        response_type: type[Any],
+        rejected_field: str,
+    ) -> None:
         self._ingest = ingest
         self._counters = counters
+        self._service = service
+        self._response_type = response_type
+        self._rejected_field = rejected_field
 
     async def Export(  # noqa: N802 - the gRPC method name
         self, request: bytes, context: grpc.aio.ServicerContext
-    ) -> trace_service_pb2.ExportTraceServiceResponse:
+    ) -> Any:
         outcome = await _take(self._ingest, self._counters, request, context)
-        response = trace_service_pb2.ExportTraceServiceResponse()
+        response = self._response_type()
         if outcome.rejected:
-            response.partial_success.rejected_spans = outcome.rejected
+            setattr(response.partial_success, self._rejected_field, outcome.rejected)
             response.partial_success.error_message = outcome.message
         return response
 
@@ -52,36 +65,31 @@ class TraceServiceReceiver(trace_service_pb2_grpc.TraceServiceServicer):
         method = grpc.unary_unary_rpc_method_handler(
             self.Export,
             request_deserializer=None,
-            response_serializer=trace_service_pb2.ExportTraceServiceResponse.SerializeToString,
+            response_serializer=self._response_type.SerializeToString,
         )
-        return grpc.method_handlers_generic_handler(_SERVICE, {"Export": method})
+        return grpc.method_handlers_generic_handler(self._service, {"Export": method})
 
 
-class LogsServiceReceiver:
-    """``LogsService`` whose ``Export`` hands the raw request bytes to ``ingest``."""
+def trace_service(ingest: Ingest, counters: ReceiverCounters) -> ExportReceiver:
+    """``TraceService/Export``."""
+    return ExportReceiver(
+        ingest,
+        counters,
+        service=_TRACES,
+        response_type=trace_service_pb2.ExportTraceServiceResponse,
+        rejected_field="rejected_spans",
+    )
 
-    def __init__(self, ingest: Ingest, counters: ReceiverCounters) -> None:
-        self._ingest = ingest
-        self._counters = counters
 
-    async def Export(  # noqa: N802 - the gRPC method name
-        self, request: bytes, context: grpc.aio.ServicerContext
-    ) -> logs_service_pb2.ExportLogsServiceResponse:
-        outcome = await _take(self._ingest, self._counters, request, context)
-        response = logs_service_pb2.ExportLogsServiceResponse()
-        if outcome.rejected:
-            response.partial_success.rejected_log_records = outcome.rejected
-            response.partial_success.error_message = outcome.message
-        return response
-
-    def handler(self) -> grpc.GenericRpcHandler:
-        """The generic handler to add to a server: raw request bytes in, protobuf out."""
-        method = grpc.unary_unary_rpc_method_handler(
-            self.Export,
-            request_deserializer=None,
-            response_serializer=logs_service_pb2.ExportLogsServiceResponse.SerializeToString,
-        )
-        return grpc.method_handlers_generic_handler(_LOGS_SERVICE, {"Export": method})
+def logs_service(ingest: Ingest, counters: ReceiverCounters) -> ExportReceiver:
+    """``LogsService/Export``: the content of traces, as log records."""
+    return ExportReceiver(
+        ingest,
+        counters,
+        service=_LOGS,
+        response_type=logs_service_pb2.ExportLogsServiceResponse,
+        rejected_field="rejected_log_records",
+    )
 
 
 async def _take(

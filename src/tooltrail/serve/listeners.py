@@ -13,7 +13,7 @@ from aiohttp import web
 
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.counters import ReceiverCounters
-from tooltrail.serve.grpc_service import LogsServiceReceiver, TraceServiceReceiver
+from tooltrail.serve.grpc_service import logs_service, trace_service
 from tooltrail.serve.http import Ingest, build_app
 
 _log = logging.getLogger(__name__)
@@ -70,9 +70,9 @@ class Listeners:
                 ("grpc.so_reuseport", 0),
             ]
         )
-        handlers = [TraceServiceReceiver(self._ingest, self._counters).handler()]
+        handlers = [trace_service(self._ingest, self._counters).handler()]
         if self._ingest_logs is not None:
-            handlers.append(LogsServiceReceiver(self._ingest_logs, self._counters).handler())
+            handlers.append(logs_service(self._ingest_logs, self._counters).handler())
         server.add_generic_rpc_handlers(tuple(handlers))
         bound = server.add_insecure_port(_grpc_address(host, port))
         if bound == 0:
