@@ -45,13 +45,7 @@ def to_eval_trace(
             collector.add_log(item)  # type: ignore[arg-type]
         else:
             collector.add(item)  # type: ignore[arg-type]
-    traces = []
-    for facts in collector.open.values():
-        if facts.parents:
-            traces.append(facts)
-        else:
-            collector.without_spans(facts)
-    return collector.build(traces)
+    return collector.build(collector.take_all())
 
 
 def group_spans(spans: Iterable[Span], group: Group = "trace") -> Iterator[list[Span]]:

@@ -88,6 +88,18 @@ class TraceCollector:
                     self.report(origin, message, diagnostics)
         return build_eval_trace(traces)
 
+    def take_all(self) -> list[TraceFacts]:
+        """Every open trace that has spans, in order of first arrival; the log content of the
+        others is reported (``without_spans``). Nothing stays open."""
+        traces = []
+        for trace in self.open.values():
+            if trace.parents:
+                traces.append(trace)
+            else:
+                self.without_spans(trace)
+        self.open.clear()
+        return traces
+
     def without_spans(self, trace: TraceFacts) -> None:
         """Report the log content of a trace none of whose spans was read."""
         for _, event, origin in trace.log_events or ():

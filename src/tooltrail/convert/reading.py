@@ -106,14 +106,8 @@ def _one_pass(
         else:
             collector.add(span)  # type: ignore[arg-type]
         last[span.trace_id] = position  # (a trace ends with its last span or log record)
-    traces = []
-    for trace in collector.open.values():
-        if trace.parents:
-            traces.append(trace)
-        else:
-            collector.without_spans(trace)
+    traces = collector.take_all()
     traces.sort(key=lambda t: last[t.trace_id])
-    collector.open.clear()
     if group == "trace":
         for trace in traces:
             yield collector.build([trace])
@@ -146,11 +140,8 @@ def _two_passes(
                 yield collector.build([facts])
             else:
                 collector.without_spans(facts)
-    for facts in collector.open.values():  # the files changed between the passes
-        if facts.parents:
-            yield collector.build([facts])
-        else:
-            collector.without_spans(facts)
+    for facts in collector.take_all():  # counted but never read (the files changed, ...)
+        yield collector.build([facts])
 
 
 def _large(items: list[Any]) -> bool:

@@ -205,10 +205,7 @@ def decode_mixed_json(
     interest: Interest | None = None,
 ) -> list[Any]:
     """``decode_json_request`` (lazily), with the request's log records after its spans."""
-    if len(request) > limits.max_record_bytes:
-        raise DecodeError(
-            f"request of {len(request)} bytes exceeds the {limits.max_record_bytes} byte limit"
-        )
+    _within_limit(request, limits)
     from_json = spans_and_logs(interest)[0]
     return from_json(parse_json(request), Where(origin, None, None, limits, diagnostics))  # type: ignore[no-any-return]
 
@@ -222,12 +219,16 @@ def decode_mixed_request(
     interest: Interest | None = None,
 ) -> list[Any]:
     """``decode_request`` (lazily) of a traces or a logs request (see ``is_logs_message``)."""
+    _within_limit(data, limits)
+    from_bytes = spans_and_logs(interest)[1]
+    return from_bytes(data, Where(origin, None, None, limits, diagnostics))  # type: ignore[no-any-return]
+
+
+def _within_limit(data: bytes, limits: Limits) -> None:
     if len(data) > limits.max_record_bytes:
         raise DecodeError(
             f"request of {len(data)} bytes exceeds the {limits.max_record_bytes} byte limit"
         )
-    from_bytes = spans_and_logs(interest)[1]
-    return from_bytes(data, Where(origin, None, None, limits, diagnostics))  # type: ignore[no-any-return]
 
 
 def iter_mixed_records(

@@ -160,35 +160,37 @@ class _Routes:
         )
 
 
-def _traces_response(outcome: Accepted, encoding: str) -> web.Response:
-    """``ExportTraceServiceResponse``: empty on full success, ``partial_success`` otherwise."""
+def _export_response(
+    outcome: Accepted, encoding: str, response_type: type[Any], rejected: tuple[str, str]
+) -> web.Response:
+    """An ``Export*ServiceResponse``: empty on full success, else ``partial_success`` with the
+    count under ``rejected`` (its JSON and protobuf names) and the message."""
+    json_name, field = rejected
     if encoding == "json":
         payload: dict[str, Any] = {}
         if outcome.rejected:
             payload["partialSuccess"] = {
-                "rejectedSpans": str(outcome.rejected),
+                json_name: str(outcome.rejected),
                 "errorMessage": outcome.message,
             }
         return web.Response(body=orjson.dumps(payload), content_type=body.JSON)
-    response = ExportTraceServiceResponse()
+    response = response_type()
     if outcome.rejected:
-        response.partial_success.rejected_spans = outcome.rejected
+        setattr(response.partial_success, field, outcome.rejected)
         response.partial_success.error_message = outcome.message
     return web.Response(body=response.SerializeToString(), content_type=body.PROTOBUF)
+
+
+def _traces_response(outcome: Accepted, encoding: str) -> web.Response:
+    return _export_response(
+        outcome, encoding, ExportTraceServiceResponse, ("rejectedSpans", "rejected_spans")
+    )
 
 
 def _logs_response(outcome: Accepted, encoding: str) -> web.Response:
-    """``ExportLogsServiceResponse``: empty on full success, ``partial_success`` otherwise."""
-    if encoding == "json":
-        payload: dict[str, Any] = {}
-        if outcome.rejected:
-            payload["partialSuccess"] = {
-                "rejectedLogRecords": str(outcome.rejected),
-                "errorMessage": outcome.message,
-            }
-        return web.Response(body=orjson.dumps(payload), content_type=body.JSON)
-    response = ExportLogsServiceResponse()
-    if outcome.rejected:
-        response.partial_success.rejected_log_records = outcome.rejected
-        response.partial_success.error_message = outcome.message
-    return web.Response(body=response.SerializeToString(), content_type=body.PROTOBUF)
+    return _export_response(
+        outcome,
+        encoding,
+        ExportLogsServiceResponse,
+        ("rejectedLogRecords", "rejected_log_records"),
+    )

@@ -168,15 +168,7 @@ class TraceIntake:
             return 0
         if self._held_spans >= self._max_spans:
             raise self._throttled()
-        contexts: dict[str, _TraceIds] = {}
-        counts: dict[int, int] = {}
-        received: list[Any] = []
-        for record in records:
-            context = contexts.get(record.trace_id)
-            if context is None:
-                context = contexts[record.trace_id] = _TraceIds(int(record.trace_id, 16))
-            counts[context.trace_id] = counts.get(context.trace_id, 0) + 1
-            received.append(ReceivedLog(record, context))
+        received, counts = self._group(records, ReceivedLog)
         self._admit(received, counts)
         return len(received)
 
@@ -213,16 +205,19 @@ class TraceIntake:
             else:
                 self._held.pop(trace_id, None)
 
-    def _group(self, spans: list[Span]) -> tuple[list[Any], dict[int, int]]:
+    def _group(self, items: list[Any], wrap: Any = None) -> tuple[list[Any], dict[int, int]]:
+        """``items`` (spans, or log records) wrapped for the buffer (``ReceivedSpan`` by
+        default), and how many there are of each trace."""
+        wrap = wrap or ReceivedSpan
         contexts: dict[str, _TraceIds] = {}
         counts: dict[int, int] = {}
         received: list[Any] = []
-        for span in spans:
-            context = contexts.get(span.trace_id)
+        for item in items:
+            context = contexts.get(item.trace_id)
             if context is None:
-                context = contexts[span.trace_id] = _TraceIds(int(span.trace_id, 16))
+                context = contexts[item.trace_id] = _TraceIds(int(item.trace_id, 16))
             counts[context.trace_id] = counts.get(context.trace_id, 0) + 1
-            received.append(ReceivedSpan(span, context))
+            received.append(wrap(item, context))
         return received, counts
 
     def _throttled(self) -> Throttled:
