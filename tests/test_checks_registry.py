@@ -139,3 +139,25 @@ def test_a_non_numeric_threshold_is_a_config_error():
         case_with(EvaluatorConfig("max_tool_calls", threshold="1", config={"max": 1})), TRACE
     ).scores
     assert s.error == "ConfigError"
+
+
+def test_score_passing_and_failing_fill_value_and_verdict_by_name() -> None:
+    from tooltrail.checks import Score
+
+    ok = Score.passing("required_tool:a", "required_tool", "called", span_ids=("s1",), turn=2)
+    assert (ok.value, ok.passed, ok.required, ok.skipped, ok.error) == (
+        1.0,
+        True,
+        True,
+        False,
+        None,
+    )
+    assert (ok.name, ok.metric, ok.explanation, ok.span_ids, ok.turn) == (
+        "required_tool:a",
+        "required_tool",
+        "called",
+        ("s1",),
+        2,
+    )
+    bad = Score.failing("x", "x", "broken", error="ConfigError")
+    assert (bad.value, bad.passed, bad.failed, bad.error) == (0.0, False, True, "ConfigError")

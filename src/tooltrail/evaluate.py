@@ -249,11 +249,9 @@ def evaluate_trace(
                 scores.extend(turn_scores(case.turns, view))
         except Exception as exc:  # bad input must cost one row, not the run
             scores = [
-                Score(
+                Score.failing(
                     "checks",
                     "checks",
-                    0.0,
-                    False,
                     f"The checks could not run: {type(exc).__name__}.",
                     error=type(exc).__name__,
                 )

@@ -52,20 +52,12 @@ def contains_scores(needles: list[str], output: Any) -> list[Score]:
     scores = []
     for text in needles:
         if str(text).casefold() in reply:
-            score = Score(
-                f"contains:{text}",
-                "contains",
-                1.0,
-                True,
-                f"Output contains required text: {text!r}.",
+            score = Score.passing(
+                f"contains:{text}", "contains", f"Output contains required text: {text!r}."
             )
         else:
-            score = Score(
-                f"contains:{text}",
-                "contains",
-                0.0,
-                False,
-                f"Output is missing required text: {text!r}.",
+            score = Score.failing(
+                f"contains:{text}", "contains", f"Output is missing required text: {text!r}."
             )
         scores.append(score)
     return scores
@@ -75,22 +67,14 @@ def required_tool_score(tool: str, view: CallView) -> Score:
     """``required_tool:{t}``: ``t`` was called (the first call is the evidence)."""
     if tool in view.counts:
         span_id = view.calls[view.names.index(tool)].span_id
-        return Score(
+        return Score.passing(
             f"required_tool:{tool}",
             "required_tool",
-            1.0,
-            True,
             f"Required tool {tool!r} was called.",
-            True,
-            False,
-            (span_id,) if span_id else (),
+            span_ids=(span_id,) if span_id else (),
         )
-    return Score(
-        f"required_tool:{tool}",
-        "required_tool",
-        0.0,
-        False,
-        f"Required tool {tool!r} was not called.",
+    return Score.failing(
+        f"required_tool:{tool}", "required_tool", f"Required tool {tool!r} was not called."
     )
 
 
@@ -98,15 +82,13 @@ def forbidden_tool_score(tool: str, view: CallView) -> Score:
     """``forbidden_tool:{t}``: ``t`` was not called (every call of it is evidence against)."""
     name = f"forbidden_tool:{tool}"
     if tool in view:
-        return Score(
+        return Score.failing(
             name,
             "forbidden_tool",
-            0.0,
-            False,
             f"Forbidden tool {tool!r} was called.",
             span_ids=_span_ids(view.calls_of(tool)),
         )
-    return Score(name, "forbidden_tool", 1.0, True, f"Forbidden tool {tool!r} was not called.")
+    return Score.passing(name, "forbidden_tool", f"Forbidden tool {tool!r} was not called.")
 
 
 def tool_args_score(tool: str, keys: list[str], view: CallView) -> Score:
@@ -119,19 +101,15 @@ def tool_args_score(tool: str, keys: list[str], view: CallView) -> Score:
     for call in view.iter_calls(tool):
         args = call.args
         if not keys or (args is not None and all(k in args for k in keys)):
-            return Score(
+            return Score.passing(
                 name,
                 "tool_args",
-                1.0,
-                True,
                 f"Tool {tool!r} included required arguments {keys}.",
                 span_ids=(call.span_id,) if call.span_id else (),
             )
-    return Score(
+    return Score.failing(
         name,
         "tool_args",
-        0.0,
-        False,
         f"Tool {tool!r} did not include required arguments {keys}.",
         span_ids=_span_ids(view.calls_of(tool)),
     )
@@ -146,12 +124,8 @@ def tool_arg_values_score(tool: str, expected: dict[str, Any], view: CallView) -
         )
     count = view.counts.get(tool, 0)
     if not count:
-        return Score(
-            name,
-            "tool_arg_values",
-            0.0,
-            False,
-            f"Tool {tool!r} was not called, so {expected} was not passed.",
+        return Score.failing(
+            name, "tool_arg_values", f"Tool {tool!r} was not called, so {expected} was not passed."
         )
     index = view.names.index
     calls = view.calls
@@ -161,27 +135,19 @@ def tool_arg_values_score(tool: str, expected: dict[str, Any], view: CallView) -
         call = calls[at]
         if args_contain(expected, call.args):
             span_id = call.span_id
-            return Score(
+            return Score.passing(
                 name,
                 "tool_arg_values",
-                1.0,
-                True,
                 f"Tool {tool!r} was called with {expected}.",
-                True,
-                False,
-                (span_id,) if span_id else (),
+                span_ids=(span_id,) if span_id else (),
             )
     matched = view.calls_of(tool)
     seen = [call.args for call in matched]
-    return Score(
+    return Score.failing(
         name,
         "tool_arg_values",
-        0.0,
-        False,
         f"Tool {tool!r} was called with {seen}, not {expected}.",
-        True,
-        False,
-        _span_ids(matched),
+        span_ids=_span_ids(matched),
     )
 
 
@@ -193,12 +159,8 @@ def tool_order_score(order: list[str], view: CallView) -> Score:
         if tool not in counts and tool not in missing:
             missing.append(tool)
     if missing:
-        return Score(
-            "tool_order",
-            "tool_order",
-            0.0,
-            False,
-            f"Required order {order} not met: {missing} never called.",
+        return Score.failing(
+            "tool_order", "tool_order", f"Required order {order} not met: {missing} never called."
         )
     index = view.names.index  # every listed tool was called: each has a first position
     firsts = [index(tool) for tool in order]
@@ -206,22 +168,14 @@ def tool_order_score(order: list[str], view: CallView) -> Score:
         first_b = firsts[n]
         if first_b <= firsts[n - 1]:
             span_id = view.calls[first_b].span_id
-            return Score(
+            return Score.failing(
                 "tool_order",
                 "tool_order",
-                0.0,
-                False,
                 f"Required order {order} not met: {order[n]!r} was called before {order[n - 1]!r}.",
-                True,
-                False,
-                (span_id,) if span_id else (),
+                span_ids=(span_id,) if span_id else (),
             )
-    return Score(
-        "tool_order",
-        "tool_order",
-        1.0,
-        True,
-        f"Tools were first called in the required order {order}.",
+    return Score.passing(
+        "tool_order", "tool_order", f"Tools were first called in the required order {order}."
     )
 
 
@@ -246,14 +200,12 @@ def turn_count_score(max_turns: int, trace: EvalTrace) -> Score:
         )
     count = trace_turn_count(trace)
     if count is None:
-        return Score(
+        return Score.failing(
             name,
             name,
-            0.0,
-            False,
             "Trace metadata is missing a positive integer turn_count, so the max_turns check "
             "could not be evaluated.",
         )
     if count <= max_turns:
-        return Score(name, name, 1.0, True, f"Turn count {count} meets the {max_turns} turn limit.")
-    return Score(name, name, 0.0, False, f"Turn count {count} exceeds the {max_turns} turn limit.")
+        return Score.passing(name, name, f"Turn count {count} meets the {max_turns} turn limit.")
+    return Score.failing(name, name, f"Turn count {count} exceeds the {max_turns} turn limit.")

@@ -30,6 +30,55 @@ class Score:
     #: 1-based turn a per-turn check judged; ``None`` for checks over the whole trace.
     turn: int | None = None
 
+    @classmethod
+    def passing(
+        cls,
+        name: str,
+        metric: str,
+        explanation: str,
+        *,
+        span_ids: tuple[str, ...] = (),
+        required: bool = True,
+        turn: int | None = None,
+    ) -> Score:
+        """A passed check (value 1.0)."""
+        return cls(
+            name=name,
+            metric=metric,
+            value=1.0,
+            passed=True,
+            explanation=explanation,
+            required=required,
+            span_ids=span_ids,
+            turn=turn,
+        )
+
+    @classmethod
+    def failing(
+        cls,
+        name: str,
+        metric: str,
+        explanation: str,
+        *,
+        span_ids: tuple[str, ...] = (),
+        required: bool = True,
+        error: str | None = None,
+        turn: int | None = None,
+    ) -> Score:
+        """A failed check (value 0.0); ``error`` names what went wrong when the check could
+        not judge (``"ConfigError"``)."""
+        return cls(
+            name=name,
+            metric=metric,
+            value=0.0,
+            passed=False,
+            explanation=explanation,
+            required=required,
+            span_ids=span_ids,
+            error=error,
+            turn=turn,
+        )
+
     @property
     def failed(self) -> bool:
         """Whether this score makes its case fail: required, not skipped and not passed."""
@@ -72,4 +121,4 @@ class Score:
 
 def config_error(name: str, metric: str, reason: str) -> Score:
     """A failing score that reports a misconfigured check instead of a verdict."""
-    return Score(name, metric, 0.0, False, reason, error="ConfigError")
+    return Score.failing(name, metric, reason, error="ConfigError")

@@ -63,8 +63,8 @@ def tool_call_precision(trace: EvalTrace, case: TestCase, config: dict[str, Any]
     view = _view(trace, case)
     total = view.size
     if not total:
-        return Score(
-            name, name, 0.0, False, f"No tool calls in the trace; expected calls from {shown}."
+        return Score.failing(
+            name, name, f"No tool calls in the trace; expected calls from {shown}."
         )
     counts = view.counts
     ok = sum([counts.get(tool, 0) for tool in allowed])
@@ -79,11 +79,11 @@ def tool_call_precision(trace: EvalTrace, case: TestCase, config: dict[str, Any]
         calls = view.calls
         span_ids = tuple(s for s in [calls[i].span_id for i in outside] if s)
     return Score(
-        name,
-        name,
-        value,
-        value >= 1.0,
-        f"{ok}/{total} tool calls were in the allowed set {shown}.",
+        name=name,
+        metric=name,
+        value=value,
+        passed=value >= 1.0,
+        explanation=f"{ok}/{total} tool calls were in the allowed set {shown}.",
         span_ids=span_ids,
     )
 
@@ -107,7 +107,11 @@ def tool_call_recall(trace: EvalTrace, case: TestCase, config: dict[str, Any]) -
     found = sum(1 for tool in required if tool in view)
     value = found / len(required)
     return Score(
-        name, name, value, value >= 1.0, f"{found}/{len(required)} required tools were called."
+        name=name,
+        metric=name,
+        value=value,
+        passed=value >= 1.0,
+        explanation=f"{found}/{len(required)} required tools were called.",
     )
 
 
@@ -117,21 +121,21 @@ def no_redundant_tool_calls(trace: EvalTrace, case: TestCase, config: dict[str, 
     view = _view(trace, case)
     total = view.size
     if not total:
-        return Score(name, name, 1.0, True, "No tool calls in the trace, so none were redundant.")
+        return Score.passing(name, name, "No tool calls in the trace, so none were redundant.")
     duplicates = view.duplicates()
     explanation = f"{len(duplicates)}/{total} tool calls exactly duplicated an earlier call."
     if not duplicates:
-        return Score(name, name, 1.0, True, explanation)
+        return Score.passing(name, name, explanation)
     calls = view.calls
     return Score(
-        name,
-        name,
-        1.0 - len(duplicates) / total,
-        False,
-        explanation,
-        True,
-        False,
-        tuple(s for s in [calls[i].span_id for i in duplicates] if s),
+        name=name,
+        metric=name,
+        value=1.0 - len(duplicates) / total,
+        passed=False,
+        explanation=explanation,
+        required=True,
+        skipped=False,
+        span_ids=tuple(s for s in [calls[i].span_id for i in duplicates] if s),
     )
 
 
@@ -165,11 +169,11 @@ def trajectory_match(trace: EvalTrace, case: TestCase, config: dict[str, Any]) -
         ok = actual == expected
         verb = "matched" if ok else "did not match"
         return Score(
-            name,
-            name,
-            1.0 if ok else 0.0,
-            ok,
-            f"Tool calls {actual} {verb} the expected trajectory {expected} exactly.",
+            name=name,
+            metric=name,
+            value=1.0 if ok else 0.0,
+            passed=ok,
+            explanation=f"Tool calls {actual} {verb} the expected trajectory {expected} exactly.",
         )
     if not actual and not expected:
         value, common = 1.0, 0
@@ -181,12 +185,14 @@ def trajectory_match(trace: EvalTrace, case: TestCase, config: dict[str, Any]) -
         value = 2 * common / (len(expected) + len(actual))
     how = "in order" if mode == "in_order" else "in any order"
     return Score(
-        name,
-        name,
-        value,
-        value >= 1.0,
-        f"Tool calls {actual} matched {common} of the expected trajectory {expected} {how} "
-        f"(F1 {value:.2f}).",
+        name=name,
+        metric=name,
+        value=value,
+        passed=value >= 1.0,
+        explanation=(
+            f"Tool calls {actual} matched {common} of the expected trajectory {expected} {how} "
+            f"(F1 {value:.2f})."
+        ),
     )
 
 
@@ -201,12 +207,10 @@ def max_tool_calls(trace: EvalTrace, case: TestCase, config: dict[str, Any]) -> 
     view = _view(trace, case)
     count = view.size
     if count <= limit:
-        return Score(name, name, 1.0, True, f"{count} tool calls are within the limit of {limit}.")
-    return Score(
+        return Score.passing(name, name, f"{count} tool calls are within the limit of {limit}.")
+    return Score.failing(
         name,
         name,
-        0.0,
-        False,
         f"{count} tool calls exceed the limit of {limit}.",
         span_ids=tuple(c.span_id for c in view.calls[limit:] if c.span_id),
     )

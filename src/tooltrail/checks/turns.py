@@ -34,11 +34,9 @@ def expect_scores(expect: Expect, view: CallView, turn: int) -> list[Score]:
         if first is not None:
             span_id = view.calls[first].span_id
             scores.append(
-                Score(
+                Score.passing(
                     f"{prefix}tool_calls_include:{tool}",
                     "tool_calls_include",
-                    1.0,
-                    True,
                     f"Tool {tool!r} was called",
                     span_ids=(span_id,) if span_id else (),
                     turn=turn,
@@ -46,11 +44,9 @@ def expect_scores(expect: Expect, view: CallView, turn: int) -> list[Score]:
             )
         else:
             scores.append(
-                Score(
+                Score.failing(
                     f"{prefix}tool_calls_include:{tool}",
                     "tool_calls_include",
-                    0.0,
-                    False,
                     f"Expected tool {tool!r} was not called",
                     turn=turn,
                 )
@@ -59,11 +55,9 @@ def expect_scores(expect: Expect, view: CallView, turn: int) -> list[Score]:
         calls = view.calls_of(tool)
         if calls:
             scores.append(
-                Score(
+                Score.failing(
                     f"{prefix}tool_calls_exclude:{tool}",
                     "tool_calls_exclude",
-                    0.0,
-                    False,
                     f"Forbidden tool {tool!r} was called",
                     span_ids=tuple(c.span_id for c in calls if c.span_id),
                     turn=turn,
@@ -71,11 +65,9 @@ def expect_scores(expect: Expect, view: CallView, turn: int) -> list[Score]:
             )
         else:
             scores.append(
-                Score(
+                Score.passing(
                     f"{prefix}tool_calls_exclude:{tool}",
                     "tool_calls_exclude",
-                    1.0,
-                    True,
                     f"Forbidden tool {tool!r} was not called",
                     turn=turn,
                 )
@@ -98,19 +90,12 @@ def ordered_score(include: list[str], view: CallView, turn: int) -> Score:
     names = [call.name for call in view.calls]
     name = f"turn{turn}:tool_calls_ordered"
     if is_subsequence(include, names):
-        return Score(
-            name,
-            "tool_calls_ordered",
-            1.0,
-            True,
-            f"Tools {include} were called in order",
-            turn=turn,
+        return Score.passing(
+            name, "tool_calls_ordered", f"Tools {include} were called in order", turn=turn
         )
-    return Score(
+    return Score.failing(
         name,
         "tool_calls_ordered",
-        0.0,
-        False,
         f"Tools {include} were not called in order; the turn's calls were {names}",
         turn=turn,
     )
@@ -122,11 +107,9 @@ def args_score(wanted: ToolCallArgs, view: CallView, turn: int) -> Score:
     name = f"turn{turn}:tool_calls_args:{tool}"
     calls = view.calls_of(tool)
     if not calls:
-        return Score(
+        return Score.failing(
             name,
             "tool_calls_args",
-            0.0,
-            False,
             f"Tool {tool!r} was not called, so {expected} ({mode}) could not match",
             turn=turn,
         )
@@ -136,20 +119,16 @@ def args_score(wanted: ToolCallArgs, view: CallView, turn: int) -> Score:
         else:
             ok = args_contain(expected, call.args)
         if ok:
-            return Score(
+            return Score.passing(
                 name,
                 "tool_calls_args",
-                1.0,
-                True,
                 f"Tool {tool!r} was called with {expected} ({mode})",
                 span_ids=(call.span_id,) if call.span_id else (),
                 turn=turn,
             )
-    return Score(
+    return Score.failing(
         name,
         "tool_calls_args",
-        0.0,
-        False,
         f"No call of {tool!r} matched {expected} ({mode}); its calls had {[c.args for c in calls]}",
         span_ids=tuple(c.span_id for c in calls if c.span_id),
         turn=turn,

@@ -224,11 +224,9 @@ def judge_run(
         return result
     result.scores = [s for s in result.scores if s.turn is None or s.turn < failed.number]
     result.scores.append(
-        Score(
+        Score.failing(
             f"turn{failed.number}:agent_error",
             "agent_error",
-            0.0,
-            False,
             f"The agent raised {failed.error}",
             error=(failed.error or "").split(":", 1)[0],
             turn=failed.number,
