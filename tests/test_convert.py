@@ -445,3 +445,45 @@ def test_deep_arguments_on_tool_and_model_side_do_not_crash() -> None:
     (call,) = to_eval_trace(spans).tool_calls
     assert call.source == "genai:gen_ai.tool.call.arguments"
     assert call.args is not None
+
+
+def test_the_field_order_that_positional_hot_loop_construction_relies_on() -> None:
+    """``TraceFacts.add``, ``calls._record``, ``model.tool_call_by_position`` and
+    ``model.eval_span_by_position`` build these by position: a new or moved field must fail
+    here, not shift every value after it."""
+    from dataclasses import fields
+
+    from tooltrail.convert.calls import CallRecord
+    from tooltrail.convert.facts import SpanFact
+    from tooltrail.model import EvalSpan, ToolCall, eval_span_by_position, tool_call_by_position
+
+    def names(cls: type) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    assert names(SpanFact)[:7] == [
+        "span_id", "parent_id", "role", "name", "start_ns", "end_ns", "status_code",
+    ]  # fmt: skip
+    assert names(CallRecord)[:13] == [
+        "fact", "name", "args", "call_id", "source", "status", "error", "agent", "start_ns",
+        "end_ns", "depth", "turn_root", "positional",
+    ]  # fmt: skip
+    assert names(ToolCall) == [
+        "name", "args", "call_id", "span_id", "parent_span_id", "start_ns", "end_ns", "status",
+        "error", "turn", "agent", "source",
+    ]  # fmt: skip
+    assert names(EvalSpan) == [
+        "tool_name", "attributes", "name", "span_id", "parent_span_id", "start_ns", "end_ns",
+        "status",
+    ]  # fmt: skip
+    call = tool_call_by_position(
+        "n", {"a": 1}, "c", "s", "p", 1, 2, "ok", "e", 3, "ag", "src"
+    )  # fmt: skip
+    assert call == ToolCall(
+        name="n", args={"a": 1}, call_id="c", span_id="s", parent_span_id="p", start_ns=1,
+        end_ns=2, status="ok", error="e", turn=3, agent="ag", source="src",
+    )  # fmt: skip
+    span = eval_span_by_position("t", {"k": 1}, "nm", "s", "p", 1, 2, "error")
+    assert span == EvalSpan(
+        tool_name="t", attributes={"k": 1}, name="nm", span_id="s", parent_span_id="p",
+        start_ns=1, end_ns=2, status="error",
+    )  # fmt: skip

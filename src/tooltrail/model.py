@@ -74,6 +74,29 @@ class ToolCall:
     source: str = "manual"
 
 
+def tool_call_by_position(
+    name: str,
+    args: dict[str, Any] | None,
+    call_id: str | None,
+    span_id: str | None,
+    parent_span_id: str | None,
+    start_ns: int,
+    end_ns: int,
+    status: Status,
+    error: str | None,
+    turn: int,
+    agent: str | None,
+    source: str,
+) -> ToolCall:
+    """A ``ToolCall`` built by position, for the converter's loop over every call (keywords
+    cost about three times as much there). Its parameters follow the field order, which
+    ``tests/test_model.py`` pins: change both together."""
+    return ToolCall(
+        name, args, call_id, span_id, parent_span_id, start_ns, end_ns, status, error, turn,
+        agent, source,
+    )  # fmt: skip
+
+
 @dataclass(slots=True)
 class EvalSpan:
     """A span of the trajectory. It is a tool call when ``tool_name`` is set.
@@ -89,6 +112,21 @@ class EvalSpan:
     start_ns: int = 0
     end_ns: int = 0
     status: Status = "unset"
+
+
+def eval_span_by_position(
+    tool_name: str | None,
+    attributes: dict[str, Any],
+    name: str,
+    span_id: str | None,
+    parent_span_id: str | None,
+    start_ns: int,
+    end_ns: int,
+    status: Status,
+) -> EvalSpan:
+    """An ``EvalSpan`` built by position (see ``tool_call_by_position``; the order is pinned by
+    ``tests/test_model.py`` too)."""
+    return EvalSpan(tool_name, attributes, name, span_id, parent_span_id, start_ns, end_ns, status)
 
 
 @dataclass(slots=True)

@@ -33,6 +33,8 @@ from tooltrail.model import (
     EvalSpan,
     EvalTrace,
     ToolCall,
+    eval_span_by_position,
+    tool_call_by_position,
 )
 
 _TurnKey = tuple[int, int, str]  # (start, trace index, span id)
@@ -96,14 +98,16 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     else:
         trace_id = conversation or (first.trace_id if first is not None else "")
     first_root = _root(first, kept[0]) if first is not None else None
-    return EvalTrace(  # fields by position, as in ``_call_and_span``
-        trace_id,
-        spans,
-        _metadata(ordered, kept, turns, turn_keys, calls, conversation, first_root, members),
-        _reply(ordered, kept, turns, turn_keys, first_root, members),  # output
-        calls,  # tool_calls
-        [],  # evaluations
-        partial,
+    return EvalTrace(
+        trace_id=trace_id,
+        spans=spans,
+        metadata=_metadata(
+            ordered, kept, turns, turn_keys, calls, conversation, first_root, members
+        ),
+        output=_reply(ordered, kept, turns, turn_keys, first_root, members),
+        tool_calls=calls,
+        evaluations=[],
+        partial=partial,
     )
 
 
@@ -178,9 +182,9 @@ def _turn_of(
 
 def _call_and_span(record: CallRecord, turn: int) -> tuple[ToolCall, EvalSpan]:
     """The ``ToolCall`` of a call and the ``EvalSpan`` that carries it."""
-    # fields by position (keywords make these calls ~3x dearer, and they run for every call)
+    # by position (keywords make these calls ~3x dearer, and they run for every call)
     fact = record.fact
-    call = ToolCall(
+    call = tool_call_by_position(
         record.name,
         record.args,
         record.call_id,
@@ -207,7 +211,7 @@ def _call_and_span(record: CallRecord, turn: int) -> tuple[ToolCall, EvalSpan]:
         attributes[TOOL_ERROR] = call.error
     if call.agent is not None:
         attributes["agent"] = call.agent
-    span = EvalSpan(
+    span = eval_span_by_position(
         call.name,  # tool_name
         attributes,
         fact.name,

@@ -31,8 +31,9 @@ MAX_HOPS = 10_000
 
 @dataclass(slots=True)
 class CallRecord:
-    """One call of a trace, before turns are numbered across a conversation. Built with its
-    fields by position (see ``_record``): keep their order."""
+    """One call of a trace, before turns are numbered across a conversation. ``_record`` builds
+    it by position in the loop over every call (keywords cost about three times as much
+    there); ``tests/test_convert.py`` pins the field order: change both together."""
 
     fact: SpanFact
     name: str
@@ -422,21 +423,20 @@ def _lost_precision(recorded: dict[str, Any], asked: dict[str, Any]) -> bool:
 
 def _model_only(trace: TraceFacts, model: SpanFact, asked: ModelCall) -> CallRecord:
     nearest, top, depth = placement(trace, model.span_id)
-    return CallRecord(  # fields by position, as in ``_record``
-        model,  # fact
-        asked.name,
-        asked.args,
-        asked.call_id,
-        asked.source,
-        "unset",  # status
-        None,  # error
-        nearest.agent if nearest is not None else None,  # agent
-        model.end_ns or model.start_ns,  # start_ns
-        model.end_ns,
-        depth,
-        top,  # turn_root
-        False,  # positional
-        (model.start_ns, model.end_ns, model.span_id, asked.position),  # emitted
+    return CallRecord(
+        fact=model,
+        name=asked.name,
+        args=asked.args,
+        call_id=asked.call_id,
+        source=asked.source,
+        status="unset",
+        error=None,
+        agent=nearest.agent if nearest is not None else None,
+        start_ns=model.end_ns or model.start_ns,
+        end_ns=model.end_ns,
+        depth=depth,
+        turn_root=top,
+        emitted=(model.start_ns, model.end_ns, model.span_id, asked.position),
     )
 
 
