@@ -166,8 +166,30 @@ def test_traces_are_grouped_before_they_reach_tooltrail(name: str) -> None:
     assert groupbytrace["wait_duration"].endswith("s")
     assert int(groupbytrace["wait_duration"][:-1]) >= 10, "agent episodes need a long wait"
     assert groupbytrace["num_traces"] > 0
-    for pipeline in config["service"]["pipelines"].values():
-        assert "groupbytrace" in pipeline["processors"]
+    assert "groupbytrace" in config["service"]["pipelines"]["traces"]["processors"]
+
+
+@pytest.mark.parametrize("name", ["single.yaml", "evaluator.yaml"])
+def test_a_logs_pipeline_takes_scores_and_content_to_tooltrail(name: str) -> None:
+    """``tooltrail serve --scores-endpoint`` pointed at this collector sends OTLP logs (gRPC
+    by default): a collector without a logs pipeline refuses them. The same pipeline carries
+    the agents' content log records to tooltrail serve and into the dump."""
+    config = load(CONFIG_DIR / name)
+    logs = config["service"]["pipelines"].get("logs")
+    assert logs, f"{name}: no logs pipeline: evaluation events would be refused"
+    (receiver,) = [config["receivers"][cid] for cid in logs["receivers"]]
+    assert receiver["protocols"]["grpc"]["endpoint"].endswith(f":{DEFAULT_GRPC_PORT}")
+    assert "groupbytrace" not in logs["processors"], "groupbytrace takes spans only"
+    exporters = {component_type(cid): cid for cid in logs["exporters"]}
+    assert exporters.keys() == {"file", "otlphttp"}
+    traces = config["service"]["pipelines"]["traces"]
+    assert exporters["otlphttp"] in traces["exporters"], "content reaches the same serve"
+
+
+def test_gateway_routes_log_records_with_their_traces() -> None:
+    config = load(CONFIG_DIR / "gateway.yaml")
+    logs = config["service"]["pipelines"].get("logs")
+    assert logs and logs["exporters"] == config["service"]["pipelines"]["traces"]["exporters"]
 
 
 @pytest.mark.parametrize("name", ["single.yaml", "evaluator.yaml"])
