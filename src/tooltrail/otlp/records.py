@@ -79,20 +79,32 @@ class _NotOtlp(Exception):
 def expand_paths(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     diagnostics: list[Diagnostic] | None = None,
+    *,
+    unreadable: list[Diagnostic] | None = None,
 ) -> Iterator[tuple[str, bool]]:
     """Files to read, as ``(path, named)``: ``named`` is False for files found in a directory.
 
     ``-`` is stdin; directories are walked recursively (files ending in ``DUMP_SUFFIXES``);
     glob patterns are expanded (``**`` recurses). A path matching nothing is a diagnostic.
+    A directory that cannot be listed is a diagnostic too, in ``unreadable`` when given (its
+    files are skipped input, not a path that names nothing), else in ``diagnostics``.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    skipped = unreadable if unreadable is not None else diagnostics
+
+    def cannot_list(exc: OSError) -> None:
+        if skipped is not None:
+            where = exc.filename if exc.filename is not None else "?"
+            reason = f"cannot list this directory ({exc.strerror or exc}): its files were skipped"
+            skipped.append(Diagnostic(os.fsdecode(where), None, None, reason))
+
     for item in paths:
         text = os.fspath(item)
         if text == "-":
             yield text, True
         elif os.path.isdir(text):
-            for root, dirs, files in os.walk(text):
+            for root, dirs, files in os.walk(text, onerror=cannot_list):
                 dirs.sort()
                 for name in sorted(files):
                     if name.lower().endswith(DUMP_SUFFIXES) and not name.startswith("."):
@@ -105,7 +117,7 @@ def expand_paths(
                 diagnostics.append(Diagnostic(text, None, None, "no file matches this pattern"))
             for match in matches:
                 if os.path.isdir(match):
-                    yield from expand_paths([match], diagnostics)
+                    yield from expand_paths([match], diagnostics, unreadable=unreadable)
                 else:
                     yield match, True
         elif diagnostics is not None:
