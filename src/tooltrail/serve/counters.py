@@ -27,7 +27,9 @@ class ReceiverCounters:
     traces_unmatched: int = 0
     cases_passed: int = 0
     cases_failed: int = 0
+    #: Evaluation events the exporter confirmed, and those it could not build or send.
     scores_sent: int = 0
+    scores_failed: int = 0
     #: Errors inside conversion or evaluation of one trace; the trace is still counted.
     evaluation_errors: int = 0
 

@@ -18,6 +18,7 @@ from tooltrail.live.buffer import TraceBuffer, TraceSink
 from tooltrail.live.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
 from tooltrail.otlp import Limits
 from tooltrail.serve.config import LOGS_PATH, ServeConfig
+from tooltrail.serve.confirmed import ConfirmedExporter
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.forward import ForwardSink
 from tooltrail.serve.intake import TraceIntake
@@ -100,12 +101,14 @@ class TracePipeline:
             )
             sinks.append(self.forwarder)
         self.emitter: EvaluationEventEmitter | None = None
+        self.scores: ConfirmedExporter | None = None
         if log_exporter is not None or config.scores_endpoint:
-            exporter = log_exporter or otlp_log_exporter(
-                config.scores_protocol, endpoint=scores_url(config)
+            self.scores = ConfirmedExporter(
+                log_exporter
+                or otlp_log_exporter(config.scores_protocol, endpoint=scores_url(config))
             )
             self.emitter = EvaluationEventEmitter(
-                exporter, explanations=config.explanations, suite=suite.name
+                self.scores, explanations=config.explanations, suite=suite.name
             )
         results = (
             ResultsFile(config.results, explanations=config.explanations)
@@ -164,7 +167,13 @@ class TracePipeline:
     def stats(self) -> dict[str, Any]:
         """Counters since start, plus what is held now."""
         stats: dict[str, Any] = self.counters.snapshot()
-        stats["scores_sent"] = self.emitter.emitted if self.emitter is not None else 0
+        # What the exporter confirmed; events it could not build or send are failed.
+        stats["scores_sent"] = self.scores.sent if self.scores is not None else 0
+        stats["scores_failed"] = (
+            self.scores.failed + self.emitter.failed
+            if self.scores is not None and self.emitter is not None
+            else 0
+        )
         stats["sink_errors"] = self.buffer.stats().sink_errors + self.evaluator.errors
         stats["spans_held"] = self.intake.held_spans
         stats["traces_held"] = self.intake.held_traces

@@ -48,6 +48,7 @@ WORKER_STATS = (
     "cases_failed",
     "evaluation_errors",
     "scores_sent",
+    "scores_failed",
     "sink_errors",
     "traces_held",
     "spans_released",
