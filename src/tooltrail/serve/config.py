@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tooltrail.live.redact import Redaction
+
 DEFAULT_HOST = "127.0.0.1"
 #: The OTLP defaults, so an SDK pointed at "localhost" with no port finds the receiver.
 DEFAULT_GRPC_PORT = 4317
@@ -58,3 +60,8 @@ class ServeConfig:
     forward_protocol: str = "http/protobuf"
     dump: Path | None = None
     dump_format: str = "json"
+    #: Seconds between flushes of the dump: a crash (SIGKILL) loses at most this much of it.
+    dump_flush_interval: float = 1.0
+    #: What ``--dump`` and ``--forward`` hide; ``None``: the live path's settings
+    #: (``TOOLTRAIL_REDACT_*`` variables, else the defaults).
+    redaction: Redaction | None = None

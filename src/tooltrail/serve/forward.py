@@ -1,8 +1,9 @@
 """``--forward``: send every received trace on to a downstream OTLP endpoint, tagged.
 
-Spans leave as they came (what ``tooltrail.otlp.Span`` keeps of them), plus the ``tool_name``
-and ``tool_args`` attributes the live path's ``ToolArgsProcessor`` puts on tool spans (same
-canonical JSON, same redaction of secret keys). Sending happens on a thread of its own, from
+Spans leave as they came (what ``tooltrail.otlp.Span`` keeps of them), tool spans redacted as
+the live path's ``ToolArgsProcessor`` redacts them (``serve.redaction``: the source attributes
+too, not only ``tool_args``), plus the ``tool_name`` and ``tool_args`` attributes it puts on
+tool spans (same canonical JSON). Sending happens on a thread of its own, from
 a bounded queue, so a slow downstream never stalls evaluation; when the queue is full a trace
 is not forwarded and that is counted and logged (evaluation is not affected).
 """
@@ -28,6 +29,7 @@ from tooltrail.live.redact import Redaction, tool_args_text
 from tooltrail.live.throttle import ThrottledWarning
 from tooltrail.otlp import LogRecord, Span, encode_request
 from tooltrail.serve.config import TRACES_PATH
+from tooltrail.serve.redaction import redacted_tool_span
 
 _log = logging.getLogger(__name__)
 
@@ -45,13 +47,15 @@ _STOP = object()
 
 
 def tagged(spans: list[Span], redaction: Redaction) -> list[Span]:
-    """``spans`` with ``tool_name``/``tool_args`` added to each tool span (copies; others as is)."""
+    """``spans`` with each tool span redacted (``serve.redaction``) and tagged with
+    ``tool_name``/``tool_args`` (copies; other spans as they are)."""
     out: list[Span] = []
     for span in spans:
         call = read_tool_call(span)
         if call is None:
             out.append(span)
             continue
+        span = redacted_tool_span(redaction, span)
         attributes = dict(span.attributes)
         attributes["tool_name"] = call.name
         if call.args is not None:

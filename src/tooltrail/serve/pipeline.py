@@ -24,6 +24,7 @@ from tooltrail.serve.forward import ForwardSink
 from tooltrail.serve.intake import TraceIntake
 from tooltrail.serve.logs import DecodedLogs, decode_logs
 from tooltrail.serve.outcome import Accepted
+from tooltrail.serve.redaction import redaction_from_env
 from tooltrail.serve.sinks import (
     DumpSink,
     LogsSeen,
@@ -89,13 +90,23 @@ class TracePipeline:
         self.logs = LogsSeen()
         self._limits = Limits()
         sinks: list[TraceSink] = []
+        redaction = config.redaction or redaction_from_env()
         if config.dump is not None:
-            sinks.append(DumpSink(config.dump, format=config.dump_format, logs=self.logs))
+            sinks.append(
+                DumpSink(
+                    config.dump,
+                    format=config.dump_format,
+                    logs=self.logs,
+                    redaction=redaction,
+                    flush_interval=config.dump_flush_interval,
+                )
+            )
         self.forwarder: ForwardSink | None = None
         if config.forward:
             self.forwarder = ForwardSink(
                 config.forward,
                 protocol=config.forward_protocol,
+                redaction=redaction,
                 unwrap=lambda r: r.span,
                 logs_seen=lambda: self.logs.seen,
             )

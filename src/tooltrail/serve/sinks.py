@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -20,13 +21,23 @@ from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_cases
 from tooltrail.live.buffer import LATE, CompletedTrace
 from tooltrail.live.inline import InlineEvaluator, result_line
+from tooltrail.live.redact import Redaction
 from tooltrail.live.throttle import ThrottledWarning
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Diagnostic, LogRecord, OtlpFileWriter, Span
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.logs import logs_request
+from tooltrail.serve.redaction import redacted
 
 _log = logging.getLogger(__name__)
+
+#: Mode of the files the receiver creates (results, dumps): they hold customer data.
+PRIVATE = 0o600
+
+
+def create_private(path: str | os.PathLike[str]) -> None:
+    """Create ``path`` readable by its owner only, unless it exists (then it is left as is)."""
+    os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE))
 
 
 class LogsSeen:
@@ -64,7 +75,7 @@ class ResultsFile:
         if directory:
             os.makedirs(directory, exist_ok=True)
         self.explanations = explanations
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE)
         self._lock = threading.Lock()
 
     def write(
@@ -188,7 +199,14 @@ class ReceivedTraceEvaluator(InlineEvaluator):
 
 
 class DumpSink:
-    """Writes each received trace as one OTLP request to a file in the collector's format."""
+    """Writes each received trace as one OTLP request to a file in the collector's format.
+
+    Tool spans and log records are redacted first (``serve.redaction``). The file is created
+    0600. Writes are buffered and flushed to the operating system every ``flush_interval``
+    seconds: at the write that finds the interval passed, else by a timer, so a killed process
+    loses at most the traces written in its last interval (no ``fsync``: a machine crash can
+    lose what the system had not written to disk yet).
+    """
 
     def __init__(
         self,
@@ -196,31 +214,61 @@ class DumpSink:
         *,
         format: str = "json",
         logs: LogsSeen | None = None,
+        redaction: Redaction | None = None,
+        flush_interval: float = 1.0,
     ) -> None:
         directory = os.path.dirname(os.fspath(path))
         if directory:
             os.makedirs(directory, exist_ok=True)
+        create_private(path)
         self.writer = OtlpFileWriter(path, format=format)  # type: ignore[arg-type]
         self._logs = logs
+        self._rules = redaction or Redaction()
+        self._interval = flush_interval
+        self._last_flush = time.monotonic()
+        self._unflushed = False
+        self._stop = threading.Event()
+        self._flusher = threading.Thread(
+            target=self._flush_on_interval, name="tooltrail-dump-flush", daemon=True
+        )
+        self._flusher.start()
 
     def export_trace(self, trace: CompletedTrace) -> None:
-        items = spans_of(trace)
+        items = redacted(self._rules, spans_of(trace))
         if self._logs is None or not self._logs.seen:
             self.writer.write_spans(items)
-            return
-        # The trace's log records follow its spans as a logs request: ``tooltrail eval`` over
-        # the dump joins them again.
-        spans, records = split_logs(items)
-        if spans:
-            self.writer.write_spans(spans)
-        if records:
-            self.writer.write(logs_request(records))
+        else:
+            # The trace's log records follow its spans as a logs request: ``tooltrail eval``
+            # over the dump joins them again.
+            spans, records = split_logs(items)
+            if spans:
+                self.writer.write_spans(spans)
+            if records:
+                self.writer.write(logs_request(records))
+        self._unflushed = True
+        if time.monotonic() - self._last_flush >= self._interval:
+            self._flush()
+
+    def _flush_on_interval(self) -> None:
+        while not self._stop.wait(self._interval):
+            if self._unflushed:
+                self._flush()
+
+    def _flush(self) -> None:
+        self._unflushed = False
+        self._last_flush = time.monotonic()
+        try:
+            self.writer.flush()
+        except ValueError:  # closed by shutdown meanwhile
+            pass
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        self.writer.flush()
+        self._flush()
         return True
 
     def shutdown(self) -> None:
+        self._stop.set()
+        self._flusher.join()
         self.writer.close()
 
 
