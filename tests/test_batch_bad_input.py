@@ -63,13 +63,15 @@ def test_a_record_the_converter_cannot_handle_is_skipped_and_the_rest_evaluated(
     assert "RuntimeError: converter bug" in problem.message
 
 
-def test_an_empty_directory_warns_that_no_traces_were_found(tmp_path: Path) -> None:
+def test_an_empty_directory_allowed_empty_warns_that_no_traces_were_found(
+    tmp_path: Path,
+) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text("name: s\ncases:\n  - {id: a, match: all, max_turns: 1}\n")
     empty = tmp_path / "dumps"
     empty.mkdir()
-    result = CliRunner().invoke(main, ["eval", str(suite), str(empty)])
-    assert result.exit_code == 0
+    result = CliRunner().invoke(main, ["eval", "--allow-empty", str(suite), str(empty)])
+    assert result.exit_code == 0  # without --allow-empty: 3 (tests/test_cli_edges.py)
     assert f"warning: no traces found in {empty}" in result.stderr
 
 

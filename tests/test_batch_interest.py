@@ -30,7 +30,7 @@ SUITE = TestSuite.from_dict(
                 "evaluators": [
                     {"name": "no_redundant_tool_calls", "threshold": 1.0},
                     {"name": "tool_call_precision", "threshold": 1.0},
-                    {"name": "max_tool_calls", "threshold": 4},
+                    {"name": "max_tool_calls", "config": {"max": 4}},
                 ],
             },
             {"id": "anything", "match": "all", "max_turns": 1},

@@ -28,7 +28,7 @@ SUITE = TestSuite.from_dict(
                 "expected_tool_arguments": {"issue_refund": {"amount": 49.99}},
                 "evaluators": [
                     {"name": "no_redundant_tool_calls", "threshold": 1.0},
-                    {"name": "max_tool_calls", "threshold": 4, "required": False},
+                    {"name": "max_tool_calls", "config": {"max": 4}, "required": False},
                 ],
             },
             {

@@ -6,6 +6,11 @@ group's rows sort by the first appearance of its traces in the input (chunk, the
 the chunk), and a trace (or conversation) seen in several chunks is evaluated once, whole, by a
 merge task that re-reads only its records.
 
+Inputs are expanded here: a path that names nothing is an ``InputError``; a directory that
+cannot be listed is a diagnostic (skipped input) and the rest is read. On Dask, paths are made
+absolute before tasks leave this process (workers have their own working directory), and a
+worker that cannot open a file says so with its host name.
+
 Past ``spill_rows`` rows, each outcome's rows go to a temporary file as they arrive (see
 ``spill``) and ``BatchResult.results`` reads them back lazily: the driver then holds only what
 planning and ordering need, whatever the size of the dump.
@@ -14,11 +19,13 @@ planning and ordering need, whatever the size of the dump.
 from __future__ import annotations
 
 import heapq
+import os
+import socket
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
-from tooltrail.batch.chunks import Chunk, Extent, plan_chunks
+from tooltrail.batch.chunks import Chunk, Extent, InputError, plan_chunks
 from tooltrail.batch.executors import (
     DaskExecutor,
     Executor,
@@ -39,7 +46,7 @@ from tooltrail.batch.tasks import (
 )
 from tooltrail.evaluate import CaseResult
 from tooltrail.gc_pause import gc_paused
-from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits
+from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, expand_paths
 from tooltrail.suite import TestSuite
 
 #: Called after each chunk with (groups evaluated, spans read, bytes read).
@@ -95,7 +102,8 @@ def run_batch(
     ``workers``: local processes (default: all cores; 1 runs in this process).
     ``dask_address``: run the same tasks on that Dask distributed scheduler instead.
     ``chunk_bytes``: size of the pieces large files are cut into (default: about four per
-    worker, at most ``DEFAULT_CHUNK_BYTES``). Raises ``InputError`` when a path names nothing.
+    worker, at most ``DEFAULT_CHUNK_BYTES``). Raises ``InputError`` when a path names nothing;
+    a directory that cannot be listed is a diagnostic and its files are skipped.
     ``spill_rows``: rows kept in memory; past that, all rows go to a private temporary file and
     ``results`` reads them back in order, lazily (``None``: never).
     """
@@ -123,27 +131,28 @@ def _plan_and_run(
     limits = settings.limits
     plan_limits = limits or DEFAULT_LIMITS
     executor: Executor
+    run_chunk: Callable[[ChunkTask], ChunkOutcome] = evaluate_chunk
     if dask_address is not None:
+        files, skipped = _input_files(paths, absolute=True)
         executor = DaskExecutor(dask_address)
+        run_chunk = evaluate_chunk_on_worker
         try:
-            chunks = plan_chunks(
-                paths,
-                chunk_bytes=chunk_bytes,
-                parallelism=executor.parallelism(),
-                limits=plan_limits,
-            )
+            chunks = _plan_files(files, chunk_bytes, executor.parallelism(), plan_limits)
         except BaseException:
             executor.close()
             raise
     else:
+        files, skipped = _input_files(paths, absolute=False)
         n = workers if workers is not None else default_workers()
-        chunks = plan_chunks(paths, chunk_bytes=chunk_bytes, parallelism=n, limits=plan_limits)
+        chunks = _plan_files(files, chunk_bytes, n, plan_limits)
         n = min(n, len(chunks))
         # One worker or one chunk: a pool would only add its startup time.
         executor = ProcessExecutor(n) if n > 1 else InlineExecutor()
     rows = _Rows(spill_rows)
     try:
-        return _run(executor, settings, chunks, on_progress, rows)
+        result = _run(executor, run_chunk, settings, chunks, on_progress, rows)
+        result.diagnostics[:0] = skipped
+        return result
     except BaseException:
         rows.close()  # an error, Ctrl-C: the spilled rows are nobody's now
         raise
@@ -151,15 +160,64 @@ def _plan_and_run(
         executor.close()
 
 
+def _input_files(
+    paths: Sequence[str], *, absolute: bool
+) -> tuple[list[tuple[str, bool]], list[Diagnostic]]:
+    """The files of ``paths`` as ``(path, named)``, and the directories that could not be
+    listed. Raises ``InputError`` when a path names nothing. ``absolute``: for workers that do
+    not share this process's working directory."""
+    if absolute:
+        paths = [p if p == "-" else os.path.abspath(p) for p in paths]
+    missing: list[Diagnostic] = []
+    unreadable: list[Diagnostic] = []
+    files = list(expand_paths(paths, missing, unreadable=unreadable))
+    if missing:
+        raise InputError("; ".join(str(p) for p in missing))
+    return files, unreadable
+
+
+def _plan_files(
+    files: list[tuple[str, bool]], chunk_bytes: int | None, parallelism: int, limits: Limits
+) -> list[Chunk]:
+    """``plan_chunks`` over files already found; those found only by walking a directory keep
+    ``named=False`` (one that is not OTLP is skipped quietly)."""
+    chunks = plan_chunks(
+        [path for path, _ in files],
+        chunk_bytes=chunk_bytes,
+        parallelism=parallelism,
+        limits=limits,
+    )
+    walked = {path for path, named in files if not named}
+    walked.difference_update(path for path, named in files if named)
+    if not walked:
+        return chunks
+    return [replace(c, named=False) if c.path in walked else c for c in chunks]
+
+
+def evaluate_chunk_on_worker(task: ChunkTask) -> ChunkOutcome:
+    """``evaluate_chunk`` on a machine of its own: a file it cannot open is reported with the
+    host name, since the driver could open it (its planning read it)."""
+    path = task.chunk.path
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        reason = f"cannot open on host {socket.gethostname()}: {exc.strerror or exc}"
+        problem = Diagnostic(path, None, None, reason)
+        return ChunkOutcome(task.chunk.index, [], [problem], 0, task.chunk.size)
+    return evaluate_chunk(task)
+
+
 def _run(
     executor: Executor,
+    run_chunk: Callable[[ChunkTask], ChunkOutcome],
     settings: EvalSettings,
     chunks: list[Chunk],
     on_progress: ProgressCallback | None,
     rows: _Rows,
 ) -> BatchResult:
     outcomes: list[ChunkOutcome] = []
-    for outcome in executor.run(evaluate_chunk, [ChunkTask(settings, c) for c in chunks]):
+    for outcome in executor.run(run_chunk, [ChunkTask(settings, c) for c in chunks]):
         groups = len(outcome.groups)
         rows.keep(outcome)
         outcomes.append(outcome)

@@ -73,7 +73,8 @@ class ProcessExecutor:
 class DaskExecutor:
     """Submits the tasks to a Dask distributed scheduler at ``address`` (``tcp://host:8786``).
 
-    Workers must have tooltrail installed and see the input files at the same paths.
+    Workers must have tooltrail installed and see the input files at the same absolute paths
+    (the driver makes relative paths absolute before submitting tasks).
     """
 
     def __init__(self, address: str) -> None:

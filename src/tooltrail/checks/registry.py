@@ -113,8 +113,11 @@ class Registry:
             entry is None
             or config
             or type(config) is not dict
-            or (threshold is not None and type(threshold) is not float)
-        ):  # the common case (a float or no threshold, an empty config) needs no closer look
+            or (
+                threshold is not None
+                and (type(threshold) is not float or not 0.0 <= threshold <= 1.0)
+            )
+        ):  # the common case (no threshold or one in [0, 1], an empty config) needs no closer look
             problem = self._config_problem(evaluator)
             if problem is not None:
                 return [config_error(name, name, problem)]
@@ -172,6 +175,11 @@ class Registry:
             isinstance(threshold, bool) or not isinstance(threshold, (int, float))
         ):
             return f"threshold must be a number, not {threshold!r}."
+        if threshold is not None and not 0 <= threshold <= 1:
+            return (
+                f"threshold must be between 0 and 1, not {threshold!r}: scores lie in [0, 1], "
+                "so the case could never pass (or never fail)."
+            )
         if not isinstance(evaluator.config, dict):
             return f"config must be a mapping, not {type(evaluator.config).__name__}."
         if entry.config_keys is not None:

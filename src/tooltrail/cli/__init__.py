@@ -6,12 +6,35 @@ Exit codes shared by every subcommand: 0 success, 1 failures (or some input skip
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import click
 
 from tooltrail import __version__
+from tooltrail.cli.errors import show_usage_error
+
+#: Click's "no arguments: here is the help" is not an error to re-word (click >= 8.2).
+_HELP_REQUESTS: tuple[type[BaseException], ...] = tuple(
+    t for t in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if t is not None
+)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The ``tooltrail`` group: a usage error of any subcommand is printed with the same
+    ``tooltrail COMMAND:`` prefix as the errors the commands print themselves."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:
+            if isinstance(error, _HELP_REQUESTS):
+                raise
+            show_usage_error(error)
+            sys.exit(error.exit_code)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tooltrail")
 def main() -> None:
     """Check what an AI agent actually did, from its OpenTelemetry traces."""

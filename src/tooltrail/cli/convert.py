@@ -4,8 +4,9 @@ Prints one JSON object per trace (or conversation) per line on stdout:
 ``{"trace_id", "tool_calls": [{"name", "args", "call_id", "status", "turn", "source",
 "span_id"}], "turn_count", "output", "metadata"}``. Records that cannot be read are reported
 on stderr as ``file:line: reason`` (``file@offset`` for binary files) and skipped.
-Exit codes: 0 everything was read, 1 some records were skipped or log records left unjoined
-(the rest was converted), 2 usage error (a path that names nothing, a bad option).
+Exit codes: 0 everything was read, 1 some records were skipped or log records left unjoined, or
+a directory could not be listed (the rest was converted), 2 usage error (a path that names
+nothing, ``-`` with standard input closed, a bad option).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import click
 import orjson
 
+from tooltrail.cli.errors import error_line, standard_input
 from tooltrail.convert import GROUPS, read_traces
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Diagnostic, expand_paths
@@ -37,12 +39,15 @@ EXIT_OK, EXIT_SKIPPED, EXIT_USAGE = 0, 1, 2
 def convert_command(paths: Sequence[str], group: str) -> None:
     """Print the tool calls of OTLP dumps (files, directories, globs, - for stdin) as JSON lines."""
     missing: list[Diagnostic] = []
-    for _ in expand_paths([p for p in paths if p != "-"], missing):
+    # Directories that cannot be listed are reported (and skipped) by the read below.
+    for _ in expand_paths([p for p in paths if p != "-"], missing, unreadable=[]):
         pass
     if missing:
         for diagnostic in missing:
-            click.echo(f"tooltrail convert: {diagnostic}", err=True)
+            click.echo(error_line("convert", str(diagnostic)), err=True)
         sys.exit(EXIT_USAGE)
+    if "-" in paths:
+        standard_input("convert")  # a closed stdin is a usage error, before anything is read
     diagnostics: list[Diagnostic] = []
     out = sys.stdout.buffer
     shown = 0

@@ -1,10 +1,11 @@
-"""``tooltrail eval SUITE PATH...`` and ``tooltrail gate REPORT.json --config FILE``.
+"""``tooltrail eval SUITE PATH...`` and ``tooltrail gate REPORT.json --gate FILE``.
 
 ``eval`` evaluates every trace of OTLP dumps against a suite's cases and prints a report;
 ``gate`` checks a report written earlier. Exit codes: 0 all cases pass (or the gate passes),
 1 failures (or the gate failed), 2 usage or suite error, 3 input records were skipped and
-nothing failed. Diagnostics go to stderr as ``file:line: reason``; the report goes to stdout
-or ``--out``.
+nothing failed, or no trace was evaluated at all (an empty or unreadable input, or no trace
+any case selects) unless ``--allow-empty``: a CI gate never passes on zero rows. Diagnostics
+go to stderr as ``file:line: reason``; the report goes to stdout or ``--out``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tooltrail.batch import (
     UnmatchedTrace,
     run_batch,
 )
+from tooltrail.cli.errors import fail, standard_input
 from tooltrail.evaluate import EvaluationReport, ReportError
 from tooltrail.otlp import Diagnostic
 from tooltrail.report import (
@@ -92,6 +94,12 @@ WRITERS: dict[str, Callable[[EvaluationReport, TextSink], None]] = {
     help="Run on this Dask scheduler (tcp://host:8786) instead of local processes.",
 )
 @click.option("--show-unmatched", is_flag=True, help="List the traces no case selected.")
+@click.option(
+    "--allow-empty",
+    is_flag=True,
+    help="Exit 0 when no trace was evaluated (empty input, or no trace any case selects); "
+    "without it that is exit 3.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary line.")
 @click.option(
     "--chunk-mb",
@@ -124,6 +132,7 @@ def eval_command(
     workers: int | None,
     dask_address: str | None,
     show_unmatched: bool,
+    allow_empty: bool,
     quiet: bool,
     chunk_mb: int | None,
     annotate_path: str | None,
@@ -138,7 +147,7 @@ def eval_command(
         suite = TestSuite.load(suite_path)
         gate = Gate.load(gate_path) if gate_path else suite.gate
     except SuiteError as exc:
-        _fail_usage(str(exc))
+        fail("eval", str(exc))
     with ExitStack() as cleanup:
         with _stdin_spooled(paths) as (inputs, stdin_copy):
             try:
@@ -153,13 +162,11 @@ def eval_command(
                         on_progress=on_progress,
                     )
                 cleanup.callback(batch.close)  # rows spilled to disk: removed however this ends
-            except InputError as exc:
-                _fail_usage(str(exc))
-            except DaskUnavailableError as exc:
-                _fail_usage(str(exc))
+            except (InputError, DaskUnavailableError) as exc:
+                fail("eval", str(exc))
             except OSError as exc:
                 if dask_address:
-                    _fail_usage(f"cannot use the Dask scheduler at {dask_address}: {exc}")
+                    fail("eval", f"cannot use the Dask scheduler at {dask_address}: {exc}")
                 raise
             if annotate_path or annotate_traces_path:
                 _annotate(suite, inputs, batch, group, annotate_path, annotate_traces_path)
@@ -167,11 +174,13 @@ def eval_command(
         try:
             write_report(report, fmt, out)
         except OSError as exc:
-            _fail_usage(f"cannot write the report to {out}: {exc.strerror or exc}")
+            fail("eval", f"cannot write the report to {out}: {exc.strerror or exc}")
         _print_diagnostics(batch.diagnostics, stdin_copy)
         _print_unmatched(batch.unmatched, show_unmatched)
+        if len(batch.results) == 0 and not allow_empty:
+            fail("eval", _nothing_evaluated(batch), EXIT_SKIPPED)
         if batch.group_count == 0:
-            click.echo(f"warning: no traces found in {' '.join(paths)}", err=True)
+            click.echo(f"tooltrail eval: warning: no traces found in {' '.join(paths)}", err=True)
         gate_result = gate.check(report) if gate is not None else None
         if gate_result is not None:
             _print_gate(gate_result)
@@ -183,23 +192,31 @@ def eval_command(
 @click.command("gate")
 @click.argument("report_path", metavar="REPORT.json", type=click.Path(exists=True, dir_okay=False))
 @click.option(
-    "--config",
-    "config_path",
-    required=True,
+    "--gate",
+    "gate_path",
+    metavar="FILE",
     type=click.Path(exists=True, dir_okay=False),
-    help="Gate file, or a suite file with gate keys.",
+    help="Gate file, or a suite file with gate keys (as for eval --gate).  [required]",
 )
-def gate_command(report_path: str, config_path: str) -> None:
+@click.option(  # the option's first name, kept working
+    "--config", "config_path", hidden=True, type=click.Path(exists=True, dir_okay=False)
+)
+def gate_command(report_path: str, gate_path: str | None, config_path: str | None) -> None:
     """Check a JSON report made earlier (tooltrail eval --format json) against a gate."""
+    if gate_path is not None and config_path is not None and gate_path != config_path:
+        raise click.UsageError("--config is the old name of --gate: give one of them")
+    gate_path = gate_path or config_path
+    if gate_path is None:
+        raise click.UsageError("Missing option '--gate'.")
     try:
         with open(report_path, "rb") as handle:
             report = EvaluationReport.from_dict(orjson.loads(handle.read()))
     except (orjson.JSONDecodeError, ReportError) as exc:
-        _fail_usage(f"{report_path}: {exc}")
+        fail("gate", f"{report_path}: {exc}")
     try:
-        gate = _load_gate(config_path)
+        gate = _load_gate(gate_path)
     except SuiteError as exc:
-        _fail_usage(str(exc))
+        fail("gate", str(exc))
     result = gate.check(report)
     click.echo("gate: PASS" if result.passed else "gate: FAIL")
     for reason in result.reasons:
@@ -232,9 +249,13 @@ def _load_gate(path: str) -> Gate:
         return suite.gate
 
 
-def _fail_usage(message: str) -> Any:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(EXIT_USAGE)
+def _nothing_evaluated(batch: BatchResult) -> str:
+    """The one line that says why an empty run is not a pass."""
+    skipped = f", {len(batch.diagnostics)} skipped" if batch.diagnostics else ""
+    return (
+        f"no trace was evaluated ({batch.group_count} traces read, {len(batch.unmatched)} "
+        f"unmatched{skipped}); pass --allow-empty to accept this"
+    )
 
 
 def write_report(report: EvaluationReport, fmt: str, out: str | None) -> None:
@@ -322,10 +343,11 @@ def _stdin_spooled(paths: Sequence[str]) -> Iterator[tuple[list[str], str | None
     if "-" not in paths:
         yield list(paths), None
         return
+    stdin = standard_input("eval")
     fd, copy = tempfile.mkstemp(prefix="tooltrail-stdin-", suffix=".otlp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            shutil.copyfileobj(sys.stdin.buffer, handle)
+            shutil.copyfileobj(stdin, handle)
         yield [copy if p == "-" else p for p in paths], copy
     finally:
         os.unlink(copy)
@@ -354,4 +376,4 @@ def _annotate(
             explanations=explanations_from_env(),
         )
     except OSError as exc:
-        _fail_usage(f"cannot write annotations: {exc}")
+        fail("eval", f"cannot write annotations: {exc}")

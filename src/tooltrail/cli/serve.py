@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 import orjson
 
+from tooltrail.cli.errors import fail
 from tooltrail.serve import ServeConfig, TraceReceiver
 from tooltrail.serve.config import (
     DEFAULT_GRPC_PORT,
@@ -227,12 +228,8 @@ def serve_command(
     )
     try:
         receiver = TraceReceiver(config)
-    except SuiteError as exc:
-        click.echo(f"tooltrail serve: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    except (OSError, ValueError) as exc:
-        click.echo(f"tooltrail serve: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+    except (SuiteError, OSError, ValueError) as exc:
+        fail("serve", str(exc))
 
     def ready() -> None:
         click.echo(f"tooltrail serve: {_listening(receiver)}", err=True)
@@ -240,8 +237,7 @@ def serve_command(
     try:
         stats = asyncio.run(receiver.run_until_signal(on_ready=ready))
     except OSError as exc:
-        click.echo(f"tooltrail serve: cannot listen: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        fail("serve", f"cannot listen: {exc}")
     click.echo(
         "tooltrail serve: stopped; " + orjson.dumps(stats, option=orjson.OPT_SORT_KEYS).decode(),
         err=True,

@@ -232,7 +232,8 @@ def _evaluator(raw: Any, path: KeyPath, reader: FieldReader) -> EvaluatorConfig:
             reader.fail(path + ("name",), f"unknown scorer {name!r}{hint}")
     threshold = None
     if data.get("threshold") is not None:
-        threshold = reader.number(data["threshold"], path + ("threshold",))
+        # A score's value lies in [0, 1]: a threshold outside could never be met (or never missed).
+        threshold = reader.fraction(data["threshold"], path + ("threshold",))
     config = data.get("config") or {}
     if entry is not None and entry.config_keys is not None:  # the scorer declared what it reads
         keys = tuple(sorted(entry.config_keys))
