@@ -17,7 +17,12 @@ from serve_traces import PROTOBUF, agent_trace, body_of
 from tooltrail.otlp import LogRecord, encode_logs_request, read_spans
 from tooltrail.serve import ServeConfig, start_in_thread
 
-SECRETS = ("hunter2", "sk-live-4f9a8b7c6d5e", "Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0", "4111111111111111")
+SECRETS = (
+    "hunter2",
+    "sk-live-4f9a8b7c6d5e",
+    "Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0",
+    "4111111111111111",
+)
 ARGS = {
     "order_id": "ORD-7731",
     "password": SECRETS[0],
@@ -68,8 +73,11 @@ def choice_record(trace_id: str, span_id: str) -> LogRecord:
         time_ns=1_500,
         event_name="gen_ai.choice",
         attributes={"gen_ai.system": "openai"},
-        body={"index": 0, "finish_reason": "tool_calls",
-              "message": {"role": "assistant", "tool_calls": [call]}},  # fmt: skip
+        body={
+            "index": 0,
+            "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "tool_calls": [call]},
+        },  # fmt: skip
     )
 
 
@@ -155,13 +163,11 @@ def test_redaction_follows_the_live_settings(
     """``TOOLTRAIL_REDACT_KEYS`` (the live path's variable) hides a key the defaults do not."""
     monkeypatch.setenv("TOOLTRAIL_REDACT_KEYS", "order_id")
     dump = tmp_path / "dump.jsonl"
-    receiver = start_in_thread(
-        ServeConfig(grpc_port=None, http_port=0, grace=0.05, dump=dump)
-    )
+    receiver = start_in_thread(ServeConfig(grpc_port=None, http_port=0, grace=0.05, dump=dump))
     try:
         assert receiver.http_port is not None
-        status, _, _ = post(receiver.http_port, body_of(agent_trace(tool_attributes=TOOL_SPANS[:1])),
-                            PROTOBUF)  # fmt: skip
+        body = body_of(agent_trace(tool_attributes=TOOL_SPANS[:1]))
+        status, _, _ = post(receiver.http_port, body, PROTOBUF)
         assert status == 200
     finally:
         receiver.stop()

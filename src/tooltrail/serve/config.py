@@ -49,6 +49,23 @@ class ServeConfig:
     retry_after: float = 1.0
     #: Seconds shutdown waits for in-flight requests before closing connections.
     shutdown_timeout: float = 10.0
+    #: HTTP connections open at once; past it the oldest one without a request in progress is
+    #: closed (kept well under the usual 1,024 file descriptors per process).
+    max_connections: int = 512
+    #: Seconds a connection may wait between requests (gRPC: idle connections) before it is
+    #: closed.
+    idle_timeout: float = 60.0
+    #: Seconds from a request's first byte to the end of its headers (gRPC: the handshake).
+    header_timeout: float = 10.0
+    #: Seconds to read a request body.
+    body_timeout: float = 30.0
+    #: gRPC streams (concurrent calls) per connection, and calls in progress at once.
+    max_concurrent_streams: int = 100
+    #: A file holding the bearer token clients must send (``Authorization: Bearer <token>``).
+    auth_token_file: Path | None = None
+    #: PEM certificate (chain) and private key: both listeners speak TLS.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
     results: Path | None = None
     scores_endpoint: str | None = None
     #: ``grpc`` or ``http/protobuf`` for the scores endpoint.

@@ -48,6 +48,19 @@ class ReceiverCounters:
     #: Log records of an evaluated trace that name no span of it (``to_eval_trace``'s report).
     log_records_unjoined: int = 0
 
+    #: Requests without the bearer token (401 / UNAUTHENTICATED), also counted refused.
+    requests_unauthenticated: int = 0
+    #: Requests whose body did not arrive within ``body_timeout`` (408), also counted refused.
+    requests_timed_out: int = 0
+    #: HTTP connections open now (a gauge).
+    connections_open: int = 0
+    #: HTTP connections closed for taking too long to send a request or its headers.
+    connections_timed_out: int = 0
+    #: HTTP connections closed to make room for a new one (``max_connections``).
+    connections_evicted: int = 0
+    #: New HTTP connections refused because every open one was serving a request.
+    connections_refused: int = 0
+
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **deltas: int) -> None:

@@ -21,6 +21,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from tooltrail.serve.auth import BearerToken
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.http import Ingest
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled, Undecodable
@@ -43,7 +44,9 @@ class ExportReceiver:
         service: str,
         response_type: type[Any],
         rejected_field: str,
+        auth: BearerToken | None = None,
     ) -> None:
+        self._auth = auth
         self._ingest = ingest
         self._counters = counters
         self._service = service
@@ -53,6 +56,9 @@ class ExportReceiver:
     async def Export(  # noqa: N802 - the gRPC method name
         self, request: bytes, context: grpc.aio.ServicerContext
     ) -> Any:
+        if self._auth is not None and not self._auth.accepts(_authorization(context)):
+            self._counters.add(requests=1, requests_refused=1, requests_unauthenticated=1)
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         outcome = await _take(self._ingest, self._counters, request, context)
         response = self._response_type()
         if outcome.rejected:
@@ -70,22 +76,28 @@ class ExportReceiver:
         return grpc.method_handlers_generic_handler(self._service, {"Export": method})
 
 
-def trace_service(ingest: Ingest, counters: ReceiverCounters) -> ExportReceiver:
+def trace_service(
+    ingest: Ingest, counters: ReceiverCounters, auth: BearerToken | None = None
+) -> ExportReceiver:
     """``TraceService/Export``."""
     return ExportReceiver(
         ingest,
         counters,
+        auth=auth,
         service=_TRACES,
         response_type=trace_service_pb2.ExportTraceServiceResponse,
         rejected_field="rejected_spans",
     )
 
 
-def logs_service(ingest: Ingest, counters: ReceiverCounters) -> ExportReceiver:
+def logs_service(
+    ingest: Ingest, counters: ReceiverCounters, auth: BearerToken | None = None
+) -> ExportReceiver:
     """``LogsService/Export``: the content of traces, as log records."""
     return ExportReceiver(
         ingest,
         counters,
+        auth=auth,
         service=_LOGS,
         response_type=logs_service_pb2.ExportLogsServiceResponse,
         rejected_field="rejected_log_records",
@@ -115,6 +127,14 @@ async def _take(
         counters.add(requests_refused=1)
         await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         raise
+
+
+def _authorization(context: grpc.aio.ServicerContext) -> str | None:
+    """The ``authorization`` metadata value of a call, if any."""
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization":
+            return value if isinstance(value, str) else value.decode("latin-1")
+    return None
 
 
 def _retry_metadata(retry_after: float, message: str) -> tuple[tuple[str, bytes], ...]:

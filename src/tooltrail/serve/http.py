@@ -11,9 +11,10 @@ content coding the receiver cannot read, 503 with ``Retry-After`` when the buffe
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -23,6 +24,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from tooltrail.serve import body
+from tooltrail.serve.auth import BearerToken
 from tooltrail.serve.config import HEALTH_PATH, LOGS_PATH, STATS_PATH, TRACES_PATH
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled, Undecodable
@@ -35,6 +37,24 @@ Ingest = Callable[[str, bytes], Accepted]
 _CHUNK = 64 * 1024
 
 
+def _require_token(auth: BearerToken, counters: ReceiverCounters) -> Any:
+    """Middleware: 401 for a request without ``Authorization: Bearer <token>`` (not for the
+    health check, which load balancers call without credentials)."""
+
+    @web.middleware
+    async def require_token(request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path == HEALTH_PATH or auth.accepts(request.headers.get("Authorization")):
+            return await handler(request)
+        counters.add(requests_unauthenticated=1, requests_refused=1)
+        return web.json_response(
+            {"code": code_pb2.UNAUTHENTICATED, "message": "missing or wrong bearer token"},
+            status=401,
+            headers={"WWW-Authenticate": 'Bearer realm="tooltrail"'},
+        )
+
+    return require_token
+
+
 def build_app(
     ingest: Ingest,
     counters: ReceiverCounters,
@@ -43,12 +63,19 @@ def build_app(
     stats: Callable[[], dict[str, Any]] | None = None,
     healthy: Callable[[], bool] = lambda: True,
     ingest_logs: Ingest | None = None,
+    body_timeout: float = 30.0,
+    auth: BearerToken | None = None,
+    middlewares: Sequence[Any] = (),
 ) -> web.Application:
     """The aiohttp application serving OTLP/HTTP traces (and logs, with ``ingest_logs``),
-    health and counters."""
+    health and counters. With ``auth``, every route but ``/healthz`` needs the bearer token."""
     routes = _Routes(ingest, counters, max_request_bytes, stats or counters.snapshot, healthy)
+    routes.body_timeout = body_timeout
+    chain = list(middlewares)
+    if auth is not None:
+        chain.append(_require_token(auth, counters))
     # client_max_size bounds aiohttp's own readers; the export routes stream with their own limit.
-    app = web.Application(client_max_size=max_request_bytes)
+    app = web.Application(client_max_size=max_request_bytes, middlewares=chain)
     app.router.add_post(TRACES_PATH, routes.export_traces)
     if ingest_logs is not None:
         routes.ingest_logs = ingest_logs
@@ -73,6 +100,7 @@ class _Routes:
         self._limit = limit
         self._stats = stats
         self._healthy = healthy
+        self.body_timeout = 30.0
 
     async def export_traces(self, request: web.Request) -> web.Response:
         return await self._export(request, self._ingest, _traces_response)
@@ -110,8 +138,21 @@ class _Routes:
         if length is not None and length > self._limit:
             return self._too_large(f"request body is over the {self._limit}-byte limit", encoding)
         try:
-            raw = await body.read_limited(request.content.iter_chunked(_CHUNK), self._limit)
+            raw = await asyncio.wait_for(
+                body.read_limited(request.content.iter_chunked(_CHUNK), self._limit),
+                self.body_timeout,
+            )
             data = body.decompress(raw, codings, self._limit) if codings else raw
+        except TimeoutError:
+            self._counters.add(requests_timed_out=1)
+            response = self._refuse(
+                408,
+                code_pb2.DEADLINE_EXCEEDED,
+                f"request body not received within {self.body_timeout:g} s",
+                encoding,
+            )
+            response.force_close()
+            return response
         except body.BodyTooLarge as exc:
             return self._too_large(str(exc), encoding)
         except body.BadBody as exc:

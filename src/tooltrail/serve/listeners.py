@@ -11,9 +11,11 @@ from typing import Any
 import grpc
 from aiohttp import web
 
+from tooltrail.serve.auth import BearerToken, grpc_key_pair, tls_context
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.grpc_service import logs_service, trace_service
+from tooltrail.serve.guard import ConnectionGuard
 from tooltrail.serve.http import Ingest, build_app
 
 _log = logging.getLogger(__name__)
@@ -46,7 +48,12 @@ class Listeners:
         self._healthy = healthy
         self._grpc: grpc.aio.Server | None = None
         self._runner: web.AppRunner | None = None
-        self._site: web.SockSite | None = None
+        self._http: asyncio.Server | None = None
+        self._auth = (
+            BearerToken.from_file(config.auth_token_file)
+            if config.auth_token_file is not None
+            else None
+        )
         self.grpc_port: int | None = None
         self.http_port: int | None = None
 
@@ -62,19 +69,23 @@ class Listeners:
             raise
 
     async def _start_grpc(self, host: str, port: int) -> None:
-        limit = self._config.max_request_bytes
+        config = self._config
         server = grpc.aio.server(
-            options=[
-                # Checked by grpc after decompression too, so a compressed bomb stops here.
-                ("grpc.max_receive_message_length", limit),
-                ("grpc.so_reuseport", 0),
-            ]
+            options=grpc_options(config),
+            maximum_concurrent_rpcs=config.max_concurrent_streams,
         )
-        handlers = [trace_service(self._ingest, self._counters).handler()]
+        handlers = [trace_service(self._ingest, self._counters, self._auth).handler()]
         if self._ingest_logs is not None:
-            handlers.append(logs_service(self._ingest_logs, self._counters).handler())
+            handlers.append(logs_service(self._ingest_logs, self._counters, self._auth).handler())
         server.add_generic_rpc_handlers(tuple(handlers))
-        bound = server.add_insecure_port(_grpc_address(host, port))
+        address = _grpc_address(host, port)
+        if config.tls_cert is not None and config.tls_key is not None:
+            credentials = grpc.ssl_server_credentials(
+                [grpc_key_pair(config.tls_cert, config.tls_key)]
+            )
+            bound = server.add_secure_port(address, credentials)
+        else:
+            bound = server.add_insecure_port(address)
         if bound == 0:
             raise OSError(f"cannot listen for OTLP/gRPC on {host}:{port}")
         await server.start()
@@ -82,43 +93,84 @@ class Listeners:
         self.grpc_port = bound
 
     async def _start_http(self, host: str, port: int) -> None:
+        config = self._config
+        guard = ConnectionGuard(
+            self._counters,
+            max_connections=config.max_connections,
+            header_timeout=config.header_timeout,
+            idle_timeout=config.idle_timeout,
+        )
         app = build_app(
             self._ingest,
             self._counters,
-            max_request_bytes=self._config.max_request_bytes,
+            max_request_bytes=config.max_request_bytes,
             stats=self._stats,
             healthy=self._healthy,
             ingest_logs=self._ingest_logs,
+            body_timeout=config.body_timeout,
+            auth=self._auth,
+            middlewares=[guard.middleware],
         )
         runner = web.AppRunner(
             app,
             access_log=None,
-            shutdown_timeout=self._config.shutdown_timeout,
+            shutdown_timeout=config.shutdown_timeout,
             # Bodies are decompressed by tooltrail, under the request size limit.
             auto_decompress=False,
         )
         await runner.setup()
         self._runner = runner
+        guard.factory = runner.server
         sock = _bind(host, port)
-        site = web.SockSite(runner, sock)
-        await site.start()
-        self._site = site
+        tls = None
+        if config.tls_cert is not None and config.tls_key is not None:
+            tls = tls_context(config.tls_cert, config.tls_key)
+        self._http = await asyncio.get_running_loop().create_server(
+            guard,
+            sock=sock,
+            ssl=tls,
+            ssl_handshake_timeout=config.header_timeout if tls is not None else None,
+            backlog=128,
+        )
         self.http_port = sock.getsockname()[1]
 
     async def stop(self, timeout: float | None = None) -> None:
         """Stop accepting, then wait up to ``timeout`` seconds for requests in flight."""
         grace = self._config.shutdown_timeout if timeout is None else timeout
         tasks = []
+        if self._http is not None:
+            self._http.close()  # stop accepting; aiohttp's shutdown ends the connections
         if self._grpc is not None:
             tasks.append(self._grpc.stop(grace))
         if self._runner is not None:
             tasks.append(self._runner.cleanup())
         self._grpc = None
         self._runner = None
-        self._site = None
+        self._http = None
         for result in await asyncio.gather(*tasks, return_exceptions=True):
             if isinstance(result, BaseException):
                 _log.warning("error while stopping a listener: %s", result)
+
+
+def grpc_options(config: ServeConfig) -> list[tuple[str, int]]:
+    """The gRPC server's limits: message size, and connections that cannot be held forever."""
+    return [
+        # Checked by grpc after decompression too, so a compressed bomb stops here.
+        ("grpc.max_receive_message_length", config.max_request_bytes),
+        ("grpc.so_reuseport", 0),
+        ("grpc.max_concurrent_streams", config.max_concurrent_streams),
+        ("grpc.max_allowed_incoming_connections", config.max_connections),
+        # A connection that has not finished its handshake (TLS, HTTP/2 preface) is closed.
+        ("grpc.server_handshake_timeout_ms", int(config.header_timeout * 1000)),
+        ("grpc.max_connection_idle_ms", int(config.idle_timeout * 1000)),
+        # Long-lived connections are recycled (clients reconnect), in-flight calls get a grace.
+        ("grpc.max_connection_age_ms", 30 * 60 * 1000),
+        ("grpc.max_connection_age_grace_ms", int(config.shutdown_timeout * 1000)),
+        # Ping idle peers; a peer that does not answer within 20 s is gone.
+        ("grpc.keepalive_time_ms", 60 * 1000),
+        ("grpc.keepalive_timeout_ms", 20 * 1000),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10 * 1000),
+    ]
 
 
 def _grpc_address(host: str, port: int) -> str:
