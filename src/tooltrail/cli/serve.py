@@ -17,6 +17,7 @@ import orjson
 
 from tooltrail.cli.errors import fail
 from tooltrail.serve import ServeConfig, TraceReceiver
+from tooltrail.serve.auth import exposure_warning
 from tooltrail.serve.config import (
     DEFAULT_GRPC_PORT,
     DEFAULT_HOST,
@@ -164,6 +165,59 @@ _DEFAULTS = ServeConfig()
     help="Seconds shutdown waits for requests in flight.",
 )
 @click.option(
+    "--dump-flush-interval",
+    type=click.FloatRange(0, min_open=True),
+    default=_DEFAULTS.dump_flush_interval,
+    show_default=True,
+    help="Seconds between flushes of --dump: a killed process loses at most this much of it.",
+)
+@click.option(
+    "--auth-token-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="File holding a token clients must send as 'Authorization: Bearer <token>' "
+    "(HTTP header or gRPC metadata); /healthz stays open.",
+)
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="PEM certificate (chain): both listeners speak TLS (with --tls-key).",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="PEM private key of --tls-cert.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1),
+    default=_DEFAULTS.max_connections,
+    show_default=True,
+    help="HTTP connections open at once (gRPC: incoming connections); past it the oldest idle "
+    "one is closed. Keep it under the process's file-descriptor limit.",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=_DEFAULTS.idle_timeout,
+    show_default=True,
+    help="Seconds a connection may wait between requests before it is closed.",
+)
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=_DEFAULTS.header_timeout,
+    show_default=True,
+    help="Seconds from a request's first byte to the end of its headers (and for the TLS or "
+    "gRPC handshake).",
+)
+@click.option(
+    "--body-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=_DEFAULTS.body_timeout,
+    show_default=True,
+    help="Seconds to read a request body (408 after).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="warning",
@@ -193,6 +247,14 @@ def serve_command(
     logs_grace: float,
     max_age: float,
     shutdown_timeout: float,
+    dump_flush_interval: float,
+    auth_token_file: Path | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    max_connections: int,
+    idle_timeout: float,
+    header_timeout: float,
+    body_timeout: float,
     log_level: str,
 ) -> None:
     """Receive OTLP traces and logs (gRPC and HTTP), evaluate each complete trace, send the
@@ -203,6 +265,8 @@ def serve_command(
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     if no_grpc and no_http:
         raise click.UsageError("--no-grpc and --no-http leave nothing to listen on")
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
     config = ServeConfig(
         suite=suite,
         host=host,
@@ -225,6 +289,14 @@ def serve_command(
         forward_protocol=forward_protocol,
         dump=dump,
         dump_format=dump_format,
+        dump_flush_interval=dump_flush_interval,
+        auth_token_file=auth_token_file,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        max_connections=max_connections,
+        idle_timeout=idle_timeout,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
     )
     try:
         receiver = TraceReceiver(config)
@@ -233,6 +305,11 @@ def serve_command(
 
     def ready() -> None:
         click.echo(f"tooltrail serve: {_listening(receiver)}", err=True)
+        warning = exposure_warning(
+            host, authenticated=auth_token_file is not None, tls=tls_cert is not None
+        )
+        if warning is not None:
+            click.echo(f"tooltrail serve: warning: {warning}", err=True)
 
     try:
         stats = asyncio.run(receiver.run_until_signal(on_ready=ready))
