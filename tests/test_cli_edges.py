@@ -213,13 +213,12 @@ def test_convert_reports_an_unreadable_directory_as_skipped_input(unlistable: Pa
 # --- --dask with relative paths ----------------------------------------------------------------
 
 
-@pytest.fixture()
-def dask_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """A real local Dask cluster whose worker processes start in another working directory,
-    as workers on other machines do."""
+@pytest.fixture(scope="module")
+def dask_cluster(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A real local Dask cluster whose worker process starts in another working directory, as
+    workers on other machines do; listening on loopback only."""
     distributed = pytest.importorskip("distributed")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
     here = os.getcwd()
     os.chdir(elsewhere)
     try:
@@ -253,10 +252,9 @@ def test_dask_workers_elsewhere_read_relative_paths(
 
 
 def test_a_file_a_dask_worker_cannot_open_names_the_host_and_the_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    dask_cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The driver plans over a file the worker then cannot see (here: removed once planned)."""
-    distributed = pytest.importorskip("distributed")
     from tooltrail.batch import driver, run_batch
 
     runs = Path(write(tmp_path / "runs.jsonl", jsonl(record(SEED_RUNS[:1]))))
@@ -268,14 +266,11 @@ def test_a_file_a_dask_worker_cannot_open_names_the_host_and_the_file(
         return chunks
 
     monkeypatch.setattr(driver, "plan_chunks", plan_then_remove)
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
-    ) as cluster:
-        result = run_batch(
-            TestSuite.load(write(tmp_path / "s.yaml", SUITE.encode())),
-            [str(runs)],
-            dask_address=cluster.scheduler_address,
-        )
+    result = run_batch(
+        TestSuite.load(write(tmp_path / "s.yaml", SUITE.encode())),
+        [str(runs)],
+        dask_address=dask_cluster.scheduler_address,
+    )
     assert [str(d) for d in result.diagnostics] == [
         f"{runs}: cannot open on host {socket.gethostname()}: No such file or directory"
     ]
