@@ -17,7 +17,7 @@ from test_live_helpers import (
     truth,
 )
 
-from tooltrail.checks.equality import values_equal
+from tooltrail.equality import values_equal
 from tooltrail.live import Redaction, ToolArgsProcessor
 from tooltrail.live.spancopy import CopiedSpan
 

@@ -14,6 +14,7 @@ from tooltrail import (
     SuiteError,
     TestSuite,
     ToolCallArgs,
+    default_registry,
     evaluate_suite,
 )
 
@@ -75,9 +76,11 @@ def write(tmp_path, text, name="suite.yaml"):
 
 
 def load_error(tmp_path, text, name="suite.yaml"):
+    """The error of loading a suite file and checking it against the registry, as every
+    command that runs a suite does."""
     path = write(tmp_path, text, name)
     with pytest.raises(SuiteError) as info:
-        TestSuite.load(path)
+        default_registry().check(TestSuite.load(path))
     return path, info.value
 
 

@@ -10,17 +10,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.expectations import expectation_scores
-from tooltrail.checks.registry import Registry, default_registry, did_you_mean
+from tooltrail.checks.registry import Registry, default_registry
 from tooltrail.checks.score import Score
 from tooltrail.checks.turns import turn_scores
 from tooltrail.checks.view import CallView, tally, trace_view
+from tooltrail.hints import did_you_mean
 from tooltrail.model import EvalTrace
 from tooltrail.suite.errors import SuiteError
+from tooltrail.suite.gate import meets
 
 if TYPE_CHECKING:
     from tooltrail.suite.case import TestCase
@@ -387,8 +388,3 @@ def summarize(rows: Iterable[CaseResult], cases: dict[str, TestCase]) -> Summary
 _SUMMARY_BLOCK = 4096
 
 
-def meets(passed: int, total: int, floor: float) -> bool:
-    """``passed / total >= floor`` exactly (a rate equal to its floor passes; no float drift)."""
-    if total <= 0:
-        return False
-    return Fraction(passed, total) >= Fraction(repr(float(floor)))

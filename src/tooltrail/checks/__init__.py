@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tooltrail.checks.equality import args_contain, args_fingerprint, values_equal
 from tooltrail.checks.expectations import expectation_scores, trace_turn_count
 from tooltrail.checks.registry import (
     Registry,
@@ -15,6 +14,7 @@ from tooltrail.checks.registry import (
 from tooltrail.checks.score import Score, config_error
 from tooltrail.checks.turns import expect_scores, is_subsequence, turn_scores
 from tooltrail.checks.view import CallView, trace_view
+from tooltrail.equality import args_contain, args_fingerprint, values_equal
 
 __all__ = [
     "CallView",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tooltrail.checks.equality import args_contain
 from tooltrail.checks.score import Score, config_error
 from tooltrail.checks.view import CallView
+from tooltrail.equality import args_contain
 from tooltrail.model import EvalTrace, ToolCall
 
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ A scorer is a plain function ``(trace, case, config) -> Score | list[Score]``. R
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from math import isnan
@@ -18,19 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.score import Score, config_error
 from tooltrail.checks.scorers import BUILTIN_SCORERS
+from tooltrail.hints import did_you_mean
 from tooltrail.model import EvalTrace
+from tooltrail.suite.fields import FieldReader
 
 if TYPE_CHECKING:
     from tooltrail.suite.case import EvaluatorConfig, TestCase
+    from tooltrail.suite.testsuite import TestSuite
 
 ScorerResult = Score | list[Score]
 ScorerFn = Callable[[EvalTrace, "TestCase", dict[str, Any]], ScorerResult]
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """``" (did you mean 'x'?)"`` for the closest choice, or ``""``."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @dataclass(slots=True, frozen=True)
@@ -161,6 +157,31 @@ class Registry:
             if not required:
                 score.required = False
         return scores
+
+    def check(self, suite: TestSuite) -> None:
+        """Raise ``SuiteError`` (file, line, key path) for what a suite file names that no
+        registered check can run: a near miss of a known check's name (a typo; a name close to
+        none may be a check registered later, and fails its case alone when it runs), or a
+        config key the check declared it does not read. Loading a suite does not look at the
+        registry; whoever runs it (the CLI, ``serve``, ``live.install``, pytest) calls this."""
+        for case in suite.cases:
+            for evaluator in case.evaluators:
+                self._check_evaluator(evaluator)
+
+    def _check_evaluator(self, evaluator: EvaluatorConfig) -> None:
+        origin = evaluator.origin
+        reader = FieldReader(origin.source, origin.lines) if origin is not None else FieldReader()
+        path = origin.key_path if origin is not None else ()
+        name = evaluator.name
+        entry = self._entries.get(name)
+        if entry is None:
+            hint = did_you_mean(name, self._entries)
+            if hint:
+                reader.fail(path + ("name",), f"unknown scorer {name!r}{hint}")
+            return
+        if entry.config_keys is not None and isinstance(evaluator.config, dict):
+            keys = tuple(sorted(entry.config_keys))
+            reader.mapping(evaluator.config, path + ("config",), keys, what="a config mapping")
 
     def _config_problem(self, evaluator: EvaluatorConfig) -> str | None:
         name = evaluator.name

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tooltrail.checks.equality import args_contain, values_equal
 from tooltrail.checks.score import Score
 from tooltrail.checks.view import CallView
+from tooltrail.equality import args_contain, values_equal
 
 if TYPE_CHECKING:
     from tooltrail.suite.case import Expect, ToolCallArgs, Turn

@@ -12,7 +12,7 @@ from typing import Any
 
 from orjson import OPT_SORT_KEYS, JSONEncodeError, dumps
 
-from tooltrail.checks.equality import args_fingerprint
+from tooltrail.equality import args_fingerprint
 from tooltrail.model import EvalTrace, ToolCall
 
 try:  # the C helper behind collections.Counter, without Counter's per-instance overhead

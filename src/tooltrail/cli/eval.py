@@ -29,6 +29,7 @@ from tooltrail.batch import (
     run_batch,
 )
 from tooltrail.cli.errors import fail, standard_input
+from tooltrail.checks import default_registry
 from tooltrail.evaluate import EvaluationReport, ReportError
 from tooltrail.otlp import Diagnostic
 from tooltrail.report import (
@@ -145,6 +146,7 @@ def eval_command(
     """
     try:
         suite = TestSuite.load(suite_path)
+        default_registry().check(suite)
         gate = Gate.load(gate_path) if gate_path else suite.gate
     except SuiteError as exc:
         fail("eval", str(exc))

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import orjson
 
+from tooltrail.checks import default_registry
 from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_cases
 from tooltrail.live.adapt import otlp_spans
@@ -89,6 +90,7 @@ class InlineEvaluator:
         skip_partial: bool = False,
     ) -> None:
         self.suite = suite if isinstance(suite, TestSuite) else TestSuite.load(Path(suite))
+        (registry or default_registry()).check(self.suite)
         if on_result is None:
             self.callbacks: list[ResultCallback] = []
         elif callable(on_result):

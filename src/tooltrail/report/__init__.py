@@ -4,11 +4,11 @@ prints."""
 
 from __future__ import annotations
 
-from tooltrail.report.gate import Gate, GateResult
 from tooltrail.report.json import iter_json, render_json, write_json
 from tooltrail.report.junit import iter_junit, render_junit, write_junit
 from tooltrail.report.markdown import iter_markdown, render_markdown, write_markdown
 from tooltrail.report.text import iter_text, render_text, write_text
+from tooltrail.suite.gate import Gate, GateResult
 
 __all__ = [
     "Gate",

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from tooltrail.checks import default_registry
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.listeners import Listeners
 from tooltrail.serve.pipeline import TracePipeline
@@ -41,6 +42,7 @@ class TraceReceiver:
         self.config = config
         if suite is None:
             suite = TestSuite.load(config.suite) if config.suite else TestSuite("(no suite)")
+        default_registry().check(suite)
         self.suite = suite
         self._stopping = False
         self.pipeline: Any

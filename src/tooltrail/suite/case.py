@@ -65,6 +65,16 @@ class Turn:
             self.expect = Expect()
 
 
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a value was read in a suite file: the file, its key path, and the line of every
+    key under it (so that a later check can name file, line and key)."""
+
+    source: str | None
+    key_path: tuple[Any, ...]
+    lines: dict[tuple[Any, ...], int] = field(default_factory=dict)
+
+
 @dataclass(slots=True)
 class EvaluatorConfig:
     """A named scorer from the registry, its pass threshold and its configuration.
@@ -78,6 +88,8 @@ class EvaluatorConfig:
     threshold: float | None = None
     config: dict[str, Any] = field(default_factory=dict)
     required: bool = True
+    #: Where it was read, for ``Registry.check``'s errors (``None`` when built in Python).
+    origin: Origin | None = field(default=None, compare=False, repr=False)
 
 
 _NAME_LISTS = (

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from tooltrail.checks.registry import did_you_mean
+from tooltrail.hints import did_you_mean
 from tooltrail.suite.errors import SuiteError
 
 #: Largest suite or gate file read, in bytes.

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tooltrail.checks.registry import default_registry, did_you_mean
+from tooltrail.hints import did_you_mean
 from tooltrail.suite.case import (
     ARGS_MODES,
     EvaluatorConfig,
     Expect,
+    Origin,
     TestCase,
     ToolCallArgs,
     Turn,
@@ -74,7 +75,7 @@ def suite_from_data(data: Any, reader: FieldReader) -> TestSuite:
         cases.append(case)
     gate = None
     if top.get("gate") is not None:
-        from tooltrail.report.gate import gate_from_data
+        from tooltrail.suite.gate import gate_from_data
 
         gate = gate_from_data(top["gate"], reader, ("gate",))
     return TestSuite(name=name, version=version, cases=cases, gate=gate)
@@ -224,23 +225,21 @@ def _evaluator(raw: Any, path: KeyPath, reader: FieldReader) -> EvaluatorConfig:
         raw, path, EVALUATOR_KEYS, required=("name",), what="an evaluator mapping"
     )
     name = reader.string(data["name"], path + ("name",))
-    registry = default_registry()
-    entry = registry.entry(name)
-    if entry is None:
-        hint = did_you_mean(name, registry.names())
-        if hint:  # a near miss of a known scorer is a typo, not a custom scorer
-            reader.fail(path + ("name",), f"unknown scorer {name!r}{hint}")
     threshold = None
     if data.get("threshold") is not None:
         # A score's value lies in [0, 1]: a threshold outside could never be met (or never missed).
         threshold = reader.fraction(data["threshold"], path + ("threshold",))
-    config = data.get("config") or {}
-    if entry is not None and entry.config_keys is not None:  # the scorer declared what it reads
-        keys = tuple(sorted(entry.config_keys))
-        config = reader.mapping(config, path + ("config",), keys, what="a config mapping")
-    else:
-        config = reader.free_mapping(config, path + ("config",), "a config mapping")
+    config = reader.free_mapping(data.get("config") or {}, path + ("config",), "a config mapping")
     required = True
     if data.get("required") is not None:
         required = reader.boolean(data["required"], path + ("required",))
-    return EvaluatorConfig(name=name, threshold=threshold, config=config, required=required)
+    # Which checks exist is the registry's business (``Registry.check(suite)``): keep where
+    # the name and config keys stand so that it can name the file and line.
+    origin = Origin(
+        source=reader.source,
+        key_path=path,
+        lines={k: v for k, v in reader.lines.items() if k[: len(path)] == path},
+    )
+    return EvaluatorConfig(
+        name=name, threshold=threshold, config=config, required=required, origin=origin
+    )

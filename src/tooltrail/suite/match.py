@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tooltrail.checks.equality import values_equal
+from tooltrail.equality import values_equal
 from tooltrail.suite.errors import SuiteError
 
 if TYPE_CHECKING:

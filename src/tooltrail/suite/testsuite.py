@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tooltrail.checks.registry import did_you_mean
+from tooltrail.hints import did_you_mean
 from tooltrail.suite.case import TestCase
 from tooltrail.suite.errors import SuiteError
 
 if TYPE_CHECKING:
     from tooltrail.model import EvalTrace
-    from tooltrail.report.gate import Gate
+    from tooltrail.suite.gate import Gate
 
 
 @dataclass(slots=True)

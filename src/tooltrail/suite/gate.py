@@ -1,17 +1,54 @@
-"""The CI gate: floors a report must meet, and the reasons when it does not."""
+"""The CI gate: floors a report must meet, and the reasons when it does not.
+
+It lives with the suite (a suite file may carry its gate) and knows reports only by the shape
+of their summary (``GatedReport``), so the suite layer imports nothing above it.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from tooltrail.evaluate import meets
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import FieldReader, KeyPath, read_document
 
-if TYPE_CHECKING:
-    from tooltrail.evaluate import EvaluationReport
+
+class _Rate(Protocol):
+    @property
+    def passed(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def pass_rate(self) -> float: ...
+
+
+class _Summary(Protocol):
+    @property
+    def total_cases(self) -> int: ...
+    @property
+    def passed_cases(self) -> int: ...
+    @property
+    def pass_rate(self) -> float: ...
+    @property
+    def metrics(self) -> Mapping[str, _Rate]: ...
+
+
+class GatedReport(Protocol):
+    """What a gate reads of a report (``tooltrail.evaluate.EvaluationReport`` has it)."""
+
+    @property
+    def summary(self) -> _Summary: ...
+
+
+def meets(passed: int, total: int, floor: float) -> bool:
+    """``passed / total >= floor`` exactly (a rate equal to its floor passes; no float drift)."""
+    if total <= 0:
+        return False
+    return Fraction(passed, total) >= Fraction(repr(float(floor)))
+
 
 GATE_KEYS = ("min_pass_rate", "min_metric_pass_rate", "max_failed_cases")
 
@@ -48,7 +85,7 @@ class Gate:
         """Build a gate from parsed data (strict keys, like ``load``)."""
         return gate_from_data(data, FieldReader(source), ())
 
-    def check(self, report: EvaluationReport) -> GateResult:
+    def check(self, report: GatedReport) -> GateResult:
         """Whether ``report`` meets every floor, with one reason per floor it breaks."""
         summary = report.summary
         reasons: list[str] = []
@@ -109,4 +146,12 @@ def gate_from_data(data: Any, reader: FieldReader, path: KeyPath) -> Gate:
     return gate
 
 
-__all__ = ["Gate", "GateResult", "SuiteError", "gate_from_data"]
+__all__ = [
+    "GATE_KEYS",
+    "Gate",
+    "GateResult",
+    "GatedReport",
+    "SuiteError",
+    "gate_from_data",
+    "meets",
+]
