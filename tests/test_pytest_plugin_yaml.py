@@ -218,3 +218,19 @@ def test_files_outside_the_configured_glob_are_not_collected(pytester: pytest.Py
 def test_other_yaml_files_are_left_alone(sample: pytest.Pytester) -> None:
     write(sample, "not: [an, agent, test\n", "tests/config.yaml")
     sample.inline_run(*INNER).assertoutcome()
+
+
+def test_a_near_miss_of_a_scorer_name_in_an_agent_test_file_names_its_line(tmp_path) -> None:
+    from tooltrail.pytest.yaml_items import load_agent_tests
+    from tooltrail.suite import SuiteError
+
+    path = tmp_path / "agent_tests.yaml"
+    path.write_text(
+        "agent: agent\ncases:\n  - id: a\n    turns: [{user: hi}]\n"
+        "    evaluators: [{name: tool_call_precison}]\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(SuiteError) as info:
+        load_agent_tests(path)
+    assert info.value.line == 5
+    assert "did you mean 'tool_call_precision'?" in str(info.value)

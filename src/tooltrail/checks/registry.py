@@ -158,13 +158,15 @@ class Registry:
                 score.required = False
         return scores
 
-    def check(self, suite: TestSuite) -> None:
+    def check(self, suite: TestSuite | Iterable[TestCase]) -> None:
         """Raise ``SuiteError`` (file, line, key path) for what a suite file names that no
         registered check can run: a near miss of a known check's name (a typo; a name close to
         none may be a check registered later, and fails its case alone when it runs), or a
         config key the check declared it does not read. Loading a suite does not look at the
-        registry; whoever runs it (the CLI, ``serve``, ``live.install``, pytest) calls this."""
-        for case in suite.cases:
+        registry; whoever runs it (the CLI, ``serve``, ``live.install``, pytest) calls this,
+        with the suite or its cases."""
+        cases = suite.cases if hasattr(suite, "cases") else suite
+        for case in cases:
             for evaluator in case.evaluators:
                 self._check_evaluator(evaluator)
 

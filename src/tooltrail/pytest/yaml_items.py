@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tooltrail.checks import default_registry
 from tooltrail.pytest.runs import TrajectoryAssertionError
 from tooltrail.suite.case import TestCase
 from tooltrail.suite.errors import SuiteError
@@ -64,6 +65,7 @@ def load_agent_tests(path: Path) -> list[AgentTest]:
         if case_id in seen:
             reader.fail(("cases", index, "id"), f"duplicate case id {case_id!r}")
         seen.add(case_id)
+    default_registry().check(test.case for test in tests)
     return tests
 
 
