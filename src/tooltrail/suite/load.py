@@ -17,8 +17,8 @@ from tooltrail.suite.case import (
 )
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import FieldReader, KeyPath, read_document
+from tooltrail.suite.gate import gate_from_data
 from tooltrail.suite.match import Match
-from tooltrail.suite.testsuite import TestSuite
 
 SUITE_KEYS = ("name", "version", "description", "gate", "cases")
 CASE_KEYS = (
@@ -49,13 +49,15 @@ TOOL_CALL_ARGS_KEYS = ("tool", "args", "mode")
 MATCH_KEYS = ("service_name", "agent_name", "root_span_name", "attributes", "all")
 
 
-def load_suite(path: str | Path) -> TestSuite:
-    """Read and validate a suite file."""
+def suite_fields_of_file(path: str | Path) -> dict[str, Any]:
+    """Read and validate a suite file: ``TestSuite``'s fields (``TestSuite.load`` builds it;
+    this module knows the file format, not the class, so neither imports the other)."""
     data, reader = read_document(path)
-    return suite_from_data(data, reader)
+    return suite_fields(data, reader)
 
 
-def suite_from_data(data: Any, reader: FieldReader) -> TestSuite:
+def suite_fields(data: Any, reader: FieldReader) -> dict[str, Any]:
+    """Validate a parsed suite document: ``TestSuite``'s fields by name."""
     top = reader.mapping(data, (), SUITE_KEYS, required=("name", "cases"), what="a suite mapping")
     name = reader.string(top["name"], ("name",))
     version = _version(top.get("version", "1"), reader)
@@ -75,10 +77,8 @@ def suite_from_data(data: Any, reader: FieldReader) -> TestSuite:
         cases.append(case)
     gate = None
     if top.get("gate") is not None:
-        from tooltrail.suite.gate import gate_from_data
-
         gate = gate_from_data(top["gate"], reader, ("gate",))
-    return TestSuite(name=name, version=version, cases=cases, gate=gate)
+    return {"name": name, "version": version, "cases": cases, "gate": gate}
 
 
 def _version(value: Any, reader: FieldReader) -> str:

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from tooltrail.hints import did_you_mean
 from tooltrail.suite.case import TestCase
 from tooltrail.suite.errors import SuiteError
+from tooltrail.suite.fields import FieldReader
+from tooltrail.suite.load import suite_fields, suite_fields_of_file
 
 if TYPE_CHECKING:
     from tooltrail.model import EvalTrace
@@ -39,17 +41,12 @@ class TestSuite:
 
         Raises ``SuiteError`` naming the file, line and key path of the first problem.
         """
-        from tooltrail.suite.load import load_suite
-
-        return load_suite(path)
+        return cls(**suite_fields_of_file(path))
 
     @classmethod
     def from_dict(cls, data: Any, source: str | None = None) -> TestSuite:
         """Build a suite from already-parsed data with the same strict checks as ``load``."""
-        from tooltrail.suite.fields import FieldReader
-        from tooltrail.suite.load import suite_from_data
-
-        return suite_from_data(data, FieldReader(source))
+        return cls(**suite_fields(data, FieldReader(source)))
 
     def case(self, case_id: str) -> TestCase:
         """The case with this id; ``KeyError`` with a did-you-mean hint otherwise."""
