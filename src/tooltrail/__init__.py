@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from tooltrail.checks import Registry, Score, default_registry, scorer, values_equal
 from tooltrail.evaluate import (
     CaseResult,
@@ -39,6 +37,7 @@ from tooltrail.suite import (
     ToolCallArgs,
     Turn,
 )
+from tooltrail.version import __version__
 
 __all__ = [
     "CaseResult",

@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from tooltrail import __version__
 from tooltrail.cli.errors import show_usage_error
+from tooltrail.version import __version__
 
 #: Click's "no arguments: here is the help" is not an error to re-word (click >= 8.2).
 _HELP_REQUESTS: tuple[type[BaseException], ...] = tuple(

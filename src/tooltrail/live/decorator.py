@@ -33,8 +33,8 @@ from opentelemetry import context as context_api
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
-from tooltrail import __version__
 from tooltrail.live.throttle import ThrottledWarning
+from tooltrail.version import __version__
 
 _log = logging.getLogger(__name__)
 _warn = ThrottledWarning(_log)

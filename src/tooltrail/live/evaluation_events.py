@@ -36,7 +36,6 @@ from opentelemetry.trace import (
     set_span_in_context,
 )
 
-from tooltrail import __version__
 from tooltrail.model import EvalTrace
 from tooltrail.scores import (
     ENV_EXPLANATIONS,
@@ -47,6 +46,7 @@ from tooltrail.scores import (
     evaluation_events,
     explanations_from_env,
 )
+from tooltrail.version import __version__
 
 __all__ = [
     "ENV_EXPLANATIONS",
