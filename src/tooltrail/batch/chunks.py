@@ -13,6 +13,8 @@ length prefixes) for the batch pass.
 from __future__ import annotations
 
 import os
+import re
+import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import IO, Literal
@@ -31,6 +33,11 @@ MIN_CHUNK_BYTES = 4 << 20
 
 Framing = Literal["whole", "lines", "prefixed"]
 _BLOCK = 1 << 20
+#: What is read after jumping over a large record: its successor's prefix and a little more.
+_PREFIX_READ = 8 << 10
+_PREFIX = struct.Struct(">I")
+#: A run of whole zero words: empty length-prefixed messages.
+_ZERO_WORDS = re.compile(rb"(?:\0\0\0\0)+")
 _WHITESPACE = b" \t\r\n"
 
 
@@ -164,13 +171,26 @@ def _line_cuts(
         if target >= size:
             cuts.append((start, size, line))
             break
-        stream.seek(target - 1)
-        end = target - 1 + len(stream.readline())
+        end = _line_end(stream, target - 1)
         stream.seek(start)
         lines = _count_newlines(stream, end - start)
         cuts.append((start, end, line))
         start, line = end, line + lines
     return cuts
+
+
+def _line_end(stream: IO[bytes], at: int) -> int:
+    """The offset just past the first newline at or after ``at``, or the file's end; read in
+    blocks, so a line of gigabytes is not held in memory."""
+    stream.seek(at)
+    while True:
+        block = stream.read(_BLOCK)
+        if not block:
+            return at
+        found = block.find(b"\n")
+        if found != -1:
+            return at + found + 1
+        at += len(block)
 
 
 def _count_newlines(stream: IO[bytes], n: int) -> int:
@@ -205,21 +225,44 @@ def _newlines(block: bytes) -> int:
 def _prefix_cuts(
     stream: IO[bytes], size: int, chunk_bytes: int
 ) -> list[tuple[int, int, int]] | None:
-    """Cuts between length-prefixed records; ``None`` unless the prefixes tile the file."""
+    """Cuts between length-prefixed records; ``None`` unless the prefixes tile the file.
+
+    The prefixes are walked in blocks held in memory (a file of tiny records costs one read
+    per block, not one per record), and a run of zero words (empty messages) is passed over
+    at once; a large record is jumped over with a small read at its end, as before."""
     cuts: list[tuple[int, int, int]] = []
     start = offset = 0
+    block, base = b"", 0  # ``block`` holds the file's bytes from ``base``
+    unpack, zero_words = _PREFIX.unpack_from, _ZERO_WORDS.match
     while offset < size:
-        prefix = stream.read(4)
-        if len(prefix) < 4:
-            return None
-        n = int.from_bytes(prefix, "big")
-        if offset + 4 + n > size:
-            return None
-        offset += 4 + n
-        stream.seek(offset)
-        if offset - start >= chunk_bytes:
-            cuts.append((start, offset, 1))
-            start = offset
+        at = offset - base
+        if at + 4 > len(block):
+            contiguous = at <= len(block) + _PREFIX_READ
+            stream.seek(offset)
+            block, base, at = stream.read(_BLOCK if contiguous else _PREFIX_READ), offset, 0
+            if len(block) < 4:
+                return None
+        last = len(block) - 4
+        while at <= last:  # the records whose prefix is in this block
+            (n,) = unpack(block, at)
+            if n:
+                at += 4 + n
+                offset = base + at
+                if offset > size:
+                    return None
+                if offset - start >= chunk_bytes:
+                    cuts.append((start, offset, 1))
+                    start = offset
+                continue
+            run = zero_words(block, at)  # empty messages, passed over at once
+            end = base + (run.end() if run else at + 4)
+            offset = base + at
+            while end - start >= chunk_bytes:  # a cut after the word that completes a chunk
+                cut = offset + max(4, -(-(start + chunk_bytes - offset) // 4) * 4)
+                cuts.append((start, cut, 1))
+                start = offset = cut
+            at = end - base
+        offset = base + at
     if start < size:
         cuts.append((start, size, 1))
     return cuts if len(cuts) > 1 else None

@@ -25,11 +25,15 @@ from tooltrail.otlp import (
     Span,
     SpanHead,
 )
+from tooltrail.otlp.jsonproblems import json_line_problem
 from tooltrail.otlp.mixed import decode_mixed_json, decode_mixed_request, iter_mixed_records
+from tooltrail.otlp.records import skip_blank_lines, skip_zero_words
 from tooltrail.otlp.streams import (
     COMPRESSION_ERRORS,
     GZIP_MAGIC,
     ZSTD_MAGIC,
+    BudgetExceeded,
+    DecompressionBudget,
     LimitExceeded,
     decompress_record,
 )
@@ -103,10 +107,10 @@ def _read_lines(
         line_no += 1
         offset += len(line)
         if len(line) > limit and not line.endswith(b"\n"):
-            rest = stream.readline()
+            rest = stream.readline(READ_BUFFER_BYTES)
             while rest and not rest.endswith(b"\n"):
                 offset += len(rest)
-                rest = stream.readline()
+                rest = stream.readline(READ_BUFFER_BYTES)
             offset += len(rest)
             diagnostics.append(
                 Diagnostic(
@@ -117,7 +121,11 @@ def _read_lines(
                 )
             )
             continue
-        if not line.strip():
+        if line.isspace():
+            room = None if chunk.end is None else chunk.end - offset
+            skipped, lines = skip_blank_lines(stream, room)
+            offset += skipped
+            line_no += lines
             continue
         origin = f"{chunk.path}:{line_no}"
         try:
@@ -125,7 +133,8 @@ def _read_lines(
                 line, origin=origin, limits=limits, diagnostics=diagnostics, interest=INTEREST
             )
         except DecodeError as exc:
-            diagnostics.append(Diagnostic(chunk.path, line_no, None, str(exc)))
+            message = json_line_problem(line, str(exc)) if not exc.field else str(exc)
+            diagnostics.append(Diagnostic(chunk.path, line_no, None, message))
             continue
         yield Extent(start, offset, line_no), spans
 
@@ -134,6 +143,7 @@ def _read_prefixed(
     chunk: Chunk, stream: IO[bytes], limits: Limits, diagnostics: list[Diagnostic]
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     limit = limits.max_record_bytes
+    budget = DecompressionBudget(limits)
     offset = chunk.start
     end = chunk.end if chunk.end is not None else float("inf")
     while offset < end:
@@ -145,6 +155,9 @@ def _read_prefixed(
             return
         n = int.from_bytes(prefix, "big")
         offset += 4 + n
+        if n == 0:  # an empty message; a run of them (zero bytes) is skipped in bulk
+            offset += skip_zero_words(stream, None if chunk.end is None else chunk.end - offset)
+            continue
         if n > limit:
             stream.seek(offset)
             diagnostics.append(
@@ -162,25 +175,35 @@ def _read_prefixed(
                 Diagnostic(chunk.path, None, start, f"truncated record: {len(body)} of {n} bytes")
             )
             return
-        spans = _decode_framed(
-            body, f"{chunk.path}@{start}", limits, diagnostics, chunk.path, start
-        )
+        try:
+            spans = _decode_framed(body, limits, budget, diagnostics, chunk.path, start)
+        except BudgetExceeded as exc:
+            diagnostics.append(Diagnostic(chunk.path, None, start, f"{exc}; rest of chunk skipped"))
+            return
         if spans is not None:
             yield Extent(start, offset), spans
 
 
 def _decode_framed(
-    body: bytes, origin: str, limits: Limits, diagnostics: list[Diagnostic], path: str, start: int
+    body: bytes,
+    limits: Limits,
+    budget: DecompressionBudget,
+    diagnostics: list[Diagnostic],
+    path: str,
+    start: int,
 ) -> Sequence[Span | SpanHead] | None:
+    origin = f"{path}@{start}"
     try:
         if body.startswith(ZSTD_MAGIC) or body.startswith(GZIP_MAGIC):
-            body = decompress_record(body, limits.max_record_bytes)
+            body = decompress_record(body, limits.max_record_bytes, budget)
         decode = decode_mixed_json if body.lstrip(_WHITESPACE)[:1] == b"{" else decode_mixed_request
         return decode(
             body, origin=origin, limits=limits, diagnostics=diagnostics, interest=INTEREST
         )
     except DecodeError as exc:
         message = str(exc)
+    except BudgetExceeded:
+        raise
     except LimitExceeded as exc:
         message = f"{exc}; record skipped"
     except COMPRESSION_ERRORS as exc:

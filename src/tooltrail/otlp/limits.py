@@ -20,8 +20,9 @@ class Limits:
     #: One record: a JSON line, a length-prefixed message (after decompression), a whole
     #: un-framed file, a request body. Larger records are skipped with a diagnostic.
     max_record_bytes: int = 64 * MiB
-    #: Total bytes decompressed from one file.
-    max_decompressed_bytes: int = 16 * GiB
+    #: Budget of decompressed bytes per input (one file, or one batch chunk of it): its
+    #: whole-file stream and its compressed records together. Reading stops past it.
+    max_decompressed_bytes: int = 4 * GiB
     #: Decompressed / compressed bytes of a compressed file, checked once more than
     #: ``max_record_bytes`` came out. Real OTLP compresses 5-50x; a bomb 1000x and more.
     max_compression_ratio: int = 1000

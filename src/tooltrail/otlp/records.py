@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.jsonproblems import JSON_ARRAY, is_json_array, json_line_problem
 from tooltrail.otlp.lazy import Where
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.otlpjson import parse_json, spans_from_json
@@ -27,6 +28,8 @@ from tooltrail.otlp.streams import (
     COMPRESSION_ERRORS,
     GZIP_MAGIC,
     ZSTD_MAGIC,
+    BudgetExceeded,
+    DecompressionBudget,
     LimitExceeded,
     _PrefixedRaw,
     decompress_record,
@@ -37,6 +40,8 @@ from tooltrail.otlp.streams import (
 
 _SKIP_CHUNK = 1 << 20
 _WHITESPACE = b" \t\r\n\xef\xbb\xbf"  # and a UTF-8 byte order mark
+#: What ``bytes.isspace`` counts: a line of these only is blank.
+_BLANK = b" \t\n\r\x0b\x0c"
 #: Name endings picked up when walking a directory; named files are read whatever their name.
 DUMP_SUFFIXES = (
     ".json",
@@ -236,6 +241,7 @@ class _FileReader:
         self.report = report
         self.offset = 0
         self.index = 0
+        self.budget = DecompressionBudget(limits)
 
     def position(self) -> int:
         return self.offset
@@ -247,7 +253,7 @@ class _FileReader:
         head, stream = peek(self.stream, 4)
         if not head:
             return
-        stream, codec = decompressed(stream, head, self.limits)
+        stream, codec = decompressed(stream, head, self.limits, self.budget)
         size = self.size
         if codec is not None:
             size = None
@@ -279,6 +285,9 @@ class _FileReader:
                 first = False
                 continue
             if line.isspace():  # (not empty here; no copy of a long line, unlike strip)
+                skipped, lines = skip_blank_lines(stream)
+                self.offset += skipped
+                line_no += lines
                 continue
             if self.from_json_line is not None:
                 found = self.from_json_line(line, self.where(line_no, None))
@@ -296,7 +305,7 @@ class _FileReader:
                     if doc is not None:
                         yield from self._json_record(doc, line_no, start, first=True)
                         return
-                self.report(line_no, None, exc.reason)
+                self.report(line_no, None, json_line_problem(line, exc.reason))
                 continue
             yield from self._json_record(doc, line_no, start, first=first)
             first = False
@@ -320,9 +329,10 @@ class _FileReader:
         try:
             spans = self.from_json(doc, where)
         except DecodeError as exc:
-            if first and exc.field in ("resourceSpans", "resourceLogs", "(document)"):
-                raise _NotOtlp(f"not an OTLP traces file: {exc.reason}") from None
-            self.report(line_no, None, f"{exc}")
+            problem = DecodeError(JSON_ARRAY, field="(document)") if isinstance(doc, list) else exc
+            if first and problem.field in ("resourceSpans", "resourceLogs", "(document)"):
+                raise _NotOtlp(f"not an OTLP traces file: {problem.reason}") from None
+            self.report(line_no, None, f"{problem}")
             return
         self.index += 1
         yield Record(self.path, self.index - 1, line_no, None, spans)
@@ -355,7 +365,7 @@ class _FileReader:
                 return
             n = int.from_bytes(prefix, "big")
             if n == 0:  # an empty message; a run of them (zero bytes) is skipped in bulk
-                self.offset += 4 + self._skip_zero_words(stream)
+                self.offset += 4 + skip_zero_words(stream)
                 continue
             if n > limit:
                 self.report(
@@ -400,7 +410,7 @@ class _FileReader:
         """A length-prefixed record's spans, or the reason it could not be read."""
         try:
             if body.startswith(ZSTD_MAGIC) or body.startswith(GZIP_MAGIC):
-                body = decompress_record(body, self.limits.max_record_bytes)
+                body = decompress_record(body, self.limits.max_record_bytes, self.budget)
             where = self.where(None, start)
             if body.lstrip(_WHITESPACE)[:1] == b"{":
                 spans = self.from_json(parse_json(body), where)
@@ -408,28 +418,14 @@ class _FileReader:
                 spans = self.from_bytes(body, where)
         except DecodeError as exc:
             return None, str(exc)
+        except BudgetExceeded:
+            raise  # the input's budget: the rest of the file is not read
         except LimitExceeded as exc:
             return None, f"{exc}; record skipped"
         except COMPRESSION_ERRORS as exc:
             return None, f"corrupt compressed record ({exc}); skipped"
         self.index += 1
         return Record(self.path, self.index - 1, None, start, spans), ""
-
-    def _skip_zero_words(self, stream: IO[bytes]) -> int:
-        """Consume zero bytes, four at a time (so framing stays aligned); returns the count."""
-        skipped = 0
-        peek_ = getattr(stream, "peek", None)
-        while peek_ is not None:
-            buf = peek_(_SKIP_CHUNK)[:_SKIP_CHUNK]
-            zeros = len(buf) - len(buf.lstrip(b"\0"))
-            take = zeros - zeros % 4
-            if not take:
-                break
-            stream.read(take)
-            skipped += take
-            if zeros < len(buf):
-                break
-        return skipped
 
     def _skip(self, stream: IO[bytes], n: int) -> bool:
         while n > 0:
@@ -443,6 +439,8 @@ class _FileReader:
         limit = self.limits.max_record_bytes
         data = read_exactly(stream, limit + 1)
         if len(data) > limit:
+            if is_json_array(data):
+                raise _NotOtlp(f"not an OTLP traces file: {JSON_ARRAY}")
             self.report(
                 None, 0, f"single message larger than the {limit} byte record limit; skipped"
             )
@@ -453,9 +451,58 @@ class _FileReader:
         try:
             spans = self.from_bytes(data, self.where(None, start))
         except DecodeError as exc:
+            if start == 0 and is_json_array(data):
+                raise _NotOtlp(f"not an OTLP traces file: {JSON_ARRAY}") from None
             self.report(
                 None, start, f"neither length-prefixed nor a single OTLP message: {exc.reason}"
             )
             return
         self.index += 1
         yield Record(self.path, self.index - 1, None, start, spans)
+
+
+def skip_blank_lines(stream: IO[bytes], limit: int | None = None) -> tuple[int, int]:
+    """Consume the blank lines at the head of ``stream`` (a buffered reader) in bulk, up to
+    and including the last newline of the run, and at most ``limit`` bytes (a line boundary);
+    returns (bytes, lines) consumed. What is left starts a line that is not blank, or is the
+    end of the stream (or of ``limit``).
+
+    Called only after a blank line, so lines of data never pay for it; a run of millions of
+    blank lines (padding, a bomb of newlines) costs one ``lstrip`` per buffer, not one
+    ``readline`` per line."""
+    skipped = lines = 0
+    peek_ = getattr(stream, "peek", None)
+    while peek_ is not None:
+        buf = peek_(_SKIP_CHUNK)[:_SKIP_CHUNK]
+        blank = len(buf) - len(buf.lstrip(_BLANK))
+        take = buf.rfind(b"\n", 0, blank) + 1
+        if limit is not None:
+            take = min(take, limit - skipped)
+        if take <= 0:
+            break
+        stream.read(take)
+        skipped += take
+        lines += buf.count(b"\n", 0, take)
+        if take < blank or blank < len(buf):
+            break
+    return skipped, lines
+
+
+def skip_zero_words(stream: IO[bytes], limit: int | None = None) -> int:
+    """Consume zero bytes (empty length-prefixed messages), four at a time so framing stays
+    aligned, and at most ``limit`` bytes; returns the count."""
+    skipped = 0
+    peek_ = getattr(stream, "peek", None)
+    while peek_ is not None:
+        buf = peek_(_SKIP_CHUNK)[:_SKIP_CHUNK]
+        zeros = len(buf) - len(buf.lstrip(b"\0"))
+        if limit is not None:
+            zeros = min(zeros, limit - skipped)
+        take = zeros - zeros % 4
+        if take <= 0:
+            break
+        stream.read(take)
+        skipped += take
+        if take < len(buf):
+            break
+    return skipped

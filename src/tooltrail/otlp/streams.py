@@ -1,8 +1,11 @@
 """Opening OTLP files as byte streams: compression by magic number, bounded decompression.
 
 Memory stays bounded by one record: compressed files are decompressed as streams, and every
-decompressed byte counts against ``Limits.max_decompressed_bytes`` and
-``Limits.max_compression_ratio``, so a bomb stops early.
+decompressed byte of one input (the whole-file stream and every compressed record in it)
+counts against one ``DecompressionBudget`` of ``Limits.max_decompressed_bytes``, and the
+stream against ``Limits.max_compression_ratio`` too. The ratio alone cannot stop a bomb: gzip
+tops out near 1030:1, so a stream just under the cut would expand to any size; the budget
+bounds the time and the bytes whatever the ratio.
 """
 
 from __future__ import annotations
@@ -25,6 +28,34 @@ class LimitExceeded(Exception):
     """More decompressed bytes than the limit allows."""
 
 
+class BudgetExceeded(LimitExceeded):
+    """The input's decompression budget is spent: the rest of the input is not read."""
+
+
+class DecompressionBudget:
+    """Bytes one input may still decompress, across its stream and its compressed records."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limit = limits.max_decompressed_bytes
+        self.left = self.limit
+
+    def take(self, n: int) -> None:
+        """Count ``n`` more decompressed bytes; raises ``BudgetExceeded`` past the budget."""
+        self.left -= n
+        if self.left < 0:
+            raise BudgetExceeded(
+                f"decompressed size exceeds the max_decompressed_bytes budget of "
+                f"{_size_text(self.limit)} for this input; likely a decompression bomb"
+            )
+
+
+def _size_text(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"
+
+
 class _Counted:
     """A read-only stream that counts the bytes read through it (compressed input)."""
 
@@ -41,11 +72,13 @@ class _Counted:
 class _CountingRaw(io.RawIOBase):
     """Decompressed output that stops at a byte budget and at a compression ratio."""
 
-    def __init__(self, inner: Any, source: _Counted, limits: Limits) -> None:
+    def __init__(
+        self, inner: Any, source: _Counted, limits: Limits, budget: DecompressionBudget
+    ) -> None:
         self._inner = inner
         self._source = source
         self._limits = limits
-        self._left = limits.max_decompressed_bytes
+        self._budget = budget
         self._out = 0
 
     def readable(self) -> bool:
@@ -53,13 +86,10 @@ class _CountingRaw(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer)
-        want = min(len(view), self._left + 1)
+        want = min(len(view), max(self._budget.left, 0) + 1)
         data = self._inner.read(want)
         n = len(data)
-        if n > self._left:
-            limit = self._limits.max_decompressed_bytes
-            raise LimitExceeded(f"decompressed size exceeds the {limit} byte limit")
-        self._left -= n
+        self._budget.take(n)
         self._out += n
         limits = self._limits
         if self._out > limits.max_record_bytes:
@@ -119,9 +149,12 @@ def peek(stream: IO[bytes], n: int) -> tuple[bytes, IO[bytes]]:
     return head, io.BufferedReader(_PrefixedRaw(head, stream), buffer_size=_CHUNK)
 
 
-def decompressed(stream: IO[bytes], head: bytes, limits: Limits) -> tuple[IO[bytes], str | None]:
+def decompressed(
+    stream: IO[bytes], head: bytes, limits: Limits, budget: DecompressionBudget | None = None
+) -> tuple[IO[bytes], str | None]:
     """The content of ``stream`` (whose first bytes are ``head``), decompressed when it starts
-    with a zstd or gzip magic number, within ``limits``. Returns the stream and the codec."""
+    with a zstd or gzip magic number, within ``limits`` and ``budget`` (a new one by default).
+    Returns the stream and the codec."""
     source: Any
     if head.startswith(ZSTD_MAGIC):
         source = _Counted(stream)
@@ -134,11 +167,13 @@ def decompressed(stream: IO[bytes], head: bytes, limits: Limits) -> tuple[IO[byt
     else:
         return stream, None
     codec = "zstd" if head.startswith(ZSTD_MAGIC) else "gzip"
-    return io.BufferedReader(_CountingRaw(reader, source, limits), buffer_size=_CHUNK), codec
+    counted = _CountingRaw(reader, source, limits, budget or DecompressionBudget(limits))
+    return io.BufferedReader(counted, buffer_size=_CHUNK), codec
 
 
-def decompress_record(data: bytes, limit: int) -> bytes:
-    """One compressed record (zstd or gzip), refusing output larger than ``limit``."""
+def decompress_record(data: bytes, limit: int, budget: DecompressionBudget | None = None) -> bytes:
+    """One compressed record (zstd or gzip), refusing output larger than ``limit``; its
+    output counts against ``budget`` (its input's) when given."""
     if data.startswith(ZSTD_MAGIC):
         reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
         out = read_exactly(reader, limit + 1)
@@ -147,6 +182,8 @@ def decompress_record(data: bytes, limit: int) -> bytes:
         out = inflater.decompress(data, limit + 1)
     if len(out) > limit:
         raise LimitExceeded(f"decompressed record exceeds the {limit} byte limit")
+    if budget is not None:
+        budget.take(len(out))
     return out
 
 
