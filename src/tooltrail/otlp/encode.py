@@ -80,6 +80,9 @@ def _freeze(value: Any) -> Any:
 
 
 def _pb_span(span: Span, out: PbSpan) -> None:
+    group = span.wire_group
+    if group is not None:  # flags, trace state, links, dropped counts: kept as read
+        group.fill_span(span.wire, out)
     out.trace_id = bytes.fromhex(span.trace_id)
     out.span_id = bytes.fromhex(span.span_id)
     if span.parent_span_id:
@@ -94,36 +97,70 @@ def _pb_span(span: Span, out: PbSpan) -> None:
         pb_event.name = event.name
         pb_event.time_unix_nano = event.time_ns
         set_attributes(pb_event.attributes, event.attributes)
+        pb_event.dropped_attributes_count = event.dropped_attributes_count
     out.status.SetInParent()
     out.status.code = span.status_code  # type: ignore[assignment]
     if span.status_message:
         out.status.message = span.status_message
 
 
-def encode_request(spans: Iterable[Span]) -> ExportTraceServiceRequest:
-    """An ``ExportTraceServiceRequest`` holding ``spans``, grouped by resource and scope name."""
-    request = ExportTraceServiceRequest()
-    by_resource_id: dict[int, Any] = {}
-    by_resource_value: dict[Any, Any] = {}
-    scopes: dict[tuple[int, str], Any] = {}
-    for span in spans:
+class _Groups:
+    """The ``ResourceSpans`` and ``ScopeSpans`` of a request being built. A span goes to the
+    group of equal resource (attributes, and the rest: schema URL, dropped count, entity
+    references) and equal scope (name, and the rest), in order of first appearance."""
+
+    def __init__(self, request: ExportTraceServiceRequest) -> None:
+        self._request = request
+        #: (id of resource, id of wire group) -> both (kept alive, so that ids stay unique),
+        #: the output group and the scope as read: spans of one group share both objects.
+        self._seen: dict[tuple[int, int], tuple[Any, Any, Any, Any, bytes]] = {}
+        self._resources: dict[tuple[Any, bytes], Any] = {}
+        self._scopes: dict[tuple[int, bytes, str], Any] = {}
+
+    def scope_spans(self, span: Span) -> Any:
+        """The ``ScopeSpans`` ``span`` goes to."""
         resource = span.resource
-        group = by_resource_id.get(id(resource))
-        if group is None:
-            key = _freeze(resource)
-            group = by_resource_value.get(key)
+        wire_group = span.wire_group
+        ident = (id(resource), id(wire_group))
+        seen = self._seen.get(ident)
+        if seen is None:
+            shell = wire_group.resource_spans() if wire_group is not None else None
+            key = (_freeze(resource), _key(shell))
+            group = self._resources.get(key)
             if group is None:
-                group = request.resource_spans.add()
+                group = self._resources[key] = self._request.resource_spans.add()
+                if shell is not None:
+                    group.CopyFrom(shell)
                 group.resource.SetInParent()
                 set_attributes(group.resource.attributes, resource)
-                by_resource_value[key] = group
-            by_resource_id[id(resource)] = group
-        scope_key = (id(group), span.scope_name)
-        scope_spans = scopes.get(scope_key)
+            scope = wire_group.scope_spans() if wire_group is not None else None
+            seen = self._seen[ident] = (resource, wire_group, group, scope, _key(scope))
+        group, scope, scope_key = seen[2:]
+        out_key = (id(group), scope_key, span.scope_name)
+        scope_spans = self._scopes.get(out_key)
         if scope_spans is None:
-            scope_spans = scopes[scope_key] = group.scope_spans.add()
+            scope_spans = self._scopes[out_key] = group.scope_spans.add()
+            if scope is not None:
+                scope_spans.CopyFrom(scope)
             scope_spans.scope.name = span.scope_name
-        _pb_span(span, scope_spans.spans.add())
+        return scope_spans
+
+
+def _key(message: Any) -> bytes:
+    return b"" if message is None else message.SerializeToString(deterministic=True)
+
+
+def encode_request(spans: Iterable[Span]) -> ExportTraceServiceRequest:
+    """An ``ExportTraceServiceRequest`` holding ``spans``, grouped by resource and scope.
+
+    Every field of the OTLP data model a span was read with is written again: what ``Span``
+    holds from the span (its attributes and events as they are now, e.g. redacted), the rest
+    (flags, trace state, links, dropped counts, the scope's version and attributes, schema
+    URLs) as it was read (``otlp.rest``)."""
+    request = ExportTraceServiceRequest()
+    groups = _Groups(request)
+    for span in spans:
+        _pb_span(span, groups.scope_spans(span).spans.add())
     return request
 
 
@@ -228,7 +265,17 @@ def _span_json(span: PbSpan) -> dict[str, Any]:
 
 
 def _resource_json(resource: Any) -> dict[str, Any]:
-    return _with_attributes({}, resource)
+    out = _with_attributes({}, resource)
+    refs = []
+    for ref in getattr(resource, "entity_refs", ()):
+        item: dict[str, Any] = {}
+        _put(item, "schemaUrl", ref.schema_url)
+        _put(item, "type", ref.type)
+        _put(item, "idKeys", list(ref.id_keys))
+        _put(item, "descriptionKeys", list(ref.description_keys))
+        refs.append(item)
+    _put(out, "entityRefs", refs)
+    return out
 
 
 def json_line(request: Any) -> bytes:

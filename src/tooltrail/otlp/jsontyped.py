@@ -26,6 +26,7 @@ from msgspec import UNSET, Meta, Struct
 from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.jsonparity import nested_past, orjson_ints
 from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
+from tooltrail.otlp.rest import JsonGroup
 from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
 from tooltrail.otlp.values import Notes, json_attributes
 
@@ -205,8 +206,9 @@ def _spans(
             if scope_name.__class__ is not str:
                 scope_name = ""
             held = (resource, scope_name, origin)
+            group = TypedGroup(rs.resource, scope, (rs.schemaUrl, ss.schemaUrl), where, ri, si)
             for pi, s in enumerate(ss.spans or ()):
-                append(_span(s, where, early, (ri, si, pi), cache, lazy, interest, held))
+                append(_span(s, where, early, (ri, si, pi), cache, lazy, interest, held, group))
     return out
 
 
@@ -233,9 +235,11 @@ def _span(
     lazy: bool,
     interest: Interest | None,
     held: tuple[dict[str, Any], str, str],
+    group: TypedGroup,
 ) -> Any:
     """One span, or ``SpanHead`` outside the ``interest``; ``held``: its resource, scope name
-    and origin. Raises ``_GiveUp`` (or ``ValueError``) for anything not canonical."""
+    and origin; ``group``: its group as read. Raises ``_GiveUp`` (or ``ValueError``) for
+    anything not canonical."""
     trace_key = s.traceId
     trace_hex = cache.get(trace_key)
     if trace_hex is None:
@@ -302,7 +306,27 @@ def _span(
         attributes,
         span_events,
         *held,
+        s,
+        group,
     )
+
+
+class TypedGroup(JsonGroup):
+    """A group of a typed request: a span's rest is read from its struct, as from the JSON
+    object ``orjson`` would have given."""
+
+    __slots__ = ()
+
+    def span_object(self, wire: Any) -> dict[str, Any]:
+        return {
+            "spanId": wire.spanId,
+            "traceState": wire.traceState,
+            "flags": wire.flags,
+            "droppedAttributesCount": wire.droppedAttributesCount,
+            "droppedEventsCount": wire.droppedEventsCount,
+            "links": wire.links,
+            "droppedLinksCount": wire.droppedLinksCount,
+        }
 
 
 def _of_interest(

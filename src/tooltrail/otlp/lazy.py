@@ -361,7 +361,9 @@ class PbEvents(LazyEvents):
                 notes.append((base, f"more than {limits.max_events_per_span} events; rest dropped"))
                 break
             attrs = pb_raw_attributes(event.attributes, limits, f"{base}[{i}].attributes", notes)
-            out.append(SpanEvent(event.name, event.time_unix_nano, attrs))
+            out.append(
+                SpanEvent(event.name, event.time_unix_nano, attrs, event.dropped_attributes_count)
+            )
         self._where.report_notes(notes)
         return out
 
@@ -396,8 +398,23 @@ def json_event(event: Any, limits: Limits, path: str, notes: Notes) -> SpanEvent
         raise DecodeError("expected a string", field=f"{path}.name")
     time = event.get("timeUnixNano", event.get("time_unix_nano", 0))
     attrs = event.get("attributes")
+    dropped = event.get("droppedAttributesCount", event.get("dropped_attributes_count", 0))
     return SpanEvent(
         name,
         json_int(time, f"{path}.timeUnixNano") if time else 0,
         json_attributes(attrs, limits, f"{path}.attributes", notes) if attrs else {},
+        _dropped_count(dropped, f"{path}.droppedAttributesCount", notes) if dropped else 0,
     )
+
+
+def _dropped_count(value: Any, path: str, notes: Notes) -> int:
+    """A dropped-attributes count (uint32); a bad one is reported and read as 0."""
+    try:
+        count = json_int(value, path)
+    except DecodeError as exc:
+        notes.append((path, f"{exc.reason}; read as 0"))
+        return 0
+    if not 0 <= count < 1 << 32:
+        notes.append((path, "not an unsigned 32-bit integer; read as 0"))
+        return 0
+    return count

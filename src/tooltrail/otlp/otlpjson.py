@@ -18,6 +18,7 @@ from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.jsontyped import TypedRequest, decode_typed, typed_spans
 from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.rest import JsonGroup
 from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
 from tooltrail.otlp.values import Notes, json_attributes, json_int
 
@@ -194,6 +195,8 @@ def spans_from_json(
             scope_name = scope.get("name", "") if isinstance(scope, dict) else ""
             if not isinstance(scope_name, str):
                 scope_name = ""
+            urls = (_get(rs, "schemaUrl", "schema_url"), _get(ss, "schemaUrl", "schema_url"))
+            group = JsonGroup(rs.get("resource"), scope, urls, where, ri, si)
             for pi, s in enumerate(_list(ss, "spans", "spans", spath)):
                 span: Any = None
                 if lazy:
@@ -211,6 +214,9 @@ def spans_from_json(
                 span.resource = resource
                 span.scope_name = scope_name
                 span.origin = origin
+                if span.__class__ is Span:
+                    span.wire = s
+                    span.wire_group = group
                 append(span)
     return out
 

@@ -12,6 +12,7 @@ from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.lazy import PbAttributes, PbEvents, Where, span_path
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.mapped import MappedAttributes, RequestBytes
+from tooltrail.otlp.rest import PbGroup
 from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
 from tooltrail.otlp.values import Notes, pb_attributes, pb_raw_attributes
 from tooltrail.otlp.wire import LeanTraces, MappedTraces
@@ -130,6 +131,7 @@ def spans_from_message(
         groups.extend(resource_spans.instrumentation_library_spans)
         for si, scope_spans in enumerate(groups):
             scope_name = scope_spans.scope.name
+            group = PbGroup(resource_spans, scope_spans, where, ri, si)
             for pi, s in enumerate(scope_spans.spans):
                 trace_id = s.trace_id
                 span_id = s.span_id
@@ -213,6 +215,8 @@ def spans_from_message(
                         resource,
                         scope_name,
                         origin,
+                        s,
+                        group,
                     )
                 )
     return out

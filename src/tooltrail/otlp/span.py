@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tooltrail.otlp.rest import WireGroup
 
 #: OTLP status codes.
 STATUS_UNSET = 0
@@ -23,6 +26,7 @@ class SpanEvent:
     name: str
     time_ns: int = 0
     attributes: Mapping[str, Any] = field(default_factory=dict)
+    dropped_attributes_count: int = 0
 
 
 @dataclass(slots=True)
@@ -47,6 +51,12 @@ class Span:
     scope_name: str = ""
     #: Where the span was read from, for diagnostics: ``"path:line"`` or ``"path@offset"``.
     origin: str = ""
+    #: The span as read (a parsed protobuf span or OTLP/JSON span object) and the resource and
+    #: scope group it was read in. What this class does not hold (flags, trace state, links,
+    #: dropped counts, the scope's version and attributes, schema URLs) stays there, and only
+    #: the encoder reads it (``otlp.rest``). ``None`` for spans built by hand.
+    wire: Any = None
+    wire_group: WireGroup | None = None
 
 
 @dataclass(slots=True, frozen=True)

@@ -4,7 +4,10 @@ They mirror the OTLP messages field for field but keep a span's status (and, in 
 schema, its attributes) as raw bytes, so parsing a request costs a fraction of the full
 schema. The pre-2022 ``instrumentation_library_spans`` (field 1000) is read as scope spans.
 
-- ``LeanTraces``: attributes stay serialized ``KeyValue`` bytes, in wire order.
+- ``LeanTraces``: attributes stay serialized ``KeyValue`` bytes, in wire order. Fields no
+  reader needs (a span's flags, trace state and links, a scope's version and attributes) are
+  left unknown to it: the parser keeps them, unparsed, and ``otlp.rest`` reads them when a
+  span is encoded again.
 - ``MappedTraces``: the same layout, but a span's attributes are declared as
   ``map<string, AnyValue>``. A ``KeyValue`` is encoded exactly like a map entry (key = 1,
   value = 2), so the C parser builds a hash table per span and a key lookup costs one call
@@ -29,6 +32,7 @@ _MESSAGES: dict[str, list[tuple[str, int, int, int, str]]] = {
         ("time_unix_nano", 1, _F.TYPE_FIXED64, _ONE, ""),
         ("name", 2, _F.TYPE_STRING, _ONE, ""),
         ("attributes", 3, _F.TYPE_BYTES, _MANY, ""),
+        ("dropped_attributes_count", 4, _F.TYPE_UINT32, _ONE, ""),
     ],
     "Span": [
         ("trace_id", 1, _F.TYPE_BYTES, _ONE, ""),
@@ -45,6 +49,7 @@ _MESSAGES: dict[str, list[tuple[str, int, int, int, str]]] = {
     "ScopeSpans": [
         ("scope", 1, _F.TYPE_MESSAGE, _ONE, ".tooltrail.wire.Scope"),
         ("spans", 2, _F.TYPE_MESSAGE, _MANY, ".tooltrail.wire.Span"),
+        ("schema_url", 3, _F.TYPE_BYTES, _ONE, ""),
     ],
     "ResourceSpans": [
         ("resource", 1, _F.TYPE_BYTES, _ONE, ""),
@@ -56,10 +61,21 @@ _MESSAGES: dict[str, list[tuple[str, int, int, int, str]]] = {
             _MANY,
             ".tooltrail.wire.ScopeSpans",
         ),
+        ("schema_url", 3, _F.TYPE_BYTES, _ONE, ""),
     ],
     # ExportTraceServiceRequest and TracesData share this layout.
     "Traces": [
         ("resource_spans", 1, _F.TYPE_MESSAGE, _MANY, ".tooltrail.wire.ResourceSpans"),
+    ],
+    # What ``Span`` does not hold (``otlp.rest``), parsed from a span's bytes when it is
+    # encoded again; links stay bytes so that a bad one is dropped alone.
+    "SpanRest": [
+        ("trace_state", 3, _F.TYPE_BYTES, _ONE, ""),
+        ("dropped_attributes_count", 10, _F.TYPE_UINT32, _ONE, ""),
+        ("dropped_events_count", 12, _F.TYPE_UINT32, _ONE, ""),
+        ("links", 13, _F.TYPE_BYTES, _MANY, ""),
+        ("dropped_links_count", 14, _F.TYPE_UINT32, _ONE, ""),
+        ("flags", 16, _F.TYPE_FIXED32, _ONE, ""),
     ],
 }
 
@@ -86,6 +102,8 @@ _CLASSES = _build()
 #: ``ExportTraceServiceRequest`` / ``TracesData`` with lazily decodable span attributes.
 LeanTraces: Any = _CLASSES["Traces"]
 LeanSpan: Any = _CLASSES["Span"]
+#: A span's fields that ``Span`` does not hold (the others are left unknown, unparsed).
+SpanRest: Any = _CLASSES["SpanRest"]
 
 _ANY_VALUE = "." + common_pb2.AnyValue.DESCRIPTOR.full_name
 _MAPPED_PACKAGE = "tooltrail.wire_mapped"
