@@ -28,8 +28,9 @@ from tooltrail.batch import (
     UnmatchedTrace,
     run_batch,
 )
-from tooltrail.cli.errors import fail, standard_input
 from tooltrail.checks import default_registry
+from tooltrail.cli.errors import fail, standard_input
+from tooltrail.cli.report import write_rich_report
 from tooltrail.evaluate import EvaluationReport, ReportError
 from tooltrail.otlp import Diagnostic
 from tooltrail.report import (
@@ -70,10 +71,10 @@ WRITERS: dict[str, Callable[[EvaluationReport, TextSink], None]] = {
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(sorted(WRITERS)),
+    type=click.Choice(sorted([*WRITERS, "html"])),
     default="text",
     show_default=True,
-    help="Report format.",
+    help="Report format (html: one self-contained page with the failing runs' timelines).",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report here, not stdout.")
 @click.option(
@@ -102,6 +103,12 @@ WRITERS: dict[str, Callable[[EvaluationReport, TextSink], None]] = {
     "without it that is exit 3.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary line.")
+@click.option(
+    "--trajectories/--no-trajectories",
+    default=None,
+    help="Read the input again for the trajectories of the failing rows and a sample of "
+    "passing ones (arguments redacted), for html and json [default: on for html only].",
+)
 @click.option(
     "--chunk-mb",
     type=click.IntRange(min=1),
@@ -135,6 +142,7 @@ def eval_command(
     show_unmatched: bool,
     allow_empty: bool,
     quiet: bool,
+    trajectories: bool | None,
     chunk_mb: int | None,
     annotate_path: str | None,
     annotate_traces_path: str | None,
@@ -172,9 +180,16 @@ def eval_command(
                 raise
             if annotate_path or annotate_traces_path:
                 _annotate(suite, inputs, batch, group, annotate_path, annotate_traces_path)
+            rich = fmt in ("html", "json")
+            wanted = fmt == "html" if trajectories is None else trajectories
+            found = _trajectories(inputs, batch, group) if rich and wanted else None
         report = EvaluationReport.from_results(suite, batch.results)
+        gate_result = gate.check(report) if gate is not None else None
         try:
-            write_report(report, fmt, out)
+            if rich:
+                write_rich_report(report, fmt, out, trajectories=found, gate=gate_result)
+            else:
+                write_report(report, fmt, out)
         except OSError as exc:
             fail("eval", f"cannot write the report to {out}: {exc.strerror or exc}")
         _print_diagnostics(batch.diagnostics, stdin_copy)
@@ -183,7 +198,6 @@ def eval_command(
             fail("eval", _nothing_evaluated(batch), EXIT_SKIPPED)
         if batch.group_count == 0:
             click.echo(f"tooltrail eval: warning: no traces found in {' '.join(paths)}", err=True)
-        gate_result = gate.check(report) if gate is not None else None
         if gate_result is not None:
             _print_gate(gate_result)
         if not quiet:
@@ -379,3 +393,13 @@ def _annotate(
         )
     except OSError as exc:
         fail("eval", f"cannot write annotations: {exc}")
+
+
+def _trajectories(inputs: Sequence[str], batch: BatchResult, group: str) -> Any:
+    """The trajectories a JSON or HTML report embeds (``tooltrail.report.trajectory``)."""
+    from tooltrail.report.trajectory import collect_trajectories
+
+    try:
+        return collect_trajectories(inputs, batch.results, group=group)
+    except OSError as exc:
+        fail("eval", f"cannot read the input again for the trajectories: {exc}")

@@ -1,5 +1,11 @@
 """The JSON report: ``EvaluationReport.to_dict()`` (stable names, ``schema_version``).
 
+Optional keys, for ``tooltrail report REPORT.json --format html`` (readers that do not know
+them, such as ``tooltrail gate``, ignore them): ``gate`` (``passed``, ``reasons``) when a gate
+was checked, and a ``trajectory`` on the rows whose trajectory was collected
+(``tooltrail.report.trajectory``: failing rows and a sample of passing ones, arguments
+redacted).
+
 ``iter_json`` writes the document row by row, so ``write_json`` streams a report of any size
 to a file holding one row's text at a time; ``render_json`` is the same text in one string.
 """
@@ -7,10 +13,15 @@ to a file holding one row's text at a time; ``render_json`` is the same text in 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from tooltrail.evaluate import EvaluationReport
 from tooltrail.report.stream import TextSink, write_pieces
+
+if TYPE_CHECKING:
+    from tooltrail.suite.gate import GateResult
+    from tooltrail.report.trajectory import Trajectory
 
 _NO_CASES = '"cases": []'
 
@@ -19,16 +30,30 @@ def _dumps(data: object, indent: int | str | None) -> str:
     return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def iter_json(report: EvaluationReport, *, indent: int | str | None = 2) -> Iterator[str]:
+def _head(report: EvaluationReport, gate: GateResult | None) -> dict[str, Any]:
+    """The document without rows (``cases`` stays the last key), with the gate when given."""
+    head = EvaluationReport(report.suite_name, report.suite_version, [], report.summary).to_dict()
+    if gate is not None:
+        cases = head.pop("cases")
+        head["gate"] = {"passed": gate.passed, "reasons": list(gate.reasons)}
+        head["cases"] = cases
+    return head
+
+
+def iter_json(
+    report: EvaluationReport,
+    *,
+    indent: int | str | None = 2,
+    trajectories: Mapping[int, Trajectory] | None = None,
+    gate: GateResult | None = None,
+) -> Iterator[str]:
     """The JSON document in pieces: everything but the rows, then one piece per row (``cases``
-    is the last key, so the rows go in just before the closing brace), then the end."""
+    is the last key, so the rows go in just before the closing brace), then the end.
+    ``trajectories`` (row index -> trajectory) and ``gate`` add the optional keys."""
     if not report.cases:
-        yield _dumps(report.to_dict(), indent) + "\n"
+        yield _dumps(_head(report, gate), indent) + "\n"
         return
-    empty = _dumps(
-        EvaluationReport(report.suite_name, report.suite_version, [], report.summary).to_dict(),
-        indent,
-    )
+    empty = _dumps(_head(report, gate), indent)
     at = empty.rindex(_NO_CASES) + len(_NO_CASES) - 1  # the "]" of the empty list
     yield empty[:at]
     if indent is None:
@@ -38,18 +63,34 @@ def iter_json(report: EvaluationReport, *, indent: int | str | None = 2) -> Iter
         margin = "\n" + step * 2  # rows sit two levels deep: report > cases > row
         first, between, close = margin, "," + margin, "\n" + step + "]"
     for n, row in enumerate(report.cases):
-        text = _dumps(row.to_dict(), indent)
+        data = row.to_dict()
+        if trajectories and n in trajectories:
+            data["trajectory"] = trajectories[n].to_dict()
+        text = _dumps(data, indent)
         if margin is not None:
             text = text.replace("\n", margin)
         yield (between if n else first) + text
     yield close + empty[at + 1 :] + "\n"
 
 
-def render_json(report: EvaluationReport, *, indent: int | None = 2) -> str:
+def render_json(
+    report: EvaluationReport,
+    *,
+    indent: int | None = 2,
+    trajectories: Mapping[int, Trajectory] | None = None,
+    gate: GateResult | None = None,
+) -> str:
     """The report as a JSON document, ending in a newline. Non-finite values are ``null``."""
-    return "".join(iter_json(report, indent=indent))
+    return "".join(iter_json(report, indent=indent, trajectories=trajectories, gate=gate))
 
 
-def write_json(report: EvaluationReport, out: TextSink, *, indent: int | None = 2) -> None:
+def write_json(
+    report: EvaluationReport,
+    out: TextSink,
+    *,
+    indent: int | None = 2,
+    trajectories: Mapping[int, Trajectory] | None = None,
+    gate: GateResult | None = None,
+) -> None:
     """Write the JSON report to ``out`` as it is rendered (the same text as ``render_json``)."""
-    write_pieces(iter_json(report, indent=indent), out)
+    write_pieces(iter_json(report, indent=indent, trajectories=trajectories, gate=gate), out)

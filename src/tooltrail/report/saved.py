@@ -1,0 +1,52 @@
+"""A JSON report written earlier (``tooltrail eval --format json``), read back with its optional
+keys: the gate's verdict and the rows' trajectories (see ``tooltrail.report.json``)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import orjson
+
+from tooltrail.evaluate import EvaluationReport, ReportError
+from tooltrail.report.trajectory import Trajectory
+from tooltrail.suite.gate import GateResult
+
+
+@dataclass(slots=True)
+class SavedReport:
+    report: EvaluationReport
+    #: Row index -> trajectory, for the rows that carry one.
+    trajectories: dict[int, Trajectory] = field(default_factory=dict)
+    gate: GateResult | None = None
+
+
+def read_saved_report(path: str | os.PathLike[str]) -> SavedReport:
+    """Read a JSON report file. Raises ``ReportError`` naming the file (and the row) when it is
+    not JSON or not a report, ``OSError`` when it cannot be read."""
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ReportError(f"{os.fspath(path)}: not JSON: {exc}") from None
+    try:
+        report = EvaluationReport.from_dict(data)
+    except ReportError as exc:
+        raise ReportError(f"{os.fspath(path)}: {exc}") from None
+    trajectories: dict[int, Trajectory] = {}
+    for index, row in enumerate(data.get("cases") or ()):
+        found = row.get("trajectory") if isinstance(row, dict) else None
+        if found is None:
+            continue
+        try:
+            trajectories[index] = Trajectory.from_dict(found)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ReportError(
+                f"{os.fspath(path)}: cases[{index}].trajectory: malformed: {exc}"
+            ) from None
+    gate = None
+    recorded = data.get("gate")
+    if isinstance(recorded, dict) and isinstance(recorded.get("passed"), bool):
+        gate = GateResult(recorded["passed"], [str(r) for r in recorded.get("reasons") or ()])
+    return SavedReport(report=report, trajectories=trajectories, gate=gate)
