@@ -41,11 +41,13 @@ def main() -> None:
 
 
 # Subcommands register themselves here, one line each.
+from tooltrail.cli.compare import compare_command  # noqa: E402
 from tooltrail.cli.convert import convert_command  # noqa: E402
 from tooltrail.cli.eval import eval_command, gate_command  # noqa: E402
 from tooltrail.cli.report import report_command  # noqa: E402
 from tooltrail.cli.serve import serve_command  # noqa: E402
 
+main.add_command(compare_command)
 main.add_command(convert_command)
 main.add_command(eval_command)
 main.add_command(gate_command)
