@@ -30,6 +30,7 @@ from tooltrail.batch import (
 )
 from tooltrail.checks import default_registry
 from tooltrail.cli.errors import fail, standard_input
+from tooltrail.cli.gates import load_gate
 from tooltrail.cli.report import write_rich_report
 from tooltrail.evaluate import EvaluationReport, ReportError
 from tooltrail.otlp import Diagnostic
@@ -230,7 +231,7 @@ def gate_command(report_path: str, gate_path: str | None, config_path: str | Non
     except (orjson.JSONDecodeError, ReportError) as exc:
         fail("gate", f"{report_path}: {exc}")
     try:
-        gate = _load_gate(gate_path)
+        gate = load_gate(gate_path)
     except SuiteError as exc:
         fail("gate", str(exc))
     result = gate.check(report)
@@ -248,21 +249,6 @@ def exit_code(
     if failed:
         return EXIT_FAILED
     return EXIT_SKIPPED if diagnostics else EXIT_OK
-
-
-def _load_gate(path: str) -> Gate:
-    """A gate file; a suite file's ``gate:`` section also works. A file that is neither is
-    reported with the gate reader's message."""
-    try:
-        return Gate.load(path)
-    except SuiteError as gate_error:
-        try:
-            suite = TestSuite.load(path)
-        except SuiteError:
-            raise gate_error from None
-        if suite.gate is None:
-            raise SuiteError(f"{path}: no gate keys in this suite file") from None
-        return suite.gate
 
 
 def _nothing_evaluated(batch: BatchResult) -> str:

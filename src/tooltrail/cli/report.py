@@ -18,8 +18,8 @@ from tooltrail.evaluate import EvaluationReport, ReportError
 from tooltrail.report.stream import TextSink
 
 if TYPE_CHECKING:
-    from tooltrail.suite.gate import GateResult
     from tooltrail.report.trajectory import Trajectory
+    from tooltrail.suite.gate import GateResult
 
 #: Formats ``tooltrail report`` writes.
 REPORT_FORMATS = ("html", "json", "junit", "markdown", "text")
@@ -96,11 +96,11 @@ def report_command(report_path: str, fmt: str, out: str | None, gate_path: str |
         fail("report", f"cannot read {report_path}: {exc.strerror or exc}")
     gate = saved.gate
     if gate_path is not None:
-        from tooltrail.cli.eval import _load_gate
+        from tooltrail.cli.gates import load_gate
         from tooltrail.suite import SuiteError
 
         try:
-            gate = _load_gate(gate_path).check(saved.report)
+            gate = load_gate(gate_path).check(saved.report)
         except SuiteError as exc:
             fail("report", str(exc))
     try:
