@@ -131,7 +131,7 @@ def spans_from_message(
         groups.extend(resource_spans.instrumentation_library_spans)
         for si, scope_spans in enumerate(groups):
             scope_name = scope_spans.scope.name
-            group = PbGroup(resource_spans, scope_spans, where, ri, si)
+            group = PbGroup(resource_spans, scope_spans, where, ri, si, request)
             for pi, s in enumerate(scope_spans.spans):
                 trace_id = s.trace_id
                 span_id = s.span_id
@@ -215,7 +215,7 @@ def spans_from_message(
                         resource,
                         scope_name,
                         origin,
-                        s,
+                        s if request is None else loc,  # (``loc`` keeps no message alive)
                         group,
                     )
                 )

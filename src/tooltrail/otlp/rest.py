@@ -28,6 +28,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 from tooltrail.otlp.encode import set_attributes
 from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.lazy import Where, decode_json_attributes_tolerant
+from tooltrail.otlp.mapped import RequestBytes
 from tooltrail.otlp.values import Notes, json_int
 from tooltrail.otlp.wire import SpanRest
 
@@ -61,9 +62,20 @@ class PbGroup:
     """A group of a lean or mapped protobuf message (``wire.LeanTraces`` / ``MappedTraces``):
     the unknown fields the parser kept are read back by parsing the parts again in full."""
 
-    __slots__ = ("_resource_spans", "_scope_spans", "_where", "_path", "_shells")
+    __slots__ = ("_resource_spans", "_scope_spans", "_where", "_path", "_shells", "_request")
 
-    def __init__(self, resource_spans: Any, scope_spans: Any, where: Where, ri: int, si: int):
+    def __init__(
+        self,
+        resource_spans: Any,
+        scope_spans: Any,
+        where: Where,
+        ri: int,
+        si: int,
+        request: RequestBytes | None = None,
+    ) -> None:
+        #: With the request's bytes, a span's ``wire`` is its location in them (a span
+        #: message kept per span would cost the reader time), else the lean span itself.
+        self._request = request
         self._resource_spans = resource_spans
         self._scope_spans = scope_spans
         self._where = where
@@ -100,6 +112,8 @@ class PbGroup:
         return self._build()[1]
 
     def fill_span(self, wire: Any, out: PbSpan) -> None:
+        if self._request is not None:
+            wire = self._request.lean_span(wire)
         rest = SpanRest.FromString(wire.SerializeToString())
         out.trace_state = _text(rest.trace_state)
         out.flags = rest.flags
