@@ -1,43 +1,106 @@
-"""tooltrail: check what an AI agent actually did, from its OpenTelemetry traces."""
+"""tooltrail: check what an AI agent actually did, from its OpenTelemetry traces.
+
+The public API is imported on first use (PEP 562): ``import tooltrail`` and the command line
+load nothing of the pipeline until a name is asked for.
+"""
 
 from __future__ import annotations
 
-from tooltrail.checks import Registry, Score, default_registry, scorer, values_equal
-from tooltrail.evaluate import (
-    CaseResult,
-    EvaluationReport,
-    EvaluationSample,
-    MetricSummary,
-    RunVerdict,
-    Summary,
-    evaluate_cases,
-    evaluate_suite,
-    evaluate_trace,
-)
-from tooltrail.model import EvalSpan, EvalTrace, ToolCall, parse_args
-from tooltrail.report import (
-    Gate,
-    GateResult,
-    render_json,
-    render_junit,
-    render_markdown,
-    render_text,
-    write_json,
-    write_junit,
-    write_markdown,
-    write_text,
-)
-from tooltrail.suite import (
-    EvaluatorConfig,
-    Expect,
-    Match,
-    SuiteError,
-    TestCase,
-    TestSuite,
-    ToolCallArgs,
-    Turn,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from tooltrail.version import __version__
+
+#: Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "CaseResult": "tooltrail.evaluate",
+    "default_registry": "tooltrail.checks",
+    "EvalSpan": "tooltrail.model",
+    "EvalTrace": "tooltrail.model",
+    "evaluate_cases": "tooltrail.evaluate",
+    "evaluate_suite": "tooltrail.evaluate",
+    "evaluate_trace": "tooltrail.evaluate",
+    "EvaluationReport": "tooltrail.evaluate",
+    "EvaluationSample": "tooltrail.evaluate",
+    "EvaluatorConfig": "tooltrail.suite",
+    "Expect": "tooltrail.suite",
+    "Gate": "tooltrail.suite.gate",
+    "GateResult": "tooltrail.suite.gate",
+    "Match": "tooltrail.suite",
+    "MetricSummary": "tooltrail.evaluate",
+    "parse_args": "tooltrail.model",
+    "Registry": "tooltrail.checks",
+    "render_json": "tooltrail.report",
+    "render_junit": "tooltrail.report",
+    "render_markdown": "tooltrail.report",
+    "render_text": "tooltrail.report",
+    "RunVerdict": "tooltrail.evaluate",
+    "Score": "tooltrail.checks",
+    "scorer": "tooltrail.checks",
+    "SuiteError": "tooltrail.suite",
+    "Summary": "tooltrail.evaluate",
+    "TestCase": "tooltrail.suite",
+    "TestSuite": "tooltrail.suite",
+    "ToolCall": "tooltrail.model",
+    "ToolCallArgs": "tooltrail.suite",
+    "Turn": "tooltrail.suite",
+    "values_equal": "tooltrail.checks",
+    "write_json": "tooltrail.report",
+    "write_junit": "tooltrail.report",
+    "write_markdown": "tooltrail.report",
+    "write_text": "tooltrail.report",
+}
+
+if TYPE_CHECKING:
+    from tooltrail.checks import Registry, Score, default_registry, scorer, values_equal
+    from tooltrail.evaluate import (
+        CaseResult,
+        EvaluationReport,
+        EvaluationSample,
+        MetricSummary,
+        RunVerdict,
+        Summary,
+        evaluate_cases,
+        evaluate_suite,
+        evaluate_trace,
+    )
+    from tooltrail.model import EvalSpan, EvalTrace, ToolCall, parse_args
+    from tooltrail.report import (
+        Gate,
+        GateResult,
+        render_json,
+        render_junit,
+        render_markdown,
+        render_text,
+        write_json,
+        write_junit,
+        write_markdown,
+        write_text,
+    )
+    from tooltrail.suite import (
+        EvaluatorConfig,
+        Expect,
+        Match,
+        SuiteError,
+        TestCase,
+        TestSuite,
+        ToolCallArgs,
+        Turn,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tooltrail' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "CaseResult",

@@ -6,6 +6,7 @@ Exit codes shared by every subcommand: 0 success, 1 failures (or some input skip
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -20,9 +21,66 @@ _HELP_REQUESTS: tuple[type[BaseException], ...] = tuple(
 )
 
 
+#: The subcommands: name -> (module, attribute, the one line ``tooltrail --help`` shows). A
+#: subcommand's module is imported when it runs, not for ``--help``: the reading, evaluating
+#: and serving code behind them takes a second to import. ``tests/test_cli_lazy.py`` keeps
+#: these lines equal to each command's own.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "compare": (
+        "tooltrail.cli.compare",
+        "compare_command",
+        "Compare two JSON reports (tooltrail eval --format json) of the same suite.",
+    ),
+    "convert": (
+        "tooltrail.cli.convert",
+        "convert_command",
+        "Print the tool calls of OTLP dumps (files, directories, globs, - for stdin) as JSON "
+        "lines.",
+    ),
+    "eval": (
+        "tooltrail.cli.eval",
+        "eval_command",
+        "Evaluate the traces in OTLP dumps (files, directories, globs, - for stdin) against SUITE.",
+    ),
+    "gate": (
+        "tooltrail.cli.eval",
+        "gate_command",
+        "Check a JSON report made earlier (tooltrail eval --format json) against a gate.",
+    ),
+    "report": (
+        "tooltrail.cli.report",
+        "report_command",
+        "Render a JSON report (tooltrail eval --format json) as HTML (or another format).",
+    ),
+    "serve": (
+        "tooltrail.cli.serve",
+        "serve_command",
+        "Receive OTLP traces and logs (gRPC and HTTP), evaluate each complete trace, send the "
+        "scores back.",
+    ),
+}
+
+
 class _Commands(click.Group):
-    """The ``tooltrail`` group: a usage error of any subcommand is printed with the same
-    ``tooltrail COMMAND:`` prefix as the errors the commands print themselves."""
+    """The ``tooltrail`` group: subcommands imported when used (``COMMANDS``), and a usage
+    error of any subcommand printed with the same ``tooltrail COMMAND:`` prefix as the errors
+    the commands print themselves."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = COMMANDS.get(cmd_name)
+        if found is None:
+            return None
+        command: click.Command = getattr(importlib.import_module(found[0]), found[1])
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, _shorten(text, limit)) for name, text in rows])
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -34,22 +92,15 @@ class _Commands(click.Group):
             sys.exit(error.exit_code)
 
 
+def _shorten(text: str, limit: int) -> str:
+    """``text`` cut at a word to ``limit`` characters with ``...``, as click shortens help."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 3].rsplit(" ", 1)[0]
+    return cut + "..."
+
+
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tooltrail")
 def main() -> None:
     """Check what an AI agent actually did, from its OpenTelemetry traces."""
-
-
-# Subcommands register themselves here, one line each.
-from tooltrail.cli.compare import compare_command  # noqa: E402
-from tooltrail.cli.convert import convert_command  # noqa: E402
-from tooltrail.cli.eval import eval_command, gate_command  # noqa: E402
-from tooltrail.cli.report import report_command  # noqa: E402
-from tooltrail.cli.serve import serve_command  # noqa: E402
-
-main.add_command(compare_command)
-main.add_command(convert_command)
-main.add_command(eval_command)
-main.add_command(gate_command)
-main.add_command(report_command)
-main.add_command(serve_command)
