@@ -9,6 +9,17 @@ flushing a trace early, marked partial with the reason; ``force_flush`` and ``sh
 deliver everything held. A span that arrives for a trace already handed on is delivered as
 a further partial piece (reason ``late``). Every such event is counted (``stats()``) and
 summarised in a warning at most once per interval.
+
+Memory is bounded whatever the arrival rate: all traces held or waiting for the sinks
+together hold at most ``max_buffered_spans`` spans. Past it the buffer gives whole traces up
+(newest waiting first): their spans are released, the trace is counted (``traces_dropped``)
+and a notice (``CompletedTrace`` without spans, reason ``dropped``) goes to every sink with an
+``export_dropped`` method, so the inline evaluator names it in the results. Sinks run on their
+own delivery thread (``tooltrail-trace-buffer``; the grouping runs on
+``tooltrail-trace-grouping``), so a slow sink never stops the grouping;
+a sink call that has not returned after ``sink_timeout_s`` is reported stuck, and a fresh
+delivery thread goes on with the other sinks. ``shutdown`` returns within
+``shutdown_timeout_s`` whatever the sinks do.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ import os
 import threading
 import time
 import weakref
+from array import array
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -39,18 +51,32 @@ MAX_SPANS = "max_spans"
 FLUSH = "flush"
 SHUTDOWN = "shutdown"
 LATE = "late"
-PARTIAL_REASONS = (MAX_AGE, MAX_TRACES, MAX_SPANS, FLUSH, SHUTDOWN, LATE)
+#: The buffer gave the trace up (memory bound, or shutdown's time limit): no spans delivered.
+DROPPED = "dropped"
+PARTIAL_REASONS = (MAX_AGE, MAX_TRACES, MAX_SPANS, FLUSH, SHUTDOWN, LATE, DROPPED)
 
 DEFAULT_GRACE_S = 0.5
 DEFAULT_MAX_AGE_S = 300.0
 DEFAULT_MAX_TRACES = 10_000
 DEFAULT_MAX_SPANS = 10_000
 DEFAULT_LOG_INTERVAL_S = 60.0
+#: Spans held at once, all traces together (grouping and waiting for the sinks).
+DEFAULT_MAX_BUFFERED_SPANS = 262_144
+#: A sink call running longer than this is reported stuck; the others go on without it.
+DEFAULT_SINK_TIMEOUT_S = 10.0
+#: The longest ``shutdown`` waits for the sinks (delivery, flush, their own shutdown).
+DEFAULT_SHUTDOWN_TIMEOUT_S = 10.0
 #: The worker groups queued spans at least this often.
 _TICK_S = 0.05
 #: Queued starts/ends that wake the worker early, and that make an ending thread group them.
 _WAKE_AT = 4096
-_MAX_QUEUED = 65536
+_MAX_QUEUED = 16384
+#: Share of ``shutdown_timeout_s`` spent delivering; the rest flushes and shuts sinks down.
+_DRAIN_SHARE = 0.7
+#: At the end of shutdown's delivery time, a sink call running this long is left behind.
+_SHUTDOWN_STUCK_S = 0.1
+#: Notices of given-up traces kept for the sinks (24 bytes each); past it, counted only.
+_MAX_NOTICES = 1 << 20
 
 
 @dataclass(slots=True)
@@ -62,6 +88,9 @@ class CompletedTrace:
     partial: bool = False
     #: ``complete``, or why the trace was handed on early (see ``PARTIAL_REASONS``).
     reason: str = COMPLETE
+    #: For a notice of a trace the buffer gave up (``reason == "dropped"``, no ``spans``):
+    #: how many spans of it were released undelivered.
+    dropped_spans: int = 0
 
     @property
     def trace_id_hex(self) -> str:
@@ -69,7 +98,11 @@ class CompletedTrace:
 
 
 class TraceSink(Protocol):
-    """Receives complete traces. Called from one thread at a time; must not block for long."""
+    """Receives complete traces. Called from one thread at a time; must not block for long.
+
+    A sink may also have ``export_dropped(trace)``: it is then told of every trace the buffer
+    gave up (a ``CompletedTrace`` without spans, ``reason == "dropped"``).
+    """
 
     def export_trace(self, trace: CompletedTrace) -> None: ...
 
@@ -92,6 +125,17 @@ class BufferStats:
     sink_errors: int
     traces_held: int
     spans_held: int
+    #: Traces given up whole (``max_buffered_spans``, or shutdown's time limit) and their spans.
+    traces_dropped: int = 0
+    spans_dropped: int = 0
+    #: Given-up traces past ``max_traces`` unsent notices: counted here only.
+    drop_notices_lost: int = 0
+    #: Sink calls that ran past ``sink_timeout_s`` (each also logged once).
+    sinks_stuck: int = 0
+    #: Traces a stuck sink did not get (the others did).
+    sink_skipped: int = 0
+    #: Spans waiting for the sinks or being delivered (included in ``spans_held``).
+    spans_waiting: int = 0
 
 
 @dataclass(slots=True, eq=False)
@@ -113,6 +157,10 @@ class TraceBuffer(SpanProcessor):
     ``grace_s``: wait after completion for late children. ``max_age_s``: a trace held longer
     is handed on partial. ``max_traces``: traces held at once (the oldest goes first).
     ``max_spans``: spans held per trace (the piece so far goes on partial).
+    ``max_buffered_spans``: spans held at once, all traces together, waiting ones included;
+    past it whole traces are given up (counted, and a notice to ``export_dropped``).
+    ``sink_timeout_s``: a sink call running longer is reported stuck and skipped until it
+    returns. ``shutdown_timeout_s``: the longest ``shutdown`` waits for the sinks.
     """
 
     def __init__(
@@ -123,14 +171,22 @@ class TraceBuffer(SpanProcessor):
         max_traces: int = DEFAULT_MAX_TRACES,
         max_spans: int = DEFAULT_MAX_SPANS,
         log_interval_s: float = DEFAULT_LOG_INTERVAL_S,
+        max_buffered_spans: int = DEFAULT_MAX_BUFFERED_SPANS,
+        sink_timeout_s: float = DEFAULT_SINK_TIMEOUT_S,
+        shutdown_timeout_s: float = DEFAULT_SHUTDOWN_TIMEOUT_S,
     ) -> None:
         if grace_s < 0 or max_age_s <= 0 or max_traces < 1 or max_spans < 1:
             raise ValueError("grace_s >= 0, max_age_s > 0, max_traces >= 1, max_spans >= 1")
+        if max_buffered_spans < 1 or sink_timeout_s <= 0 or shutdown_timeout_s <= 0:
+            raise ValueError("max_buffered_spans >= 1, sink_timeout_s > 0, shutdown_timeout_s > 0")
         self.sinks: tuple[TraceSink, ...] = tuple(sinks)
         self.grace_s = grace_s
         self.max_age_s = max_age_s
         self.max_traces = max_traces
         self.max_spans = max_spans
+        self.max_buffered_spans = max_buffered_spans
+        self.sink_timeout_s = sink_timeout_s
+        self.shutdown_timeout_s = shutdown_timeout_s
         self.log_interval_s = log_interval_s
         self._warn = ThrottledWarning(_log, log_interval_s)
         self._init_state()
@@ -141,11 +197,15 @@ class TraceBuffer(SpanProcessor):
         self._window: dict[str, int] = dict.fromkeys(PARTIAL_REASONS, 0)
         self._after_shutdown = 0
         self._sink_errors = 0
+        self._dropped_spans = 0
+        self._notices_lost = 0
+        self._sinks_stuck = 0
+        self._sink_skipped = 0
         self._last_summary = time.monotonic()
         self._shutdown = False
         #: Set once shutdown grouped the last spans: later ones are counted, not delivered.
         self._closed = False
-        self._start_worker()
+        self._start_threads()
         if hasattr(os, "register_at_fork"):
             ref = weakref.WeakMethod(self._after_fork)
 
@@ -158,29 +218,38 @@ class TraceBuffer(SpanProcessor):
 
     def _init_state(self) -> None:
         self._lock = threading.Lock()
-        self._deliver_lock = threading.Lock()
         self._wake = threading.Event()
         self._traces: dict[int, _Held] = {}
         #: (due, trace id) in due order; stale entries are skipped.
         self._pending: deque[tuple[float, int]] = deque()
+        #: Traces waiting for the sinks, and notices of traces given up (both under the lock).
         self._ready: deque[CompletedTrace] = deque()
+        self._notices = _Notices()
+        #: Spans in held traces, waiting ones and the trace being delivered.
+        self._buffered = 0
+        #: Spans in ``_ready`` and in the trace being delivered.
+        self._waiting = 0
+        #: Traces (or notices) taken by a delivery thread and not yet through every sink.
+        self._in_delivery = 0
         #: Spans started and spans ended, not yet grouped into traces.
         self._starts: deque[Span] = deque()
         self._ends: deque[ReadableSpan] = deque()
         #: Traces partly or wholly handed on: trace id -> (open spans, root ended).
         self._handed: OrderedDict[int, tuple[int, bool]] = OrderedDict()
+        self._delivery = _Delivery()
 
-    def _start_worker(self) -> None:
+    def _start_threads(self) -> None:
         self._worker = threading.Thread(
-            target=self._run, name="tooltrail-trace-buffer", daemon=True
+            target=self._run, name="tooltrail-trace-grouping", daemon=True
         )
         self._worker.start()
+        self._start_delivery(None)
 
     def _after_fork(self) -> None:
         """In a forked child: the parent's spans are the parent's; start empty, with a worker."""
         self._init_state()
         if not self._shutdown:
-            self._start_worker()
+            self._start_threads()
 
     # -- span lifecycle (application threads) ------------------------------------------------
     #
@@ -283,6 +352,9 @@ class TraceBuffer(SpanProcessor):
                 held.due = due
                 self._pending.append((due, trace_id))
         self._received += received
+        self._buffered += received
+        if self._buffered > self.max_buffered_spans:
+            self._make_room()
 
     def _new_trace(self, trace_id: int, now: float) -> _Held:
         """A new entry (lock held); hands the oldest on when full."""
@@ -306,15 +378,59 @@ class TraceBuffer(SpanProcessor):
         partial = reason != COMPLETE
         if held.spans:
             self._ready.append(CompletedTrace(trace_id, held.spans, partial, reason))
+            self._waiting += len(held.spans)
             if partial:
-                self._partial[reason] += 1
-                self._window[reason] += 1
+                self._count_partial(reason)
             else:
                 self._complete += 1
         self._handed[trace_id] = (held.open, held.root_ended)
         self._handed.move_to_end(trace_id)
         while len(self._handed) > 4 * self.max_traces:
             self._handed.popitem(last=False)
+
+    def _count_partial(self, reason: str) -> None:
+        self._partial[reason] += 1
+        self._window[reason] += 1
+
+    def _make_room(self) -> None:
+        """Give whole traces up until the spans held fit ``max_buffered_spans`` (lock held):
+        the newest waiting for the sinks first, then the oldest held (a notice tells the
+        sinks of each). Never a piece of a trace: a trace goes whole, or stays."""
+        while self._buffered > self.max_buffered_spans:
+            if self._ready:
+                self._give_up(self._ready.pop())
+            elif self._traces:
+                trace_id = next(iter(self._traces))
+                held = self._traces[trace_id]
+                self._hand_on(trace_id, held, COMPLETE if held.due is not None else DROPPED)
+                if self._ready:
+                    self._give_up(self._ready.pop())
+            else:
+                return  # what is left is being delivered
+
+    def _give_up(self, trace: CompletedTrace) -> None:
+        """Release a waiting trace's spans undelivered; count it; queue its notice (lock held)."""
+        spans = len(trace.spans)
+        self._waiting -= spans
+        self._buffered -= spans
+        self._dropped_spans += spans
+        if trace.partial:  # it was counted under its reason already: it now counts as dropped
+            self._partial[trace.reason] -= 1
+            self._window[trace.reason] -= 1
+        else:
+            self._complete -= 1
+        self._count_partial(DROPPED)
+        if len(self._notices) < _MAX_NOTICES:
+            self._notices.append(trace.trace_id, spans)
+        else:
+            self._notices_lost += 1
+        self._warn.warn(
+            "dropped",
+            "tooltrail: the sinks fall behind; traces given up past max_buffered_spans=%d "
+            "(counters traces_dropped, spans_dropped)",
+            self.max_buffered_spans,
+        )
+        self._delivery.ready.set()
 
     # -- the worker ---------------------------------------------------------------------------
 
@@ -324,7 +440,7 @@ class TraceBuffer(SpanProcessor):
             self._wake.clear()
             stopping = self._shutdown
             self._collect()
-            self._deliver()
+            self._watch_delivery()
             self._summarise()
             if stopping:
                 return
@@ -357,26 +473,118 @@ class TraceBuffer(SpanProcessor):
                 if held.born > too_old:
                     break
                 self._hand_on(trace_id, held, COMPLETE if held.due is not None else MAX_AGE)
+        if self._ready:
+            self._delivery.ready.set()
 
-    def _deliver(self) -> None:
-        """Give every ready trace to every sink (one delivering thread at a time)."""
-        with self._deliver_lock:
-            while True:
-                try:
-                    trace = self._ready.popleft()
-                except IndexError:
+    # -- delivery (its own thread; a stuck sink gets a successor thread) ---------------------
+
+    def _start_delivery(self, resume: tuple[CompletedTrace, int] | None) -> None:
+        delivery = self._delivery
+        thread = threading.Thread(
+            target=self._deliver_run,
+            args=(delivery, delivery.generation, resume),
+            name="tooltrail-trace-buffer",
+            daemon=True,
+        )
+        delivery.thread = thread
+        thread.start()
+
+    def _take(self) -> CompletedTrace | None:
+        with self._lock:
+            if self._notices:
+                trace_id, spans = self._notices.popleft()
+                trace = CompletedTrace(
+                    trace_id=trace_id, spans=[], partial=True, reason=DROPPED, dropped_spans=spans
+                )
+            elif self._ready:
+                trace = self._ready.popleft()
+            else:
+                return None
+            self._in_delivery += 1
+            return trace
+
+    def _deliver_run(
+        self, delivery: _Delivery, generation: int, resume: tuple[CompletedTrace, int] | None
+    ) -> None:
+        """Give each waiting trace to every sink in order, until ``stop`` or replaced."""
+        if resume is not None and not self._deliver_one(delivery, generation, *resume):
+            return
+        while True:
+            trace = self._take()
+            if trace is None:
+                if delivery.stop:
                     return
-                for sink in self.sinks:
-                    try:
-                        sink.export_trace(trace)
-                    except Exception:  # noqa: BLE001 - a sink must not stop the others
-                        self._sink_errors += 1
-                        self._warn.warn(
-                            f"sink:{type(sink).__name__}",
-                            "tooltrail: sink %s failed on a trace",
-                            type(sink).__name__,
-                        )
-                self._delivered += len(trace.spans)
+                delivery.ready.wait(_TICK_S)
+                delivery.ready.clear()
+                continue
+            if not self._deliver_one(delivery, generation, trace, 0):
+                return
+
+    def _deliver_one(
+        self, delivery: _Delivery, generation: int, trace: CompletedTrace, start: int
+    ) -> bool:
+        """``trace`` to sinks ``start``... (a notice to those with ``export_dropped``). False
+        when this thread was replaced while a sink was stuck: the successor finishes."""
+        notice = not trace.spans and trace.reason == DROPPED
+        for index in range(start, len(self.sinks)):
+            sink = self.sinks[index]
+            method = getattr(sink, "export_dropped", None) if notice else sink.export_trace
+            if method is None:
+                continue
+            with delivery.lock:
+                if index in delivery.stuck:
+                    self._sink_skipped += 1
+                    continue
+                delivery.calling = (index, time.monotonic(), trace)
+            try:
+                method(trace)
+            except Exception:  # noqa: BLE001 - a sink must not stop the others
+                self._sink_errors += 1
+                self._warn.warn(
+                    f"sink:{type(sink).__name__}",
+                    "tooltrail: sink %s failed on a trace",
+                    type(sink).__name__,
+                )
+            with delivery.lock:
+                if delivery.generation != generation:
+                    delivery.stuck.discard(index)
+                    _log.warning(
+                        "tooltrail: sink %s returned after being reported stuck",
+                        type(sink).__name__,
+                    )
+                    return False
+                delivery.calling = None
+        with self._lock:
+            spans = len(trace.spans)
+            self._delivered += spans
+            self._waiting -= spans
+            self._buffered -= spans
+            self._in_delivery -= 1
+        return True
+
+    def _watch_delivery(self, limit_s: float | None = None) -> None:
+        """A sink call running past ``limit_s`` (default ``sink_timeout_s``): report the sink
+        stuck and start a successor delivery thread that goes on without it."""
+        delivery = self._delivery
+        with delivery.lock:
+            calling = delivery.calling
+            if calling is None:
+                return
+            index, since, trace = calling
+            waited = time.monotonic() - since
+            if waited < (self.sink_timeout_s if limit_s is None else limit_s):
+                return
+            delivery.stuck.add(index)
+            delivery.calling = None
+            delivery.generation += 1
+            self._sinks_stuck += 1
+            self._start_delivery((trace, index + 1))
+        _log.warning(
+            "tooltrail: sink %s has not returned for %.1f s; traces go on to the other sinks "
+            "without it until it does (counter sinks_stuck)",
+            type(self.sinks[index]).__name__,
+            waited,
+        )
 
     def _summarise(self) -> None:
         now = time.monotonic()
@@ -402,18 +610,35 @@ class TraceBuffer(SpanProcessor):
             complete = held.due is not None or (held.root_ended and not held.open)
             self._hand_on(trace_id, held, COMPLETE if complete else reason)
         self._pending.clear()
+        self._delivery.ready.set()
+
+    def _wait_delivered(self, deadline: float) -> bool:
+        """Wait until nothing waits for the sinks; False if ``deadline`` passed first."""
+        while True:
+            with self._lock:
+                if not self._ready and not self._notices and not self._in_delivery:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            self._watch_delivery()  # the worker may be gone (shutdown): watch from here
+            self._delivery.ready.set()
+            time.sleep(0.002)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Deliver every held span now (incomplete traces partial, ``flush``), then flush sinks."""
         deadline = time.monotonic() + timeout_millis / 1000
         with self._lock:
             self._hand_on_all(FLUSH)
-        self._deliver()
+        if not self._wait_delivered(deadline):
+            return False
         return self._flush_sinks(deadline)
 
     def _flush_sinks(self, deadline: float) -> bool:
         flushed = True
-        for sink in self.sinks:
+        for index, sink in enumerate(self.sinks):
+            if index in self._delivery.stuck:
+                flushed = False
+                continue
             left_ms = int((deadline - time.monotonic()) * 1000)
             if left_ms <= 0:
                 return False
@@ -425,7 +650,14 @@ class TraceBuffer(SpanProcessor):
         return flushed
 
     def shutdown(self) -> None:
-        """Deliver everything held (incomplete traces partial, ``shutdown``), stop, shut sinks."""
+        """Deliver everything held (incomplete traces partial, ``shutdown``), stop, shut sinks.
+
+        Returns within ``shutdown_timeout_s``: what the sinks have not taken by then is given
+        up (counted, a notice to ``export_dropped``), and a sink that does not return is
+        reported and left behind.
+        """
+        started = time.monotonic()
+        deadline = started + self.shutdown_timeout_s
         with self._lock:
             if self._shutdown:
                 return
@@ -433,14 +665,50 @@ class TraceBuffer(SpanProcessor):
             self._hand_on_all(SHUTDOWN)
             self._closed = True
         self._wake.set()
-        self._worker.join(timeout=30)
-        self._deliver()
-        self._flush_sinks(time.monotonic() + 30)
-        for sink in self.sinks:
-            try:
-                sink.shutdown()
-            except Exception:  # noqa: BLE001
-                self._sink_errors += 1
+        self._worker.join(timeout=max(0.0, deadline - time.monotonic()))
+        if not self._wait_delivered(started + _DRAIN_SHARE * self.shutdown_timeout_s):
+            with self._lock:
+                while self._ready:
+                    self._give_up(self._ready.popleft())
+            # The notices go on without a sink that holds the delivery up now.
+            self._watch_delivery(_SHUTDOWN_STUCK_S)
+            self._wait_delivered(deadline)
+            self._watch_delivery(_SHUTDOWN_STUCK_S)
+        delivery = self._delivery
+        delivery.stop = True
+        delivery.ready.set()
+        self._finish_sinks(deadline)
+
+    def _finish_sinks(self, deadline: float) -> None:
+        """Flush and shut down every sink that is not stuck, on a helper thread, so a sink
+        that blocks in either cannot hold ``shutdown`` past ``deadline``."""
+
+        def finish() -> None:
+            self._flush_sinks(deadline)
+            for index, sink in enumerate(self.sinks):
+                if index in self._delivery.stuck:
+                    continue
+                try:
+                    sink.shutdown()
+                except Exception:  # noqa: BLE001
+                    self._sink_errors += 1
+
+        helper = threading.Thread(target=finish, name="tooltrail-sink-shutdown", daemon=True)
+        helper.start()
+        helper.join(timeout=max(0.1, deadline - time.monotonic()))
+        if helper.is_alive():
+            self._sinks_stuck += 1
+            _log.warning(
+                "tooltrail: a sink did not flush and shut down within shutdown_timeout_s=%.1f s;"
+                " leaving it behind (counter sinks_stuck)",
+                self.shutdown_timeout_s,
+            )
+        stuck = [type(self.sinks[i]).__name__ for i in sorted(self._delivery.stuck)]
+        if stuck:
+            _log.warning(
+                "tooltrail: sink(s) %s still stuck at shutdown; not flushed or shut down",
+                ", ".join(stuck),
+            )
 
     # -- counters -----------------------------------------------------------------------------
 
@@ -456,8 +724,65 @@ class TraceBuffer(SpanProcessor):
                 spans_after_shutdown=self._after_shutdown,
                 sink_errors=self._sink_errors,
                 traces_held=len(self._traces),
-                spans_held=sum(len(h.spans) for h in self._traces.values()),
+                spans_held=self._buffered,
+                traces_dropped=self._partial[DROPPED],
+                spans_dropped=self._dropped_spans,
+                drop_notices_lost=self._notices_lost,
+                sinks_stuck=self._sinks_stuck,
+                sink_skipped=self._sink_skipped,
+                spans_waiting=self._waiting,
             )
+
+
+class _Notices:
+    """A FIFO of (trace id, spans) of given-up traces, 24 bytes each (chunks of arrays):
+    a flood of them must not cost what the traces would have."""
+
+    _CHUNK = 3 * 4096
+
+    def __init__(self) -> None:
+        self._chunks: deque[array[int]] = deque()
+        self._head = 0
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def append(self, trace_id: int, spans: int) -> None:
+        if not self._chunks or len(self._chunks[-1]) >= self._CHUNK:
+            self._chunks.append(array("Q"))
+        self._chunks[-1].extend((trace_id >> 64, trace_id & _LOW_64, spans))
+        self._count += 1
+
+    def popleft(self) -> tuple[int, int]:
+        chunk, head = self._chunks[0], self._head
+        high, low, spans = chunk[head], chunk[head + 1], chunk[head + 2]
+        self._head = head + 3
+        if self._head >= len(chunk):
+            self._chunks.popleft()
+            self._head = 0
+        self._count -= 1
+        return (high << 64) | low, spans
+
+
+_LOW_64 = (1 << 64) - 1
+
+
+@dataclass(eq=False)
+class _Delivery:
+    """The delivery thread's state, shared with the watchdog (``lock`` guards the rest)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Wakes the delivery thread: something is waiting.
+    ready: threading.Event = field(default_factory=threading.Event)
+    #: Bumped when a thread is replaced; a thread whose generation is old stops.
+    generation: int = 0
+    #: (sink index, since, trace) of the sink call running now.
+    calling: tuple[int, float, CompletedTrace] | None = None
+    #: Sinks whose call has not returned: skipped until it does.
+    stuck: set[int] = field(default_factory=set)
+    stop: bool = False
+    thread: threading.Thread | None = None
 
 
 #: Span classes seen by the buffer -> whether their fields can be read directly.

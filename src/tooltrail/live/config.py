@@ -28,6 +28,10 @@ from tooltrail.live.redact import (
 
 _log = logging.getLogger(__name__)
 
+#: The live pipeline's bound on spans held (about 2.7 KB each for a tool span in CPython): the
+#: buffer's own default is larger, for ``tooltrail serve``, which admits requests by its own.
+LIVE_MAX_BUFFERED_SPANS = 65_536
+
 
 @dataclass(frozen=True)
 class LiveConfig:
@@ -71,6 +75,16 @@ class LiveConfig:
     max_traces: int = _buffer.DEFAULT_MAX_TRACES
     #: TOOLTRAIL_MAX_SPANS_PER_TRACE: spans held per trace.
     max_spans_per_trace: int = _buffer.DEFAULT_MAX_SPANS
+    #: TOOLTRAIL_MAX_BUFFERED_SPANS: spans held at once, all traces together; past it whole
+    #: traces are given up (counted, named in the results).
+    max_buffered_spans: int = LIVE_MAX_BUFFERED_SPANS
+    #: TOOLTRAIL_SINK_TIMEOUT_MS: a sink call running longer is reported stuck and skipped.
+    sink_timeout_ms: int = int(_buffer.DEFAULT_SINK_TIMEOUT_S * 1000)
+    #: TOOLTRAIL_SHUTDOWN_TIMEOUT_MS: the longest shutdown waits for the sinks.
+    shutdown_timeout_ms: int = int(_buffer.DEFAULT_SHUTDOWN_TIMEOUT_S * 1000)
+    #: TOOLTRAIL_HANDLE_SIGTERM: on SIGTERM (when the application set no handler of its own),
+    #: exit through ``atexit``, so held traces are evaluated and their events exported.
+    handle_sigterm: bool = True
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> LiveConfig:
@@ -202,4 +216,8 @@ ENVIRONMENT: dict[str, tuple[str, Any]] = {
     "TOOLTRAIL_MAX_AGE_MS": ("max_age_ms", _positive_int),
     "TOOLTRAIL_MAX_TRACES": ("max_traces", _positive_int),
     "TOOLTRAIL_MAX_SPANS_PER_TRACE": ("max_spans_per_trace", _positive_int),
+    "TOOLTRAIL_MAX_BUFFERED_SPANS": ("max_buffered_spans", _positive_int),
+    "TOOLTRAIL_SINK_TIMEOUT_MS": ("sink_timeout_ms", _positive_int),
+    "TOOLTRAIL_SHUTDOWN_TIMEOUT_MS": ("shutdown_timeout_ms", _positive_int),
+    "TOOLTRAIL_HANDLE_SIGTERM": ("handle_sigterm", _bool),
 }

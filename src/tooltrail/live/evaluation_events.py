@@ -122,6 +122,9 @@ def span_context_of(trace_id: str, span_id: str) -> Context:
 class EvaluationEventEmitter:
     """Emits evaluation events for evaluated traces; usable directly as an ``on_result`` callback.
 
+    Call ``shutdown`` (the inline evaluator does, from the tracer provider's shutdown) to
+    export what is still batched: the emitter does not shut itself down at exit.
+
     ``exporter``: any ``LogRecordExporter``; default ``otlp_log_exporter()``. Records go through a
     ``BatchLogRecordProcessor`` (``batch=False``: one export per record, on the calling thread).
     ``explanations``: include ``gen_ai.evaluation.explanation``; default from
@@ -145,7 +148,13 @@ class EvaluationEventEmitter:
             case_verdicts=case_verdicts,
         )
         self.exporter = exporter if exporter is not None else otlp_log_exporter()
-        self.provider = LoggerProvider(resource=resource or Resource.create())
+        # Not shut down by its own ``atexit`` hook: that hook, registered after the tracer
+        # provider's, would run first and drop the events of the traces the tracer
+        # provider's shutdown still evaluates. The emitter's owner shuts it down (the inline
+        # evaluator's ``shutdown``, after the buffer delivered its last trace).
+        self.provider = LoggerProvider(
+            resource=resource or Resource.create(), shutdown_on_exit=False
+        )
         processor = (
             BatchLogRecordProcessor(self.exporter)
             if batch

@@ -24,7 +24,7 @@ from tooltrail.checks import default_registry
 from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_cases
 from tooltrail.live.adapt import otlp_spans
-from tooltrail.live.buffer import CompletedTrace
+from tooltrail.live.buffer import LATE, CompletedTrace
 from tooltrail.live.throttle import ThrottledWarning
 from tooltrail.model import EvalTrace
 from tooltrail.suite import TestSuite
@@ -44,7 +44,11 @@ def result_line(
     explanations: bool = False,
 ) -> bytes:
     """One line of a results file: the trace's verdicts, explanations only when enabled
-    (they can quote argument values). Shared by the inline evaluator and ``tooltrail serve``."""
+    (they can quote argument values). Shared by the inline evaluator and ``tooltrail serve``.
+
+    ``verdict`` is ``pass``, ``fail`` or, for a trace handed on before it was known to be
+    complete, ``partial``: a piece's missing calls prove nothing, so ``passed`` is then
+    ``null`` (the scores are still there to read)."""
     rows = []
     for result in results:
         row = result.to_dict()
@@ -58,8 +62,33 @@ def result_line(
         "case_id": eval_trace.metadata.get("case_id"),
         "partial": trace.partial,
         "reason": trace.reason,
-        "passed": all(r.passed for r in results),
+        "verdict": verdict_of(trace.partial, results),
+        "passed": None if trace.partial else all(r.passed for r in results),
         "results": rows,
+    }
+    return orjson.dumps(line) + b"\n"
+
+
+def verdict_of(partial: bool, results: list[CaseResult]) -> str:
+    """``partial`` for a piece of a trace, else ``pass`` or ``fail``."""
+    if partial:
+        return "partial"
+    return "pass" if all(r.passed for r in results) else "fail"
+
+
+def dropped_line(trace: CompletedTrace) -> bytes:
+    """The results line of a trace the buffer gave up: named, partial, not evaluated (whether
+    a case would have applied is unknown)."""
+    line = {
+        "time_unix_nano": time.time_ns(),
+        "trace_id": trace.trace_id_hex,
+        "case_id": None,
+        "partial": True,
+        "reason": trace.reason,
+        "verdict": "partial",
+        "passed": None,
+        "results": [],
+        "spans_dropped": trace.dropped_spans,
     }
     return orjson.dumps(line) + b"\n"
 
@@ -77,6 +106,10 @@ class InlineEvaluator:
     ``explanations``: keep score explanations in the results file (they may quote argument
     values); default ``TOOLTRAIL_EVALUATION_EXPLANATIONS``, else off. ``skip_partial``: do not
     score traces handed on partial (their missing calls would fail checks).
+
+    One verdict per trace: a ``late`` piece (spans of a trace already handed on) is not
+    scored again (counted in ``late_pieces``), and a trace the buffer gave up gets one
+    ``dropped`` line in the results file (``export_dropped``).
     """
 
     def __init__(
@@ -112,6 +145,8 @@ class InlineEvaluator:
         self.traces_evaluated = 0
         self.results_count = 0
         self.errors = 0
+        self.late_pieces = 0
+        self.traces_dropped = 0
 
     def add_callback(self, callback: ResultCallback) -> None:
         """Also send results to ``callback``."""
@@ -148,8 +183,22 @@ class InlineEvaluator:
                     type(exc).__name__,
                 )
 
+    def export_dropped(self, trace: CompletedTrace) -> None:
+        """A trace the buffer gave up: one ``dropped`` line in the results file."""
+        self.traces_dropped += 1
+        if self._file is None:
+            return
+        data = dropped_line(trace)
+        with self._file_lock:
+            if self._file is not None:
+                self._file.write(data)
+
     def evaluate(self, trace: CompletedTrace) -> tuple[EvalTrace, list[CaseResult]] | None:
-        """The trace as ``EvalTrace`` and its results, or ``None`` when no case applies."""
+        """The trace as ``EvalTrace`` and its results, or ``None`` when no case applies (or
+        when it is a ``late`` piece: its trace was judged already)."""
+        if trace.reason == LATE:
+            self.late_pieces += 1
+            return None
         eval_trace = to_eval_trace(otlp_spans(trace.spans))
         eval_trace.partial = eval_trace.partial or trace.partial
         cases = self.suite.cases_for(eval_trace)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -118,6 +120,9 @@ def install(
                 max_age_s=config.max_age_ms / 1000,
                 max_traces=config.max_traces,
                 max_spans=config.max_spans_per_trace,
+                max_buffered_spans=config.max_buffered_spans,
+                sink_timeout_s=config.sink_timeout_ms / 1000,
+                shutdown_timeout_s=config.shutdown_timeout_ms / 1000,
             )
             if trace_sinks
             else None
@@ -133,6 +138,8 @@ def install(
             provider, processor, config, buffer, evaluator, file_sink, trace_sinks
         )
         _installed[id(provider)] = installation
+        if config.handle_sigterm and buffer is not None:
+            exit_on_sigterm()
         return installation
 
 
@@ -177,6 +184,26 @@ def _take_processors(provider: TracerProvider) -> list[SpanProcessor]:
         taken = list(active._span_processors)
         active._span_processors = ()
     return taken
+
+
+def exit_on_sigterm() -> bool:
+    """Make SIGTERM exit through ``sys.exit`` (status 143), so ``atexit`` runs: the tracer
+    provider's shutdown then evaluates the held traces and exports their events. Only when
+    SIGTERM still has its default action (the application's own handler wins) and from the
+    main thread (where Python runs handlers). True when installed."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    try:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return False
+        signal.signal(signal.SIGTERM, _exit_for_signal)
+    except (ValueError, OSError, AttributeError):  # no SIGTERM, or not settable here
+        return False
+    return True
+
+
+def _exit_for_signal(signum: int, frame: object) -> None:
+    sys.exit(128 + signum)
 
 
 def _format_of(path: str) -> str:

@@ -71,7 +71,7 @@ class ToolArgsProcessor(SpanProcessor):
         read_call: Any = None,
         tag_on_start: bool | None = None,
         defer: bool | None = None,
-        max_deferred: int = 1 << 16,
+        max_deferred: int = 8192,
     ) -> None:
         self.processors: tuple[SpanProcessor, ...] = tuple(processors)
         #: The processors whose ``on_start`` / ``_on_ending`` do something (most are empty).

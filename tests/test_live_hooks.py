@@ -1,0 +1,159 @@
+"""Issue 14 item 3, and the verdict of a cut trace: hooks that raise or block do not stop the
+other traces; a stuck sink is reported once and left behind at shutdown; a piece of a trace is
+judged ``partial``, once."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from test_live_buffer import Collect, one_trace, wait_for
+
+from tooltrail.live import CompletedTrace, InlineEvaluator, TraceBuffer, tool
+from tooltrail.suite import TestSuite
+
+SUITE = TestSuite.from_dict(
+    {
+        "name": "hooks",
+        "cases": [
+            {"id": "lookup", "match": {"agent_name": "hook_agent"}, "required_tools": ["lookup"]}
+        ],
+    }
+)
+AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "hook_agent"}
+
+
+def provider_with(buffer: TraceBuffer) -> TracerProvider:
+    provider = TracerProvider()
+    provider.add_span_processor(buffer)
+    return provider
+
+
+def agent_trace(tracer: trace.Tracer) -> None:
+    with tracer.start_as_current_span("invoke_agent hook_agent", attributes=AGENT):
+        with tool("lookup", {"id": 1}, tracer=tracer):
+            pass
+
+
+def stuck_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "has not returned" in r.getMessage()]
+
+
+def test_an_on_result_callback_that_raises_does_not_stop_the_others(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def broken(eval_trace, results) -> None:
+        raise RuntimeError("bug in the user's hook")
+
+    evaluator = InlineEvaluator(
+        SUITE,
+        on_result=[broken, lambda t, r: seen.append(t.trace_id)],
+        results_path=tmp_path / "results.jsonl",
+    )
+    buffer = TraceBuffer(evaluator, grace_s=0)
+    tracer = provider_with(buffer).get_tracer("t")
+    for _ in range(5):
+        agent_trace(tracer)
+    buffer.shutdown()
+    assert len(seen) == 5 and evaluator.errors == 5
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 5
+
+
+def test_a_blocking_on_result_is_reported_once_and_the_other_sinks_go_on(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    caplog.set_level(logging.WARNING, logger="tooltrail.live.buffer")
+    release = threading.Event()
+    calls: list[int] = []
+
+    def blocking(eval_trace, results) -> None:
+        calls.append(1)
+        release.wait()
+
+    evaluator = InlineEvaluator(SUITE, on_result=blocking)
+    good = Collect()
+    buffer = TraceBuffer(evaluator, good, grace_s=0, sink_timeout_s=0.2, shutdown_timeout_s=1.0)
+    tracer = provider_with(buffer).get_tracer("t")
+    try:
+        agent_trace(tracer)
+        wait_for(lambda: calls == [1])
+        for _ in range(5):
+            agent_trace(tracer)
+        wait_for(lambda: len(good.traces) == 6)
+        stats = buffer.stats()
+        assert stats.sinks_stuck == 1 and stats.sink_skipped == 5
+        assert len(stuck_warnings(caplog)) == 1
+        started = time.monotonic()
+        buffer.shutdown()
+        assert time.monotonic() - started < 3
+        assert good.shut
+    finally:
+        release.set()
+
+
+def test_a_stuck_sink_gets_traces_again_once_it_returns() -> None:
+    release = threading.Event()
+
+    class Slow(Collect):
+        def export_trace(self, trace: CompletedTrace) -> None:
+            if not self.traces:
+                release.wait()
+            super().export_trace(trace)
+
+    slow, good = Slow(), Collect()
+    buffer = TraceBuffer(slow, good, grace_s=0, sink_timeout_s=0.2)
+    tracer = provider_with(buffer).get_tracer("t")
+    one_trace(tracer)
+    one_trace(tracer)
+    wait_for(lambda: len(good.traces) == 2)
+    release.set()
+    wait_for(lambda: len(slow.traces) == 1)
+    one_trace(tracer)
+    wait_for(lambda: len(slow.traces) == 2 and len(good.traces) == 3)
+    assert buffer.stats().sink_skipped == 1
+    buffer.shutdown()
+
+
+def test_a_sink_blocking_in_shutdown_does_not_hold_shutdown() -> None:
+    release = threading.Event()
+
+    class Hangs(Collect):
+        def shutdown(self) -> None:
+            release.wait()
+
+    buffer = TraceBuffer(Hangs(), grace_s=0, shutdown_timeout_s=0.5)
+    one_trace(provider_with(buffer).get_tracer("t"))
+    started = time.monotonic()
+    try:
+        buffer.shutdown()
+        assert time.monotonic() - started < 2
+        assert buffer.stats().sinks_stuck == 1
+    finally:
+        release.set()
+
+
+def test_a_trace_cut_by_max_age_is_judged_partial_once(tmp_path: Path) -> None:
+    """Its verdict says partial (``passed`` null), and the late piece that follows when its
+    root ends gets no second line."""
+    results = tmp_path / "results.jsonl"
+    evaluator = InlineEvaluator(SUITE, results_path=results)
+    buffer = TraceBuffer(evaluator, grace_s=0, max_age_s=0.1)
+    tracer = provider_with(buffer).get_tracer("t")
+    root = tracer.start_span("invoke_agent hook_agent", attributes=AGENT)
+    with trace.use_span(root, end_on_exit=False):
+        with tracer.start_as_current_span("invoke_agent hook_agent", attributes=AGENT):
+            pass  # an agent span inside, so the piece matches the suite
+    wait_for(lambda: buffer.stats().traces_partial == 1)
+    root.end()
+    wait_for(lambda: evaluator.late_pieces == 1)
+    buffer.shutdown()
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [(x["verdict"], x["passed"], x["reason"]) for x in lines] == [
+        ("partial", None, "max_age")
+    ]
