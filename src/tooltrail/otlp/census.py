@@ -33,19 +33,17 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from msgspec import UNSET, Meta, Raw, UnsetType
 
 from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.ids import ZERO_HEX, ZERO_SPAN_ID, ZERO_TRACE_ID, json_id
 from tooltrail.otlp.lazy import Where
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.otlpjson import (
     _careful_span,
     _fast_span,
     _resource,
-    json_id,
     spans_from_json,
 )
 from tooltrail.otlp.wire import LeanTraces
 
-_ZERO_TRACE = bytes(16)
-_ZERO_SPAN = bytes(8)
 _fromhex = bytes.fromhex
 
 
@@ -84,11 +82,11 @@ def trace_ids_from_bytes(data: bytes, where: Where) -> list[str]:  # noqa: ARG00
                 trace_id = s.trace_id
                 trace_hex = hex_of.get(trace_id)
                 if trace_hex is None:
-                    if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
+                    if len(trace_id) != 16 or trace_id == ZERO_TRACE_ID:
                         continue
                     trace_hex = hex_of[trace_id] = trace_id.hex()
                 span_id = s.span_id
-                if len(span_id) != 8 or span_id == _ZERO_SPAN:
+                if len(span_id) != 8 or span_id == ZERO_SPAN_ID:
                     continue
                 parent = s.parent_span_id
                 if parent and len(parent) != 8:
@@ -173,7 +171,6 @@ class _CanonicalRequest(msgspec.Struct, gc=False):
 
 
 _decode_canonical = msgspec.json.Decoder(_CanonicalRequest).decode
-_ZERO_SPAN_HEX = "0" * 16
 
 
 def _canonical_trace_ids(request: _CanonicalRequest, where: Where) -> list[str] | None:
@@ -216,7 +213,7 @@ def _all_kept(spans: list[_CanonicalSpan], cache: dict[Any, str]) -> list[str] |
     try:
         for trace_key in set(traces).difference(cache):
             cache[trace_key] = json_id(trace_key, 16)
-        if len(_fromhex("".join(ids))) != 8 * len(ids) or _ZERO_SPAN_HEX in ids:
+        if len(_fromhex("".join(ids))) != 8 * len(ids) or ZERO_HEX[8] in ids:
             return None
         joined = "".join(parents)
         if (
@@ -243,7 +240,7 @@ def _canonical_trace_of(head: _CanonicalSpan, cache: dict[Any, str]) -> str | No
         if trace_hex is None:
             trace_hex = cache[trace_key] = json_id(trace_key, 16)
         span_id = head.spanId
-        if len(span_id) != 16 or len(_fromhex(span_id)) != 8 or span_id == _ZERO_SPAN_HEX:
+        if len(span_id) != 16 or len(_fromhex(span_id)) != 8 or span_id == ZERO_HEX[8]:
             return None
         parent = head.parentSpanId
         if parent and (len(parent) != 16 or len(_fromhex(parent)) != 8):
@@ -395,7 +392,7 @@ def _common_trace_of(head: _SpanHead, cache: dict[Any, str]) -> str | None:
         if type(span_id) is not str or len(span_id) != 16:
             return None
         raw = _fromhex(span_id)
-        if len(raw) != 8 or raw == _ZERO_SPAN:
+        if len(raw) != 8 or raw == ZERO_SPAN_ID:
             return None
         parent = head.parentSpanId
         if parent and parent is not UNSET:

@@ -24,6 +24,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct
 
 from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.ids import ZERO_SPAN_ID, ZERO_TRACE_ID
 from tooltrail.otlp.jsonparity import nested_past, orjson_ints
 from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
 from tooltrail.otlp.rest import JsonGroup
@@ -164,8 +165,6 @@ def _nests_too_deep(request: _Request, seen: list[_Members]) -> bool:
 
 
 _fromhex = bytes.fromhex
-_ZERO_TRACE = bytes(16)
-_ZERO_SPAN = bytes(8)
 _NO_EVENTS: tuple[()] = ()
 
 
@@ -244,12 +243,12 @@ def _span(
     trace_hex = cache.get(trace_key)
     if trace_hex is None:
         raw = _fromhex(trace_key) if len(trace_key) == 32 else b""
-        if len(raw) != 16 or raw == _ZERO_TRACE:
+        if len(raw) != 16 or raw == ZERO_TRACE_ID:
             raise _GiveUp
         trace_hex = cache[trace_key] = raw.hex()
     span_id = s.spanId
     raw = _fromhex(span_id) if len(span_id) == 16 else b""
-    if len(raw) != 8 or raw == _ZERO_SPAN:
+    if len(raw) != 8 or raw == ZERO_SPAN_ID:
         raise _GiveUp
     span_hex = raw.hex()
     parent = s.parentSpanId
@@ -257,7 +256,7 @@ def _span(
         parent_raw = _fromhex(parent) if len(parent) == 16 else b""
         if len(parent_raw) != 8:
             raise _GiveUp
-        parent_hex = parent_raw.hex() if parent_raw != _ZERO_SPAN else ""
+        parent_hex = parent_raw.hex() if parent_raw != ZERO_SPAN_ID else ""
     else:
         parent_hex = ""
     start: Any = s.startTimeUnixNano

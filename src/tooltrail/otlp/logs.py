@@ -17,9 +17,9 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 
 from tooltrail.otlp.encode import set_any_value, set_attributes
 from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.ids import json_id
 from tooltrail.otlp.lazy import Where
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.otlpjson import json_id
 from tooltrail.otlp.records import _records, expand_paths
 from tooltrail.otlp.span import Diagnostic
 from tooltrail.otlp.values import (

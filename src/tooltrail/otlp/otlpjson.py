@@ -8,18 +8,18 @@ numbers, enum ints or names, lowerCamelCase or snake_case keys, the pre-2022
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
 import orjson
 
 from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.ids import ZERO_HEX, ZERO_SPAN_ID, json_id
 from tooltrail.otlp.jsontyped import TypedRequest, decode_typed, typed_spans
 from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.rest import JsonGroup
-from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
+from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead, head_of
+from tooltrail.otlp.stores import store_spans
 from tooltrail.otlp.values import Notes, json_attributes, json_int
 
 _SPAN_KINDS = {
@@ -27,7 +27,6 @@ _SPAN_KINDS = {
 }  # fmt: skip
 _STATUS_CODES = {"UNSET": 0, "OK": 1, "ERROR": 2}
 _NO_EVENTS: tuple[()] = ()
-_ZERO = {16: "0" * 32, 8: "0" * 16}
 
 
 def decode_json_request(
@@ -97,30 +96,6 @@ def _object(value: Any, path: str) -> dict[str, Any]:
     return value
 
 
-def json_id(value: Any, size: int) -> str:
-    """A span or trace id as lower-case hex: hex in any case, or base64 of the right length."""
-    if isinstance(value, str):
-        n = len(value)
-        raw: bytes | None = None
-        if n == size * 2:
-            try:
-                raw = bytes.fromhex(value)
-            except ValueError:
-                raw = None
-        elif n in ((size + 2) // 3 * 4, (size * 4 + 2) // 3):  # padded and unpadded base64
-            try:
-                raw = base64.b64decode(value + "=" * (-n % 4), validate=True)
-            except (binascii.Error, ValueError):
-                raw = None
-        if raw is not None and len(raw) == size:
-            text = raw.hex()
-            if text == _ZERO[size]:
-                raise DecodeError("all-zero id is invalid")
-            return text
-        raise DecodeError(f"expected {size * 2} hex digits, got {value[:40]!r}")
-    raise DecodeError(f"expected a hex string, got {type(value).__name__}")
-
-
 def _enum(value: Any, names: dict[str, int], prefix: str, path: str) -> int:
     if type(value) is int:
         return value
@@ -164,9 +139,8 @@ def spans_from_json(
         if groups_of is None:
             if "resourceLogs" in doc or "resourceMetrics" in doc or "resource_logs" in doc:
                 return []  # another signal in the same dump: not spans, not an error
-            from tooltrail.otlp.stores import store_spans  # (imports this module)
-
-            spans = store_spans(doc, where, lazy=lazy, interest=interest)  # Jaeger, Tempo
+            # Jaeger, Tempo: Tempo's OTLP/JSON inside a wrapper comes back to this reader
+            spans = store_spans(doc, where, lazy=lazy, interest=interest, otlp=spans_from_json)
             if spans is not None:
                 return spans
             raise DecodeError(
@@ -210,7 +184,7 @@ def spans_from_json(
                         and span.parent_span_id
                         and not _of_interest(interest, span.name, s.get("attributes"), where)
                     ):
-                        span = _head(span)
+                        span = head_of(span)
                 span.resource = resource
                 span.scope_name = scope_name
                 span.origin = origin
@@ -222,7 +196,6 @@ def spans_from_json(
 
 
 _fromhex = bytes.fromhex
-_ZERO_SPAN = bytes(8)
 
 
 def _of_interest(interest: Interest, name: str, attrs: Any, where: Where) -> bool:
@@ -248,21 +221,6 @@ def _of_interest(interest: Interest, name: str, attrs: Any, where: Where) -> boo
     return True
 
 
-def _head(span: Span) -> SpanHead:
-    return SpanHead(
-        span.trace_id,
-        span.span_id,
-        span.parent_span_id,
-        span.name,
-        span.start_ns,
-        span.end_ns,
-        span.status_code,
-        span.resource,
-        span.scope_name,
-        span.origin,
-    )
-
-
 def _fast_span(
     s: Any,
     where: Where,
@@ -282,7 +240,7 @@ def _fast_span(
         if len(span_id) != 16:
             return None
         raw = _fromhex(span_id)
-        if len(raw) != 8 or raw == _ZERO_SPAN:
+        if len(raw) != 8 or raw == ZERO_SPAN_ID:
             return None
         parent = s.get("parentSpanId")
         if parent:
@@ -291,7 +249,7 @@ def _fast_span(
             parent_raw = _fromhex(parent)
             if len(parent_raw) != 8:
                 return None
-            parent_hex = parent_raw.hex() if parent_raw != _ZERO_SPAN else ""
+            parent_hex = parent_raw.hex() if parent_raw != ZERO_SPAN_ID else ""
         else:
             parent_hex = ""
         name = s.get("name", "")
@@ -363,7 +321,7 @@ def _careful_span(
             try:
                 parent_hex = json_id(parent, 8)
             except DecodeError:
-                if parent != _ZERO[8]:
+                if parent != ZERO_HEX[8]:
                     raise
                 parent_hex = ""
         field = "name"

@@ -9,6 +9,7 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
 from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.ids import ZERO_SPAN_ID, bad_id
 from tooltrail.otlp.lazy import PbAttributes, PbEvents, Where, span_path
 from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.mapped import MappedAttributes, RequestBytes
@@ -17,8 +18,6 @@ from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
 from tooltrail.otlp.values import Notes, pb_attributes, pb_raw_attributes
 from tooltrail.otlp.wire import LeanTraces, MappedTraces
 
-_ZERO_TRACE = bytes(16)
-_ZERO_SPAN = bytes(8)
 #: Status messages as SDKs serialize them most of the time.
 _COMMON_STATUS = {b"": (0, ""), b"\x18\x01": (1, ""), b"\x18\x02": (2, "")}
 _NO_EVENTS: tuple[()] = ()
@@ -98,14 +97,6 @@ def _resource(raw: bytes, where: Where, ri: int) -> dict[str, Any]:
     return attrs
 
 
-def _bad_id(value: bytes, size: int) -> str | None:
-    if len(value) != size:
-        return f"expected {size} bytes, got {len(value)}"
-    if value == (_ZERO_TRACE if size == 16 else _ZERO_SPAN):
-        return "all-zero id is invalid"
-    return None
-
-
 def spans_from_message(
     message: Any,
     where: Where,
@@ -138,26 +129,26 @@ def spans_from_message(
                 parent = s.parent_span_id
                 trace_hex = hex_cache.get(trace_id)
                 if trace_hex is None:
-                    problem = _bad_id(trace_id, 16)
+                    problem = bad_id(trace_id, 16)
                     if problem:
                         where.report(
                             f"{span_path(ri, si, pi)}.traceId", f"span rejected: {problem}"
                         )
                         continue
                     trace_hex = hex_cache[trace_id] = trace_id.hex()
-                if len(span_id) != 8 or span_id == _ZERO_SPAN:
+                if len(span_id) != 8 or span_id == ZERO_SPAN_ID:
                     where.report(
-                        f"{span_path(ri, si, pi)}.spanId", f"span rejected: {_bad_id(span_id, 8)}"
+                        f"{span_path(ri, si, pi)}.spanId", f"span rejected: {bad_id(span_id, 8)}"
                     )
                     continue
                 if parent:
                     if len(parent) != 8:
                         where.report(
                             f"{span_path(ri, si, pi)}.parentSpanId",
-                            f"span rejected: {_bad_id(parent, 8)}",
+                            f"span rejected: {bad_id(parent, 8)}",
                         )
                         continue
-                    parent_hex = "" if parent == _ZERO_SPAN else parent.hex()
+                    parent_hex = "" if parent == ZERO_SPAN_ID else parent.hex()
                 else:
                     parent_hex = ""
                 status = s.status

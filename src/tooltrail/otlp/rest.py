@@ -27,6 +27,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
 from tooltrail.otlp.encode import set_attributes
 from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.ids import json_id
 from tooltrail.otlp.lazy import Where, decode_json_attributes_tolerant
 from tooltrail.otlp.mapped import RequestBytes
 from tooltrail.otlp.values import Notes, json_int
@@ -292,7 +293,6 @@ class _Fields:
         return out
 
     def link(self, link: Any, field: str, target: Any) -> None:
-        from tooltrail.otlp.otlpjson import json_id  # (imports this module)
 
         if not isinstance(link, dict):
             self.drop(field, "expected a link object")

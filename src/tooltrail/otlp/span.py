@@ -97,6 +97,24 @@ class SpanHead:
     origin: str
 
 
+def head_of(span: Span) -> SpanHead:
+    """The ``SpanHead`` of a span a reader decoded before it knew the span was of no
+    interest. By position: readers call this for most plain spans (field order pinned by
+    ``SpanHead``'s own definition just above)."""
+    return SpanHead(
+        span.trace_id,
+        span.span_id,
+        span.parent_span_id,
+        span.name,
+        span.start_ns,
+        span.end_ns,
+        span.status_code,
+        span.resource,
+        span.scope_name,
+        span.origin,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Interest:
     """Which spans a consumer needs in full; readers hand out the others as ``SpanHead``.

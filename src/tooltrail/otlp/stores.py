@@ -28,12 +28,18 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import Any, Protocol
 
 from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.lazy import Where
-from tooltrail.otlp.otlpjson import _head, spans_from_json
-from tooltrail.otlp.span import STATUS_ERROR, STATUS_UNSET, Interest, Span, SpanEvent
+from tooltrail.otlp.span import (
+    STATUS_ERROR,
+    STATUS_UNSET,
+    Interest,
+    Span,
+    SpanEvent,
+    head_of,
+)
 from tooltrail.otlp.values import Notes, cut_bytes, cut_str
 
 #: ``span.kind`` tag values (as the OTLP to Jaeger translation writes them) -> OTLP kinds.
@@ -48,21 +54,36 @@ _HEX = frozenset("0123456789abcdef")
 _OTLP_WRAPPERS = ("trace", "result")
 
 
+class OtlpReader(Protocol):
+    """``otlpjson.spans_from_json``'s signature."""
+
+    def __call__(
+        self, doc: Any, where: Where, *, lazy: bool = ..., interest: Interest | None = ...
+    ) -> list[Any]: ...
+
+
 def store_spans(
-    doc: dict[str, Any], where: Where, *, lazy: bool, interest: Interest | None
+    doc: dict[str, Any],
+    where: Where,
+    *,
+    lazy: bool,
+    interest: Interest | None,
+    otlp: OtlpReader,
 ) -> list[Any] | None:
     """The spans of a Jaeger or Tempo document (a parsed object without ``resourceSpans``),
-    or ``None`` when it is neither."""
+    or ``None`` when it is neither. ``otlp`` reads the OTLP/JSON a Tempo wrapper holds
+    (``otlpjson.spans_from_json``, which calls this: passed in, so neither module imports
+    the other)."""
     batches = doc.get("batches")
     if batches.__class__ is list:
         renamed = {"resourceSpans": batches}
-        return _otlp(renamed, where, "resourceSpans", "batches", lazy, interest)
+        return _otlp(otlp, renamed, where, "resourceSpans", "batches", lazy, interest)
     for key in _OTLP_WRAPPERS:
         inner = doc.get(key)
         if inner.__class__ is dict and (
             "resourceSpans" in inner or "resource_spans" in inner or "batches" in inner
         ):
-            return _otlp(inner, where, "", f"{key}.", lazy, interest)
+            return _otlp(otlp, inner, where, "", f"{key}.", lazy, interest)
     if is_jaeger(doc):
         return jaeger_spans(doc, where, interest=interest if lazy else None)
     return None
@@ -108,6 +129,7 @@ class _Renamed(Where):
 
 
 def _otlp(
+    read: OtlpReader,
     doc: dict[str, Any],
     where: Where,
     old: str,
@@ -117,7 +139,7 @@ def _otlp(
 ) -> list[Any]:
     renamed = _Renamed(where, old, new)
     try:
-        return spans_from_json(doc, renamed, lazy=lazy, interest=interest)
+        return read(doc, renamed, lazy=lazy, interest=interest)
     except DecodeError as exc:
         raise DecodeError(exc.reason, field=renamed.rename(exc.field)) from None
 
@@ -238,7 +260,7 @@ def _read_span(
         and not interest.named(span.name)
         and interest.key_set.isdisjoint(span.attributes)
     ):
-        out.append(_head(span))
+        out.append(head_of(span))
         return
     out.append(span)
 

@@ -14,10 +14,8 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tooltrail.otlp import DecodeError, Limits, decode_json_request, encode_request
+from tooltrail.otlp.ids import bad_span_ids
 from tooltrail.serve.outcome import Undecodable
-
-_ZERO_TRACE = bytes(16)
-_ZERO_SPAN = bytes(8)
 
 
 @dataclass(slots=True)
@@ -51,7 +49,7 @@ def split_protobuf(data: bytes, workers: int) -> SplitRequest:
         for si, scope_spans in enumerate(resource_spans.scope_spans):
             scoped: list = [None] * workers
             for pi, span in enumerate(scope_spans.spans):
-                problem = _bad_ids(span.trace_id, span.span_id, span.parent_span_id)
+                problem = bad_span_ids(span.trace_id, span.span_id, span.parent_span_id)
                 if problem:
                     rejected.append(f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}].{problem}")
                     continue
@@ -91,17 +89,3 @@ def split_json(data: bytes, workers: int, limits: Limits) -> SplitRequest:
         [len(g) for g in groups],
         [d.message for d in diagnostics if "rejected" in d.message],
     )
-
-
-def _bad_ids(trace_id: bytes, span_id: bytes, parent: bytes) -> str:
-    if len(trace_id) != 16:
-        return f"traceId: span rejected: expected 16 bytes, got {len(trace_id)}"
-    if trace_id == _ZERO_TRACE:
-        return "traceId: span rejected: all-zero id is invalid"
-    if len(span_id) != 8:
-        return f"spanId: span rejected: expected 8 bytes, got {len(span_id)}"
-    if span_id == _ZERO_SPAN:
-        return "spanId: span rejected: all-zero id is invalid"
-    if parent and len(parent) != 8:
-        return f"parentSpanId: span rejected: expected 8 bytes, got {len(parent)}"
-    return ""
