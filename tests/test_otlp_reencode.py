@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 import pytest
 from google.protobuf import json_format, text_format
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -308,9 +308,6 @@ def _written(spans: list[Any], format: str) -> list[TracesData]:
 def _input_file(data: TracesData, framing: str, tmp: str) -> str:
     path = os.path.join(tmp, f"in.{framing}")
     body = data.SerializeToString()
-    # A message whose first ResourceSpans is 123 bytes long starts b"\n{" and is read as
-    # JSON (see the xfail test below): not what this test is about.
-    assume(framing == "jsonl" or body[1:2] != b"{")
     if framing == "framed":
         Path(path).write_bytes(len(body).to_bytes(4, "big") + body)
     elif framing == "single":
@@ -335,11 +332,6 @@ def test_files_read_then_written_hold_the_original(
     assert_same(written, data)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="otlp/records.py sniffs a protobuf message starting b'\\n{' (a first ResourceSpans "
-    "of 123 bytes) as JSON; not re-encoding's to fix",
-)
 def test_a_protobuf_message_starting_like_json_is_read_as_protobuf(tmp_path: Path) -> None:
     data = TracesData()
     rs = data.resource_spans.add()
@@ -465,3 +457,30 @@ def test_every_corpus_json_record_is_re_encoded_field_for_field(path: Path) -> N
             assert diagnostics == []
         (written,) = _written(decode_json_request(line), "proto")
         assert_same(written, original)
+
+
+@pytest.mark.parametrize("framing", ["framed", "batch"])
+def test_a_framed_protobuf_message_starting_like_json_is_read_as_protobuf(
+    tmp_path: Path, framing: str
+) -> None:
+    """The same message, length-prefixed: every record of a framed file is sniffed alike, in
+    the file reader and in the batch pass's chunk reader."""
+    from tooltrail.batch.chunks import Chunk
+    from tooltrail.batch.ranges import read_chunk
+
+    data = TracesData()
+    rs = data.resource_spans.add()
+    rs.scope_spans.add().spans.add(trace_id=b"\1" * 16, span_id=b"\2" * 8, name="x" * 89)
+    body = data.SerializeToString()
+    assert body[:2] == b"\n{"
+    record = len(body).to_bytes(4, "big") + body
+    path = tmp_path / "two.pb"
+    path.write_bytes(record * 2)
+    diagnostics: list[Diagnostic] = []
+    if framing == "framed":
+        spans = list(read_spans([str(path)], diagnostics=diagnostics))
+    else:
+        chunk = Chunk(index=0, path=str(path), framing="prefixed", end=len(record) * 2)
+        spans = [s for _, found in read_chunk(chunk, None, diagnostics) for s in found]
+    assert len(spans) == 2
+    assert diagnostics == []

@@ -22,6 +22,7 @@ from typing import IO, Literal
 import orjson
 
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, expand_paths
+from tooltrail.otlp.records import is_json_record
 from tooltrail.otlp.stores import is_store_document
 from tooltrail.otlp.streams import GZIP_MAGIC, ZSTD_MAGIC
 
@@ -38,7 +39,6 @@ _PREFIX_READ = 8 << 10
 _PREFIX = struct.Struct(">I")
 #: A run of whole zero words: empty length-prefixed messages.
 _ZERO_WORDS = re.compile(rb"(?:\0\0\0\0)+")
-_WHITESPACE = b" \t\r\n"
 
 
 class InputError(ValueError):
@@ -135,10 +135,12 @@ def _cut(
     framing: Framing = "whole"
     with open(path, "rb") as stream:
         head = stream.read(4)
+        if head.startswith(b"\n{"):  # JSON, or a protobuf message that only starts like it
+            head += stream.read(limits.max_record_bytes + 1 - len(head))
         stream.seek(0)
         if head.startswith(ZSTD_MAGIC) or head.startswith(GZIP_MAGIC):
             pass  # one compressed stream: cannot start reading in the middle
-        elif head.lstrip(_WHITESPACE)[:1] == b"{":
+        elif is_json_record(head):
             framing, cuts = "lines", _line_cuts(stream, size, chunk_bytes, limits)
         else:
             framing, cuts = "prefixed", _prefix_cuts(stream, size, chunk_bytes)

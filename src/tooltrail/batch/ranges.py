@@ -27,7 +27,7 @@ from tooltrail.otlp import (
 )
 from tooltrail.otlp.jsonproblems import json_line_problem
 from tooltrail.otlp.mixed import decode_mixed_json, decode_mixed_request, iter_mixed_records
-from tooltrail.otlp.records import skip_blank_lines, skip_zero_words
+from tooltrail.otlp.records import is_json_record, skip_blank_lines, skip_zero_words
 from tooltrail.otlp.streams import (
     COMPRESSION_ERRORS,
     GZIP_MAGIC,
@@ -38,7 +38,6 @@ from tooltrail.otlp.streams import (
     decompress_record,
 )
 
-_WHITESPACE = b" \t\r\n"
 #: Read buffer: collector lines run to megabytes, and ``readline`` through the default 8 KB
 #: buffer spent ~10% of reading a JSON-lines chunk copying and joining the pieces.
 READ_BUFFER_BYTES = 1 << 20
@@ -196,7 +195,7 @@ def _decode_framed(
     try:
         if body.startswith(ZSTD_MAGIC) or body.startswith(GZIP_MAGIC):
             body = decompress_record(body, limits.max_record_bytes, budget)
-        decode = decode_mixed_json if body.lstrip(_WHITESPACE)[:1] == b"{" else decode_mixed_request
+        decode = decode_mixed_json if is_json_record(body) else decode_mixed_request
         return decode(
             body, origin=origin, limits=limits, diagnostics=diagnostics, interest=INTEREST
         )

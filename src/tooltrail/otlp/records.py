@@ -17,6 +17,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+import orjson
+from google.protobuf.message import DecodeError as ProtobufDecodeError
+from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+
 from tooltrail.otlp.errors import DecodeError
 from tooltrail.otlp.jsonproblems import JSON_ARRAY, is_json_array, json_line_problem
 from tooltrail.otlp.lazy import Where
@@ -217,6 +221,41 @@ def _records(
             stream.close()
 
 
+#: How a protobuf request whose first ResourceSpans is 123 bytes long starts (field 1, length
+#: ``{``): after its newline it looks like JSON. Only such files are looked at twice.
+_PROTOBUF_LIKE_JSON = b"\n{"
+
+
+def _protobuf_not_json(sample: bytes) -> bool:
+    """Whether a file starting ``\n{`` (its first ``max_record_bytes``) is one protobuf
+    traces message rather than JSON: it parses as one, with spans, and neither the whole
+    sample nor its first JSON line parses as JSON."""
+    try:
+        orjson.loads(sample)
+        return False
+    except orjson.JSONDecodeError:
+        pass
+    line = sample[1:].split(b"\n", 1)[0]
+    try:
+        orjson.loads(line)
+        return False
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        message = TracesData.FromString(sample)
+    except (ProtobufDecodeError, RecursionError, ValueError):
+        return False
+    return any(scope.spans for group in message.resource_spans for scope in group.scope_spans)
+
+
+def is_json_record(body: bytes) -> bool:
+    """Whether a record (or the start of a file) is OTLP/JSON rather than protobuf: ``{`` after
+    white space, unless it is a protobuf message that only starts like that (``\n{``)."""
+    if body.lstrip(_WHITESPACE)[:1] != b"{":
+        return False
+    return not (body.startswith(_PROTOBUF_LIKE_JSON) and _protobuf_not_json(body))
+
+
 class _FileReader:
     """Reads one file's records; ``records()`` is a generator."""
 
@@ -259,6 +298,11 @@ class _FileReader:
             size = None
             head, stream = peek(stream, 4)
         first = head.lstrip(_WHITESPACE)[:1]
+        if head.startswith(_PROTOBUF_LIKE_JSON):
+            sample, stream = peek(stream, self.limits.max_record_bytes + 1)
+            if _protobuf_not_json(sample):
+                yield from self._binary(stream, head, size)
+                return
         if first == b"{" or (not first and head):
             yield from self._json(stream)
         elif head:
@@ -412,7 +456,7 @@ class _FileReader:
             if body.startswith(ZSTD_MAGIC) or body.startswith(GZIP_MAGIC):
                 body = decompress_record(body, self.limits.max_record_bytes, self.budget)
             where = self.where(None, start)
-            if body.lstrip(_WHITESPACE)[:1] == b"{":
+            if is_json_record(body):
                 spans = self.from_json(parse_json(body), where)
             else:
                 spans = self.from_bytes(body, where)
