@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from tooltrail import dialects
 from tooltrail.convert.build import build_eval_trace
-from tooltrail.convert.collect import DEFAULT_MAX_SPANS, TraceCollector
+from tooltrail.convert.collect import DEFAULT_MAX_SPANS, TraceCollector, conversations
 from tooltrail.convert.facts import TraceFacts
 from tooltrail.convert.reading import (
     GROUPS,
@@ -58,29 +57,20 @@ def group_spans(spans: Iterable[Span], group: Group = "trace") -> Iterator[list[
     check_group(group)
     by_trace: dict[str, list[Span]] = {}
     seen: dict[str, set[str]] = {}
-    conversation: dict[str, tuple[int, str]] = {}
+    facts = TraceCollector()  # decides each trace's conversation, as ``read_traces`` does
     for span in spans:
         ids = seen.setdefault(span.trace_id, set())
         if span.span_id in ids:
             continue
         ids.add(span.span_id)
         by_trace.setdefault(span.trace_id, []).append(span)
-        if group == "conversation" and (
-            not span.parent_span_id or dialects.classify(span)[0] == dialects.ROLE_AGENT
-        ):
-            conv = dialects.conversation_id(span.attributes)
-            if conv is not None:
-                known = conversation.get(span.trace_id)
-                if known is None or span.start_ns < known[0]:
-                    conversation[span.trace_id] = (span.start_ns, conv)
+        if group == "conversation":
+            facts.add(span)
     if group == "trace":
         yield from by_trace.values()
         return
-    merged: dict[str, list[Span]] = {}
-    for trace_id, trace_spans in by_trace.items():
-        key = conversation[trace_id][1] if trace_id in conversation else "\0" + trace_id
-        merged.setdefault(key, []).extend(trace_spans)
-    yield from merged.values()
+    for members in conversations(facts.take_all()):
+        yield [span for trace in members for span in by_trace[trace.trace_id]]
 
 
 __all__ = [
