@@ -157,3 +157,32 @@ def test_a_trace_cut_by_max_age_is_judged_partial_once(tmp_path: Path) -> None:
     assert [(x["verdict"], x["passed"], x["reason"]) for x in lines] == [
         ("partial", None, "max_age")
     ]
+
+
+def test_a_trace_given_up_twice_is_named_once(tmp_path: Path) -> None:
+    """A trace given up while still running (``max_buffered_spans``), whose later spans are
+    given up again: one notice, one ``dropped`` line, every span counted."""
+    results = tmp_path / "results.jsonl"
+    evaluator = InlineEvaluator(SUITE, results_path=results)
+    buffer = TraceBuffer(evaluator, grace_s=0, max_buffered_spans=4)
+    tracer = provider_with(buffer).get_tracer("t")
+    running = tracer.start_span("invoke_agent hook_agent", attributes=AGENT)
+    inside = trace.set_span_in_context(running)
+    for _ in range(3):
+        tracer.start_span("step", context=inside).end()
+    buffer.stats()  # sorts the queued spans into traces: 3 held
+    other = tracer.start_span("invoke_agent hook_agent", attributes=AGENT)
+    for _ in range(2):
+        tracer.start_span("step", context=trace.set_span_in_context(other)).end()
+    assert buffer.stats().traces_dropped == 1  # 5 held > 4: the running trace goes
+    other.end()
+    wait_for(lambda: buffer.stats().traces_complete == 1)
+    for _ in range(5):
+        tracer.start_span("step", context=inside).end()
+    stats = buffer.stats()  # 5 more of the running trace > 4: given up again, as a piece
+    assert (stats.traces_dropped, stats.spans_dropped) == (1, 8)
+    running.end()
+    buffer.shutdown()
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    running_id = f"{running.get_span_context().trace_id:032x}"
+    assert [x["reason"] for x in lines if x["trace_id"] == running_id] == ["dropped"]

@@ -77,6 +77,8 @@ _DRAIN_SHARE = 0.7
 _SHUTDOWN_STUCK_S = 0.1
 #: Notices of given-up traces kept for the sinks (24 bytes each); past it, counted only.
 _MAX_NOTICES = 1 << 20
+#: Past this many notices waiting, they go to the sinks before the traces waiting.
+_NOTICES_FIRST = 1 << 16
 
 
 @dataclass(slots=True)
@@ -373,8 +375,8 @@ class TraceBuffer(SpanProcessor):
     def _hand_on(self, trace_id: int, held: _Held, reason: str) -> None:
         """Move a held trace to the delivery queue (lock held)."""
         del self._traces[trace_id]
-        if held.continued and reason == COMPLETE:
-            reason = LATE
+        if held.continued and reason in (COMPLETE, DROPPED):
+            reason = LATE  # its trace was handed on (or given up) already: this is a piece
         partial = reason != COMPLETE
         if held.spans:
             self._ready.append(CompletedTrace(trace_id, held.spans, partial, reason))
@@ -409,11 +411,15 @@ class TraceBuffer(SpanProcessor):
                 return  # what is left is being delivered
 
     def _give_up(self, trace: CompletedTrace) -> None:
-        """Release a waiting trace's spans undelivered; count it; queue its notice (lock held)."""
+        """Release a waiting trace's spans undelivered; count it; queue its notice (lock held).
+        A ``late`` piece adds its spans to ``spans_dropped`` only: its trace was counted, and
+        named to the sinks, once already."""
         spans = len(trace.spans)
         self._waiting -= spans
         self._buffered -= spans
         self._dropped_spans += spans
+        if trace.reason == LATE:
+            return
         if trace.partial:  # it was counted under its reason already: it now counts as dropped
             self._partial[trace.reason] -= 1
             self._window[trace.reason] -= 1
@@ -490,8 +496,11 @@ class TraceBuffer(SpanProcessor):
         thread.start()
 
     def _take(self) -> CompletedTrace | None:
+        """The next trace for the sinks: waiting traces first (each one delivered saves its
+        spans from being given up), notices of given-up traces when none waits or when
+        many pile up."""
         with self._lock:
-            if self._notices:
+            if self._notices and (not self._ready or len(self._notices) > _NOTICES_FIRST):
                 trace_id, spans = self._notices.popleft()
                 trace = CompletedTrace(
                     trace_id=trace_id, spans=[], partial=True, reason=DROPPED, dropped_spans=spans
