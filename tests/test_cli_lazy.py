@@ -52,3 +52,10 @@ def test_an_unknown_command_is_a_usage_error_with_a_hint() -> None:
     result = CliRunner().invoke(main, ["evel"])
     assert result.exit_code == 2
     assert "evel" in result.output
+
+
+def test_import_tooltrail_live_loads_its_pieces_on_first_use() -> None:
+    """The agent's start-up pays for what it uses: ``import tooltrail.live`` loads none of the
+    pipeline; ``tooltrail.live.install`` loads it."""
+    assert _loaded_after("import tooltrail.live") == []
+    assert "tooltrail.convert" in _loaded_after("import tooltrail.live\ntooltrail.live.install")

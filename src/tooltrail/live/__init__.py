@@ -20,14 +20,70 @@ Only this package touches the OpenTelemetry SDK.
 
 from __future__ import annotations
 
-from tooltrail.live.buffer import BufferStats, CallbackSink, CompletedTrace, TraceBuffer, TraceSink
-from tooltrail.live.config import ENVIRONMENT, LiveConfig
-from tooltrail.live.decorator import ToolCallSpan, tool
-from tooltrail.live.inline import InlineEvaluator
-from tooltrail.live.install import Installation, install, install_from_environment
-from tooltrail.live.processor import TOOL_ARGS, TOOL_ARGS_TRUNCATED, TOOL_NAME, ToolArgsProcessor
-from tooltrail.live.redact import DEFAULT_KEYS, Redaction, canonical_json
-from tooltrail.live.sinks import ExporterSink, OtlpFileSink
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Public name -> the module that defines it: imported on first use (PEP 562), so that
+#: ``import tooltrail.live`` costs the agent's start-up nothing until a piece is used.
+_EXPORTS: dict[str, str] = {
+    "BufferStats": "tooltrail.live.buffer",
+    "CallbackSink": "tooltrail.live.buffer",
+    "canonical_json": "tooltrail.live.redact",
+    "CompletedTrace": "tooltrail.live.buffer",
+    "DEFAULT_KEYS": "tooltrail.live.redact",
+    "ENVIRONMENT": "tooltrail.live.config",
+    "ExporterSink": "tooltrail.live.sinks",
+    "InlineEvaluator": "tooltrail.live.inline",
+    "install": "tooltrail.live.install",
+    "install_from_environment": "tooltrail.live.install",
+    "Installation": "tooltrail.live.install",
+    "LiveConfig": "tooltrail.live.config",
+    "OtlpFileSink": "tooltrail.live.sinks",
+    "Redaction": "tooltrail.live.redact",
+    "tool": "tooltrail.live.decorator",
+    "TOOL_ARGS": "tooltrail.live.processor",
+    "TOOL_ARGS_TRUNCATED": "tooltrail.live.processor",
+    "TOOL_NAME": "tooltrail.live.processor",
+    "ToolArgsProcessor": "tooltrail.live.processor",
+    "ToolCallSpan": "tooltrail.live.decorator",
+    "TraceBuffer": "tooltrail.live.buffer",
+    "TraceSink": "tooltrail.live.buffer",
+}
+
+if TYPE_CHECKING:
+    from tooltrail.live.buffer import (
+        BufferStats,
+        CallbackSink,
+        CompletedTrace,
+        TraceBuffer,
+        TraceSink,
+    )
+    from tooltrail.live.config import ENVIRONMENT, LiveConfig
+    from tooltrail.live.decorator import ToolCallSpan, tool
+    from tooltrail.live.inline import InlineEvaluator
+    from tooltrail.live.install import Installation, install, install_from_environment
+    from tooltrail.live.processor import (
+        TOOL_ARGS,
+        TOOL_ARGS_TRUNCATED,
+        TOOL_NAME,
+        ToolArgsProcessor,
+    )
+    from tooltrail.live.redact import DEFAULT_KEYS, Redaction, canonical_json
+    from tooltrail.live.sinks import ExporterSink, OtlpFileSink
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tooltrail.live' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "DEFAULT_KEYS",
