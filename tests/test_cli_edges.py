@@ -183,10 +183,10 @@ def test_an_unreadable_directory_is_a_skipped_input_named_on_stderr(
 ) -> None:
     result = run(suite, str(unlistable))
     assert result.exit_code == 3
-    assert stderr_lines(result) == [
-        f"{unlistable}: cannot list this directory (Permission denied): its files were skipped",
-        "tooltrail eval: no trace was evaluated (0 traces read, 0 unmatched, 1 skipped); "
-        "pass --allow-empty to accept this",
+    assert stderr_lines(result) == [  # one line: the reason names the directory
+        "tooltrail eval: no trace was evaluated (0 traces read, 0 unmatched, 1 skipped): "
+        f"{unlistable}: cannot list this directory (Permission denied): its files were skipped"
+        "; pass --allow-empty to accept this",
     ]
 
 

@@ -193,9 +193,11 @@ def eval_command(
                 write_report(report, fmt, out)
         except OSError as exc:
             fail("eval", f"cannot write the report to {out}: {exc.strerror or exc}")
-        _print_diagnostics(batch.diagnostics, stdin_copy)
+        nothing = len(batch.results) == 0 and not allow_empty
+        if not (nothing and len(batch.diagnostics) == 1):  # else the one line names it
+            _print_diagnostics(batch.diagnostics, stdin_copy)
         _print_unmatched(batch.unmatched, show_unmatched)
-        if len(batch.results) == 0 and not allow_empty:
+        if nothing:
             fail("eval", _nothing_evaluated(batch), EXIT_SKIPPED)
         if batch.group_count == 0:
             click.echo(f"tooltrail eval: warning: no traces found in {' '.join(paths)}", err=True)
@@ -252,11 +254,13 @@ def exit_code(
 
 
 def _nothing_evaluated(batch: BatchResult) -> str:
-    """The one line that says why an empty run is not a pass."""
+    """The one line that says why an empty run is not a pass (naming the one input problem
+    when there is exactly one, as for an unreadable directory)."""
     skipped = f", {len(batch.diagnostics)} skipped" if batch.diagnostics else ""
+    because = f": {batch.diagnostics[0]}" if len(batch.diagnostics) == 1 else ""
     return (
         f"no trace was evaluated ({batch.group_count} traces read, {len(batch.unmatched)} "
-        f"unmatched{skipped}); pass --allow-empty to accept this"
+        f"unmatched{skipped}){because}; pass --allow-empty to accept this"
     )
 
 
