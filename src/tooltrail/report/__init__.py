@@ -1,4 +1,5 @@
-"""Reports (text, JSON, JUnit XML, Markdown) and the CI gate. Renderers return strings; writers
+"""Reports (text, JSON, JUnit XML, Markdown; HTML in ``report.html``, run comparison in
+``report.compare``) and the CI gate (``suite.gate``, re-exported). Renderers return strings; writers
 stream the same text to a file (``write_text(report, out)``) in bounded memory; only the CLI
 prints."""
 
