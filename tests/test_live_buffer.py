@@ -323,3 +323,24 @@ def test_any_span_with_a_context_and_a_parent_can_be_buffered() -> None:
     wait_for(lambda: len(sink.traces) == 1)
     assert sink.traces[0].spans == [child, root] and not sink.traces[0].partial
     buffer.shutdown()
+
+
+def test_the_oldest_rootless_trace_old_enough_can_be_handed_on_now() -> None:
+    provider, buffer, sink = pipeline(grace_s=10)
+    tracer = provider.get_tracer("t")
+    complete = tracer.start_span("complete-root")
+    tracer.start_span("complete-tool", context=trace.set_span_in_context(complete)).end()
+    complete.end()  # complete, waiting out its grace: not rootless
+    roots = [tracer.start_span(f"agent{i}") for i in range(2)]  # never ended
+    for i, root in enumerate(roots):
+        tracer.start_span(f"tool{i}", context=trace.set_span_in_context(root)).end()
+    assert buffer.hand_on_oldest_rootless(min_age_s=60) is None  # none is that old
+    time.sleep(0.05)
+    handed = buffer.hand_on_oldest_rootless(min_age_s=0.01)
+    assert handed == (roots[0].get_span_context().trace_id, 1)
+    wait_for(lambda: len(sink.traces) == 1)
+    assert sink.traces[0].partial and sink.traces[0].reason == "evicted"
+    assert sink.names() == [["tool0"]]
+    assert buffer.stats().partial_by_reason["evicted"] == 1
+    assert buffer.stats().traces_held == 2
+    buffer.shutdown()

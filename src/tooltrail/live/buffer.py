@@ -53,7 +53,9 @@ SHUTDOWN = "shutdown"
 LATE = "late"
 #: The buffer gave the trace up (memory bound, or shutdown's time limit): no spans delivered.
 DROPPED = "dropped"
-PARTIAL_REASONS = (MAX_AGE, MAX_TRACES, MAX_SPANS, FLUSH, SHUTDOWN, LATE, DROPPED)
+#: Handed on early by ``hand_on_oldest_rootless`` (a receiver making room for new traces).
+EVICTED = "evicted"
+PARTIAL_REASONS = (MAX_AGE, MAX_TRACES, MAX_SPANS, FLUSH, SHUTDOWN, LATE, DROPPED, EVICTED)
 
 DEFAULT_GRACE_S = 0.5
 DEFAULT_MAX_AGE_S = 300.0
@@ -375,7 +377,7 @@ class TraceBuffer(SpanProcessor):
     def _hand_on(self, trace_id: int, held: _Held, reason: str) -> None:
         """Move a held trace to the delivery queue (lock held)."""
         del self._traces[trace_id]
-        if held.continued and reason in (COMPLETE, DROPPED):
+        if held.continued and reason in (COMPLETE, DROPPED, EVICTED):
             reason = LATE  # its trace was handed on (or given up) already: this is a piece
         partial = reason != COMPLETE
         if held.spans:
@@ -437,6 +439,26 @@ class TraceBuffer(SpanProcessor):
             self.max_buffered_spans,
         )
         self._delivery.ready.set()
+
+    def hand_on_oldest_rootless(self, min_age_s: float) -> tuple[int, int] | None:
+        """Hand on, partial (``evicted``), the oldest held trace whose root has not ended and
+        that arrived at least ``min_age_s`` ago; its ``(trace id, spans)``, or ``None`` when
+        there is none. For a caller that must make room now (``tooltrail serve``'s admission)
+        rather than wait ``max_age_s``."""
+        with self._lock:
+            if self._closed:
+                return None
+            self._group()
+            arrived_by = time.monotonic() - min_age_s
+            for trace_id, held in self._traces.items():
+                if held.born > arrived_by:
+                    return None  # held in arrival order: every later one is younger
+                if not held.root_ended and held.spans:
+                    spans = len(held.spans)
+                    self._hand_on(trace_id, held, EVICTED)
+                    self._delivery.ready.set()
+                    return trace_id, spans
+            return None
 
     # -- the worker ---------------------------------------------------------------------------
 

@@ -30,6 +30,11 @@ class ReceiverCounters:
     #: Evaluation events the exporter confirmed, and those it could not build or send.
     scores_sent: int = 0
     scores_failed: int = 0
+    #: Traces the buffer gave up unevaluated (one ``dropped`` results line each): its own
+    #: memory bound (a request far over ``max_buffered_spans``) or shutdown's time limit.
+    traces_dropped: int = 0
+    #: Traces without a root evaluated early (partial, ``evicted``) to admit a request.
+    traces_evicted_rootless: int = 0
     #: Errors inside conversion or evaluation of one trace; the trace is still counted.
     evaluation_errors: int = 0
 

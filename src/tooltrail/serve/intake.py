@@ -10,14 +10,21 @@ stage releases it, and answers ``Throttled`` (503 / RESOURCE_EXHAUSTED) instead 
 request that would pass ``max_buffered_spans`` or ``max_traces``. A request that was answered
 with success is never dropped afterwards: its spans are evaluated, flushed partial at shutdown
 at the latest.
+
+Traces whose root never arrives would hold their place until ``max_age``: a flood of them
+would refuse everyone. So before refusing, the intake has the buffer hand on its oldest
+rootless traces that arrived more than the grace period ago (evaluated partial, ``evicted``;
+counter ``traces_evicted_rootless``) and stops counting their spans, until the request fits.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from tooltrail.live.throttle import ThrottledWarning
 from tooltrail.otlp import (
     DecodeError,
     Diagnostic,
@@ -29,6 +36,8 @@ from tooltrail.otlp import (
 )
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled, Undecodable
+
+_log = logging.getLogger(__name__)
 
 #: How many rejection reasons ``partial_success.error_message`` quotes.
 _MAX_REASONS = 3
@@ -88,7 +97,9 @@ class TraceIntake:
     """``ingest(encoding, body)``: decode an export request and hand its spans to ``buffer``.
 
     ``buffer`` is anything with ``on_end(span)`` (the live ``TraceBuffer``). The evaluation
-    stage calls ``release(trace_id, n)`` once it is done with ``n`` spans of a trace.
+    stage calls ``release(trace_id, n)`` once it is done with ``n`` spans of a trace. With
+    ``evict_rootless`` (and a buffer with ``hand_on_oldest_rootless`` and ``grace_s``), a
+    request that would be refused first makes room by evicting rootless traces.
     """
 
     def __init__(
@@ -100,6 +111,7 @@ class TraceIntake:
         max_traces: int,
         retry_after: float,
         limits: Limits | None = None,
+        evict_rootless: bool = True,
     ) -> None:
         self._buffer = buffer
         self._counters = counters
@@ -112,6 +124,13 @@ class TraceIntake:
         self._released_spans = 0
         #: trace id -> spans of it taken and not yet released.
         self._held: dict[int, int] = {}
+        #: trace id -> spans of it released at eviction, before the evaluation stage is done
+        #: with them: its own release of them is not counted again.
+        self._released_early: dict[int, int] = {}
+        self._hand_on_rootless = (
+            getattr(buffer, "hand_on_oldest_rootless", None) if evict_rootless else None
+        )
+        self._warn = ThrottledWarning(_log)
         self._closed = False
         self._decoders: dict[str, Callable[..., list[Span]]] = {
             "protobuf": decode_request,
@@ -139,7 +158,7 @@ class TraceIntake:
     def __call__(self, encoding: str, body: bytes) -> Accepted:
         if self._closed:
             raise ShuttingDown("tooltrail serve is shutting down")
-        if self._held_spans >= self._max_spans:  # cheap early refusal before decoding
+        if self._full():  # cheap early refusal before decoding
             raise self._throttled()
         diagnostics: list[Diagnostic] = []
         # Eager: the converter reads a couple of dozen attributes per span, which costs less
@@ -166,7 +185,7 @@ class TraceIntake:
             raise ShuttingDown("tooltrail serve is shutting down")
         if not records:
             return 0
-        if self._held_spans >= self._max_spans:
+        if self._full():
             raise self._throttled()
         received, counts = self._group(records, ReceivedLog)
         self._admit(received, counts)
@@ -177,11 +196,8 @@ class TraceIntake:
         with self._lock:
             if self._closed:
                 raise ShuttingDown("tooltrail serve is shutting down")
-            new_traces = sum(1 for t in contexts if t not in self._held)
-            busy = self._held_spans > 0
-            if busy and (
-                self._held_spans + len(received) > self._max_spans
-                or len(self._held) + new_traces > self._max_traces
+            if not self._fits(len(received), contexts) and not self._evict_for(
+                len(received), contexts
             ):
                 raise self._throttled()
             self._held_spans += len(received)
@@ -194,16 +210,71 @@ class TraceIntake:
             for span in received:
                 on_end(span)
 
+    def _full(self) -> bool:
+        """No room for one more span, even after evicting rootless traces."""
+        if self._held_spans < self._max_spans:
+            return False
+        with self._lock:
+            return not self._evict_for(1, {})
+
+    def _fits(self, spans: int, contexts: dict[int, int]) -> bool:
+        """Whether a request of ``spans`` spans of the traces ``contexts`` may be taken now
+        (lock held). When nothing is held, any request fits: one request always gets in."""
+        if not self._held_spans:
+            return True
+        new_traces = sum(1 for t in contexts if t not in self._held)
+        return (
+            self._held_spans + spans <= self._max_spans
+            and len(self._held) + new_traces <= self._max_traces
+        )
+
+    def _evict_for(self, spans: int, contexts: dict[int, int]) -> bool:
+        """Evict the oldest rootless traces past the grace period (the buffer hands each on,
+        partial ``evicted``; its spans stop counting here) until the request fits (lock
+        held). False when it still does not."""
+        hand_on = self._hand_on_rootless
+        if hand_on is None:
+            return False
+        evicted = 0
+        while not self._fits(spans, contexts):
+            handed = hand_on(self._buffer.grace_s)
+            if handed is None:
+                break
+            trace_id, count = handed
+            self._release_locked(trace_id, count)
+            self._released_early[trace_id] = self._released_early.get(trace_id, 0) + count
+            evicted += 1
+        if evicted:
+            self._counters.add(traces_evicted_rootless=evicted)
+            self._warn.warn(
+                "evicted",
+                "tooltrail serve: buffer full; traces whose root has not arrived evaluated early "
+                "as partial (reason evicted, counter traces_evicted_rootless)",
+            )
+        return self._fits(spans, contexts)
+
     def release(self, trace_id: int, count: int) -> None:
         """The evaluation stage is done with ``count`` spans of ``trace_id``."""
         with self._lock:
-            self._held_spans -= count
-            self._released_spans += count
-            left = self._held.get(trace_id, 0) - count
-            if left > 0:
-                self._held[trace_id] = left
-            else:
-                self._held.pop(trace_id, None)
+            early = self._released_early.get(trace_id)
+            if early is not None:  # released at eviction already
+                absorbed = min(early, count)
+                if early > absorbed:
+                    self._released_early[trace_id] = early - absorbed
+                else:
+                    del self._released_early[trace_id]
+                count -= absorbed
+            if count:
+                self._release_locked(trace_id, count)
+
+    def _release_locked(self, trace_id: int, count: int) -> None:
+        self._held_spans -= count
+        self._released_spans += count
+        left = self._held.get(trace_id, 0) - count
+        if left > 0:
+            self._held[trace_id] = left
+        else:
+            self._held.pop(trace_id, None)
 
     def _group(self, items: list[Any], wrap: Any = None) -> tuple[list[Any], dict[int, int]]:
         """``items`` (spans, or log records) wrapped for the buffer (``ReceivedSpan`` by

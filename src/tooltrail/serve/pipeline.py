@@ -36,6 +36,16 @@ from tooltrail.suite import TestSuite
 
 #: How many rejection reasons ``partial_success.error_message`` quotes.
 _MAX_REASONS = 3
+#: The slowest evaluation rate shutdown allows for (a quarter of the ~20,000 spans/s measured
+#: by ``benchmarks/bench_serve.py``): the buffer gets time to score every span serve may hold.
+_SHUTDOWN_SPANS_PER_S = 5_000
+
+
+def buffer_shutdown_timeout(config: ServeConfig) -> float:
+    """How long the buffer's shutdown may take: ``--shutdown-timeout`` plus the time to score
+    ``--max-buffered-spans`` at the slowest rate allowed for. Only what is still unscored after
+    about 70% of it is given up (``traces_dropped``, one results line each)."""
+    return config.shutdown_timeout + config.max_buffered_spans / _SHUTDOWN_SPANS_PER_S
 
 
 def rejection_message(reasons: list[str]) -> str:
@@ -143,6 +153,10 @@ class TracePipeline:
             # The intake refuses before this is reached; the buffer's own bound is a backstop.
             max_traces=2 * config.max_traces,
             max_spans=config.max_spans_per_trace,
+            # Likewise: the intake's admission bounds memory; the buffer gives traces up
+            # (``export_dropped``) only past twice that (one request far over the limit).
+            max_buffered_spans=2 * config.max_buffered_spans,
+            shutdown_timeout_s=buffer_shutdown_timeout(config),
         )
         unbounded = 1 << 62
         self.intake = TraceIntake(
@@ -151,6 +165,8 @@ class TracePipeline:
             max_buffered_spans=config.max_buffered_spans if admission else unbounded,
             max_traces=config.max_traces if admission else unbounded,
             retry_after=config.retry_after,
+            # Without admission (a worker) nothing is refused, so nothing needs evicting.
+            evict_rootless=admission,
         )
 
     def ingest(self, encoding: str, body: bytes) -> Accepted:

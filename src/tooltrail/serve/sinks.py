@@ -20,7 +20,7 @@ from typing import Any
 from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_cases
 from tooltrail.live.buffer import LATE, CompletedTrace
-from tooltrail.live.inline import InlineEvaluator, result_line
+from tooltrail.live.inline import InlineEvaluator, dropped_line, result_line
 from tooltrail.live.redact import Redaction
 from tooltrail.live.throttle import ThrottledWarning
 from tooltrail.model import EvalTrace
@@ -81,7 +81,13 @@ class ResultsFile:
     def write(
         self, trace: CompletedTrace, eval_trace: EvalTrace, results: list[CaseResult]
     ) -> None:
-        data = result_line(trace, eval_trace, results, explanations=self.explanations)
+        self._append(result_line(trace, eval_trace, results, explanations=self.explanations))
+
+    def write_dropped(self, trace: CompletedTrace) -> None:
+        """The line of a trace the buffer gave up unevaluated (``reason: dropped``)."""
+        self._append(dropped_line(trace))
+
+    def _append(self, data: bytes) -> None:
         with self._lock:
             if self._fd is not None:
                 os.write(self._fd, data)
@@ -149,6 +155,19 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         if self._results is not None:
             self._results.write(trace, eval_trace, results)
         return eval_trace, results
+
+    def export_dropped(self, trace: CompletedTrace) -> None:
+        """A trace the buffer gave up (``dropped_spans`` spans, none delivered): counted, and
+        named by one results line, so no accepted trace is silently missing."""
+        self.traces_dropped += 1
+        self._counters.add(traces_dropped=1)
+        self._log_warn.warn(
+            "dropped",
+            "tooltrail serve: traces given up unevaluated (counter traces_dropped; a results "
+            "line with reason dropped names each)",
+        )
+        if self._results is not None:
+            self._results.write_dropped(trace)
 
     def _records_only(
         self, trace: CompletedTrace, spans: list[Span], records: list[LogRecord]
@@ -280,6 +299,10 @@ class ReleaseSink:
 
     def export_trace(self, trace: CompletedTrace) -> None:
         self._release(trace.trace_id, len(trace.spans))
+
+    def export_dropped(self, trace: CompletedTrace) -> None:
+        """A trace the buffer gave up: its spans are gone, so the intake may take more."""
+        self._release(trace.trace_id, trace.dropped_spans)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True

@@ -57,6 +57,7 @@ WORKER_STATS = (
     "log_records_late",
     "log_records_orphaned",
     "log_records_unjoined",
+    "traces_dropped",
 )
 _RELEASED = WORKER_STATS.index("spans_released")
 _PUBLISH_EVERY_S = 0.1
