@@ -20,8 +20,8 @@ from tooltrail.evaluate import EvaluationReport
 from tooltrail.report.stream import TextSink, write_pieces
 
 if TYPE_CHECKING:
-    from tooltrail.suite.gate import GateResult
     from tooltrail.report.trajectory import Trajectory
+    from tooltrail.suite.gate import GateResult
 
 _NO_CASES = '"cases": []'
 
