@@ -386,5 +386,3 @@ def summarize(rows: Iterable[CaseResult], cases: dict[str, TestCase]) -> Summary
 
 #: Rows summarized at a time.
 _SUMMARY_BLOCK = 4096
-
-
