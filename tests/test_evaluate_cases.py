@@ -1,5 +1,7 @@
 """evaluate_cases: several cases on one trace, one shared call index, the same results."""
 
+import copy
+from dataclasses import fields
 from pathlib import Path
 
 from tooltrail import EvaluatorConfig, Registry, TestCase, evaluate_cases, evaluate_trace
@@ -64,10 +66,17 @@ def test_duplicate_calls_are_found_once_for_all_cases(monkeypatch):
     assert found == [4]
 
 
+def trace_state(trace):
+    """Every field of the trace, copied: what an evaluation must leave as it found it."""
+    return copy.deepcopy({f.name: getattr(trace, f.name) for f in fields(trace)})
+
+
 def test_nothing_is_left_on_the_trace():
     trace = looping_trace()
+    before = trace_state(trace)
     evaluate_cases([REFUND, NO_SEARCH], trace)
-    assert trace.view_cache is None
+    assert trace_state(trace) == before
+    assert not hasattr(trace, "view_cache")  # the call index travels in the check context
 
 
 def test_no_cases_give_no_results():
@@ -83,8 +92,9 @@ def test_a_scorer_that_raises_fails_its_own_case_only():
     registry.register("broken", broken)
     flaky = TestCase(id="flaky", evaluators=[EvaluatorConfig("broken")])
     trace = looping_trace()
+    before = trace_state(trace)
     flaky_row, search_row = evaluate_cases([flaky, NO_SEARCH], trace, registry=registry)
     assert not flaky_row.passed
     assert flaky_row.scores[0].error == "RuntimeError"
+    assert trace_state(trace) == before
     assert search_row == evaluate_trace(NO_SEARCH, trace, registry=registry)
-    assert trace.view_cache is None

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from tooltrail.checks.expectations import expectation_scores
+from tooltrail.checks.expectations import case_checks
+from tooltrail.checks.protocol import Check, CheckContext, case_context, run_checks
 from tooltrail.checks.registry import Registry, default_registry
 from tooltrail.checks.score import Score
-from tooltrail.checks.turns import turn_scores
-from tooltrail.checks.view import CallView, tally, trace_view
+from tooltrail.checks.turns import expect_checks
+from tooltrail.checks.view import CallView, tally
 from tooltrail.hints import did_you_mean
 from tooltrail.model import EvalTrace
 from tooltrail.suite.errors import SuiteError
@@ -224,6 +225,73 @@ class EvaluationReport:
         return cls(str(suite.get("name", "")), str(suite.get("version", "")), rows, summary)
 
 
+@dataclass(slots=True, frozen=True)
+class _CasePlan:
+    """A case compiled to checks: its fields', each turn's, then its scorers', in report order."""
+
+    case: TestCase
+    checks: list[Check]
+    #: Turn ``n``'s checks at index ``n - 1``.
+    turns: list[list[Check]]
+    scorers: list[Check]
+    #: The exception type name when the case's fields could not be compiled to checks.
+    broken: str | None = None
+
+
+def _plan(case: TestCase, registry: Registry | None) -> _CasePlan:
+    """The checks of ``case``; scorers are looked up in ``registry`` (default: the
+    process-wide one)."""
+    broken = None
+    try:
+        checks = case_checks(case)
+        turns = [expect_checks(turn.expect) for turn in case.turns]
+    except Exception as exc:  # bad input must cost one row, not the run
+        checks, turns, broken = [], [], type(exc).__name__
+    scorers: list[Check] = []
+    if case.evaluators:
+        build = (registry if registry is not None else default_registry()).build
+        scorers = [build(evaluator) for evaluator in case.evaluators]
+    return _CasePlan(case=case, checks=checks, turns=turns, scorers=scorers, broken=broken)
+
+
+def _checks_failed(error: str) -> Score:
+    return Score.failing("checks", "checks", f"The checks could not run: {error}.", error=error)
+
+
+def _evaluate(
+    plan: _CasePlan, trace: EvalTrace, view: CallView, output: str | None, label: str | None
+) -> CaseResult:
+    """Run a compiled case on ``trace`` with its call index ``view``; never raises."""
+    case = plan.case
+    ctx = case_context(case, trace, output, view)
+    scores: list[Score] = []
+    if plan.broken is not None:
+        scores.append(_checks_failed(plan.broken))
+    else:
+        try:
+            run_checks(plan.checks, ctx, scores)
+            for number, turn_checks in enumerate(plan.turns, start=1):
+                if turn_checks:
+                    turn_ctx = CheckContext(
+                        trace=trace,
+                        view=ctx.view.turn(number),
+                        output=ctx.output,
+                        case=case,
+                        turn=number,
+                    )
+                    run_checks(turn_checks, turn_ctx, scores)
+        except Exception as exc:  # bad input must cost one row, not the run
+            scores = [_checks_failed(type(exc).__name__)]
+    if plan.scorers:
+        run_checks(plan.scorers, ctx, scores)
+    passed = True
+    for score in scores:
+        if not score.passed and score.required and not score.skipped:
+            passed = False
+            break
+    return CaseResult(case.id, passed, scores, trace.trace_id, label or case.id)
+
+
 def evaluate_trace(
     case: TestCase,
     trace: EvalTrace,
@@ -236,40 +304,7 @@ def evaluate_trace(
 
     ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
     """
-    reply = trace.output if output is None else output
-    view = trace.view_cache
-    installed = view is None
-    if installed:  # share one call index between the checks and the scorers of this evaluation
-        trace.view_cache = view = CallView(trace.tool_calls)
-    try:
-        try:
-            if not installed or case.ignore_failed_calls:
-                view = trace_view(trace, ignore_failed=case.ignore_failed_calls)
-            scores = expectation_scores(case, trace, view, reply)
-            if case.turns:
-                scores.extend(turn_scores(case.turns, view))
-        except Exception as exc:  # bad input must cost one row, not the run
-            scores = [
-                Score.failing(
-                    "checks",
-                    "checks",
-                    f"The checks could not run: {type(exc).__name__}.",
-                    error=type(exc).__name__,
-                )
-            ]
-        if case.evaluators:
-            run = (registry if registry is not None else default_registry()).run
-            for evaluator in case.evaluators:
-                scores.extend(run(evaluator, trace, case))
-    finally:
-        if installed:
-            trace.view_cache = None
-    passed = True
-    for score in scores:
-        if not score.passed and score.required and not score.skipped:
-            passed = False
-            break
-    return CaseResult(case.id, passed, scores, trace.trace_id, label or case.id)
+    return _evaluate(_plan(case, registry), trace, CallView(trace.tool_calls), output, label)
 
 
 def evaluate_cases(
@@ -285,14 +320,8 @@ def evaluate_cases(
     Nothing is kept on the trace afterwards. Use it where one trace meets several cases or
     policies (the receiver, the live processor, the batch pass).
     """
-    installed = trace.view_cache is None
-    if installed:
-        trace.view_cache = CallView(trace.tool_calls)
-    try:
-        return [evaluate_trace(case, trace, output, registry) for case in cases]
-    finally:
-        if installed:
-            trace.view_cache = None
+    view = CallView(trace.tool_calls)
+    return [_evaluate(_plan(case, registry), trace, view, output, None) for case in cases]
 
 
 def evaluate_suite(
@@ -315,16 +344,20 @@ def evaluate_suite(
             )
         counts[sample.case_id] = counts.get(sample.case_id, 0) + 1
     registry = registry if registry is not None else default_registry()
+    plans: dict[str, _CasePlan] = {}  # each case compiled once for the whole run
     seen: dict[str, int] = {}
     rows = []
     for sample in samples:
         case_id = sample.case_id
+        plan = plans.get(case_id)
+        if plan is None:
+            plan = plans[case_id] = _plan(cases[case_id], registry)
         label = sample.label
         if label is None and counts[case_id] > 1:
             seen[case_id] = seen.get(case_id, 0) + 1
             label = f"{case_id} run {seen[case_id]}"
         trace = sample.trace if sample.trace is not None else EvalTrace(trace_id="")
-        rows.append(evaluate_trace(cases[case_id], trace, sample.output, registry, label=label))
+        rows.append(_evaluate(plan, trace, CallView(trace.tool_calls), sample.output, label))
     return EvaluationReport(suite.name, suite.version, rows, summarize(rows, cases))
 
 

@@ -148,8 +148,6 @@ class EvalTrace:
     evaluations: list[dict[str, Any]] = field(default_factory=list)
     #: Whether the trace was flushed before it was known to be complete.
     partial: bool = False
-    #: The checks' call index (``tooltrail.checks.view.CallView``) while an evaluation runs.
-    view_cache: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.tool_calls is None:

@@ -1,9 +1,26 @@
-"""Trajectory checks and scorers: pure functions of an ``EvalTrace`` (CHECKS.md is the contract)."""
+"""Trajectory checks and scorers over an ``EvalTrace`` (CHECKS.md is the contract).
+
+Every check follows one protocol (``checks.protocol``): an object whose fields are its
+configuration, with ``evaluate(ctx) -> Score | list[Score]``.
+"""
 
 from __future__ import annotations
 
-from tooltrail.checks.expectations import expectation_scores, trace_turn_count
+from tooltrail.checks.expectations import (
+    Contains,
+    ForbiddenTool,
+    RequiredTool,
+    ToolArgs,
+    ToolArgValues,
+    ToolOrder,
+    TurnCount,
+    case_checks,
+    trace_turn_count,
+)
+from tooltrail.checks.protocol import Check, CheckContext, CheckResult, case_context, run_checks
 from tooltrail.checks.registry import (
+    ConfiguredCheck,
+    FunctionCheck,
     Registry,
     ScorerEntry,
     ScorerFn,
@@ -12,27 +29,63 @@ from tooltrail.checks.registry import (
     scorer,
 )
 from tooltrail.checks.score import Score, config_error
-from tooltrail.checks.turns import expect_scores, is_subsequence, turn_scores
+from tooltrail.checks.scorers import (
+    MaxToolCalls,
+    NoRedundantToolCalls,
+    ToolCallPrecision,
+    ToolCallRecall,
+    TrajectoryMatch,
+)
+from tooltrail.checks.turns import (
+    TurnArgs,
+    TurnExcludes,
+    TurnIncludes,
+    TurnOrdered,
+    expect_checks,
+    is_subsequence,
+)
 from tooltrail.checks.view import CallView, trace_view
 from tooltrail.equality import args_contain, args_fingerprint, values_equal
 
 __all__ = [
     "CallView",
+    "Check",
+    "CheckContext",
+    "CheckResult",
+    "ConfiguredCheck",
+    "Contains",
+    "ForbiddenTool",
+    "FunctionCheck",
+    "MaxToolCalls",
+    "NoRedundantToolCalls",
     "Registry",
+    "RequiredTool",
     "Score",
     "ScorerEntry",
     "ScorerFn",
+    "ToolArgValues",
+    "ToolArgs",
+    "ToolCallPrecision",
+    "ToolCallRecall",
+    "ToolOrder",
+    "TrajectoryMatch",
+    "TurnArgs",
+    "TurnCount",
+    "TurnExcludes",
+    "TurnIncludes",
+    "TurnOrdered",
     "args_contain",
     "args_fingerprint",
+    "case_checks",
+    "case_context",
     "config_error",
     "default_registry",
     "did_you_mean",
-    "expect_scores",
-    "expectation_scores",
+    "expect_checks",
     "is_subsequence",
+    "run_checks",
     "scorer",
     "trace_turn_count",
     "trace_view",
-    "turn_scores",
     "values_equal",
 ]

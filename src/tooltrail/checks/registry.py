@@ -1,7 +1,9 @@
-"""The scorer registry: built-in and user-written scorers go through the same door.
+"""The scorer registry: built-in and user-written checks go through the same door.
 
-A scorer is a plain function ``(trace, case, config) -> Score | list[Score]``. Register it on
-:func:`default_registry` (process-wide) or on a ``Registry`` of your own::
+A registered check is a class following the check protocol (``evaluate(ctx)``; a dataclass's
+fields are its config keys), built from a case's ``EvaluatorConfig`` as ``cls(**config)``, or a
+plain function ``(trace, case, config) -> Score | list[Score]``, wrapped in ``FunctionCheck``.
+Register either on :func:`default_registry` (process-wide) or on a ``Registry`` of your own::
 
     @default_registry().register("no_web_search")
     def no_web_search(trace, case, config):
@@ -11,11 +13,12 @@ A scorer is a plain function ``(trace, case, config) -> Score | list[Score]``. R
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from math import isnan
 from typing import TYPE_CHECKING, Any
 
-from tooltrail.checks.score import Score, config_error
+from tooltrail.checks.protocol import Check, CheckContext, case_context
+from tooltrail.checks.score import Score
 from tooltrail.checks.scorers import BUILTIN_SCORERS
 from tooltrail.hints import did_you_mean
 from tooltrail.model import EvalTrace
@@ -30,14 +33,112 @@ ScorerFn = Callable[[EvalTrace, "TestCase", dict[str, Any]], ScorerResult]
 
 
 @dataclass(slots=True, frozen=True)
-class ScorerEntry:
+class FunctionCheck:
+    """A plain scorer function as a check: ``fn(trace, case, config)`` on each evaluation."""
+
     fn: ScorerFn
-    #: The config keys the scorer reads; others are a configuration error. ``None``: any key.
+    config: dict[str, Any]
+
+    def evaluate(self, ctx: CheckContext) -> ScorerResult:
+        return self.fn(ctx.trace, ctx.case, self.config)  # type: ignore[arg-type]
+
+
+@dataclass(slots=True, frozen=True)
+class ScorerEntry:
+    """One registered check: a check class or a plain function, and the config keys it reads
+    (others are a configuration error; ``None``: any key)."""
+
+    registered: type | ScorerFn
     config_keys: frozenset[str] | None = None
+
+    @property
+    def fn(self) -> type | ScorerFn:
+        """What was registered (the name older code used)."""
+        return self.registered
+
+    def build(self, config: dict[str, Any]) -> Check:
+        """The check this entry makes of one ``config``."""
+        registered = self.registered
+        if isinstance(registered, type):
+            return registered(**config)  # type: ignore[no-any-return]
+        return FunctionCheck(registered, config)
+
+
+@dataclass(slots=True, frozen=True)
+class Broken:
+    """A configured check that cannot run (unknown name, bad config, a constructor that
+    raised): each evaluation reports why, as a failing score with ``error`` set."""
+
+    name: str
+    explanation: str
+    error: str
+
+    def evaluate(self, ctx: CheckContext) -> list[Score]:
+        name = self.name
+        return [Score.failing(name, name, self.explanation, error=self.error)]
+
+
+def _crashed(name: str, exc: Exception) -> Broken:
+    return Broken(
+        name=name,
+        explanation=f"Scorer {name!r} failed: {type(exc).__name__}: {exc}",
+        error=type(exc).__name__,
+    )
+
+
+@dataclass(slots=True, frozen=True)
+class ConfiguredCheck:
+    """A registered check as a case configured it; never raises.
+
+    An exception or a result that is not a ``Score`` (or a list of them) becomes a failing
+    score. A score with ``error`` set never passes; otherwise ``threshold`` (when given)
+    decides ``passed``; ``required=False`` makes every score advisory.
+    """
+
+    name: str
+    check: Check
+    threshold: float | None = None
+    required: bool = True
+
+    def evaluate(self, ctx: CheckContext) -> list[Score]:
+        name = self.name
+        try:
+            result = self.check.evaluate(ctx)
+        except Exception as exc:  # a scorer's bug must not stop the suite
+            return _crashed(name, exc).evaluate(ctx)
+        if isinstance(result, Score):
+            scores = [result]
+        elif isinstance(result, (list, tuple)) and all(isinstance(s, Score) for s in result):
+            scores = list(result)
+        else:
+            return Broken(
+                name=name,
+                explanation=f"Scorer {name!r} returned {type(result).__name__}, not a Score or "
+                "a list of Scores.",
+                error="TypeError",
+            ).evaluate(ctx)
+        threshold = self.threshold
+        required = self.required
+        for score in scores:
+            if score.error is not None:
+                score.passed = False
+            elif threshold is not None:
+                value = score.value
+                score.passed = not isnan(value) and value >= threshold
+            if not required:
+                score.required = False
+        return scores
+
+
+def _declared_keys(registered: type | ScorerFn) -> frozenset[str] | None:
+    """The config keys of a dataclass check: its fields set by ``__init__``."""
+    if isinstance(registered, type) and is_dataclass(registered):
+        return frozenset(f.name for f in fields(registered) if f.init)
+    return None
 
 
 class Registry:
-    """Named scorers. ``register`` works as a call or as a decorator."""
+    """Named checks. ``register`` works as a call or as a decorator."""
 
     def __init__(self) -> None:
         self._entries: dict[str, ScorerEntry] = {}
@@ -46,40 +147,46 @@ class Registry:
     def with_builtins(cls) -> Registry:
         """A fresh registry holding only the built-in scorers."""
         registry = cls()
-        for name, (fn, keys) in BUILTIN_SCORERS.items():
-            registry.register(name, fn, config_keys=keys)
+        for name, check_class in BUILTIN_SCORERS.items():
+            registry.register(name, check_class)
         return registry
 
     def register(
         self,
         name: str,
-        fn: ScorerFn | None = None,
+        fn: type | ScorerFn | None = None,
         *,
         config_keys: Iterable[str] | None = None,
         replace: bool = False,
     ) -> Any:
-        """Register ``fn`` under ``name``; without ``fn``, return a decorator that does.
+        """Register ``fn`` (a check class or a plain scorer function) under ``name``; without
+        ``fn``, return a decorator that does.
 
-        ``config_keys`` lists the keys the scorer reads so a misspelled key is reported instead
-        of silently ignored. Registering a taken name raises unless ``replace=True``.
+        ``config_keys`` lists the keys the check reads so a misspelled key is reported instead
+        of silently ignored (a dataclass check's fields, unless given). Registering a taken
+        name raises unless ``replace=True``.
         """
-        keys = frozenset(config_keys) if config_keys is not None else None
 
-        def add(scorer: ScorerFn) -> ScorerFn:
-            if not callable(scorer):
+        def add(registered: Any) -> Any:
+            if isinstance(registered, type):
+                if not callable(getattr(registered, "evaluate", None)):
+                    raise TypeError(f"check class {name!r} must have an evaluate(ctx) method")
+            elif not callable(registered):
                 raise TypeError(f"scorer {name!r} must be callable")
             if name in self._entries and not replace:
                 raise ValueError(f"a scorer named {name!r} is already registered")
-            self._entries[name] = ScorerEntry(scorer, keys)
-            return scorer
+            keys = _declared_keys(registered) if config_keys is None else frozenset(config_keys)
+            self._entries[name] = ScorerEntry(registered, keys)
+            return registered
 
         if fn is None:
             return add
         return add(fn)
 
-    def get(self, name: str) -> ScorerFn | None:
+    def get(self, name: str) -> type | ScorerFn | None:
+        """What was registered under ``name`` (a check class or a function), or ``None``."""
         entry = self._entries.get(name)
-        return entry.fn if entry else None
+        return entry.registered if entry else None
 
     def entry(self, name: str) -> ScorerEntry | None:
         return self._entries.get(name)
@@ -95,12 +202,10 @@ class Registry:
         registry._entries = dict(self._entries)
         return registry
 
-    def run(self, evaluator: EvaluatorConfig, trace: EvalTrace, case: TestCase) -> list[Score]:
-        """Run one configured scorer on one trace; never raises.
-
-        Unknown scorers, bad configs and exceptions become failing scores with ``error`` set.
-        The threshold (when given) decides ``passed``; ``required`` comes from the config.
-        """
+    def build(self, evaluator: EvaluatorConfig) -> ConfiguredCheck | Broken:
+        """The check ``evaluator`` configures: the registered check built with its config,
+        under its threshold and ``required``; an unknown name, a bad config or a constructor
+        that raises gives a check that reports why (its ``evaluate`` never raises)."""
         name = evaluator.name
         entry = self._entries.get(name)
         config = evaluator.config
@@ -116,47 +221,23 @@ class Registry:
         ):  # the common case (no threshold or one in [0, 1], an empty config) needs no closer look
             problem = self._config_problem(evaluator)
             if problem is not None:
-                return [config_error(name, name, problem)]
+                return Broken(name=name, explanation=problem, error="ConfigError")
             entry = self._entries[name]
         try:
-            result = entry.fn(trace, case, config)
-        except Exception as exc:  # a scorer's bug must not stop the suite
-            return [
-                Score(
-                    name,
-                    name,
-                    0.0,
-                    False,
-                    f"Scorer {name!r} failed: {type(exc).__name__}: {exc}",
-                    error=type(exc).__name__,
-                )
-            ]
-        if isinstance(result, Score):
-            scores = [result]
-        elif isinstance(result, (list, tuple)) and all(isinstance(s, Score) for s in result):
-            scores = list(result)
-        else:
-            return [
-                Score(
-                    name,
-                    name,
-                    0.0,
-                    False,
-                    f"Scorer {name!r} returned {type(result).__name__}, not a Score or a list "
-                    "of Scores.",
-                    error="TypeError",
-                )
-            ]
-        required = evaluator.required
-        for score in scores:
-            if score.error is not None:
-                score.passed = False
-            elif threshold is not None:
-                value = score.value
-                score.passed = not isnan(value) and value >= threshold
-            if not required:
-                score.required = False
-        return scores
+            check = entry.build(config)
+        except Exception as exc:  # a check's constructor must not stop the suite either
+            return _crashed(name, exc)
+        return ConfiguredCheck(
+            name=name, check=check, threshold=threshold, required=evaluator.required
+        )
+
+    def run(self, evaluator: EvaluatorConfig, trace: EvalTrace, case: TestCase) -> list[Score]:
+        """Run one configured check on one trace; never raises.
+
+        Unknown scorers, bad configs and exceptions become failing scores with ``error`` set.
+        The threshold (when given) decides ``passed``; ``required`` comes from the config.
+        """
+        return self.build(evaluator).evaluate(case_context(case, trace))
 
     def check(self, suite: TestSuite | Iterable[TestCase]) -> None:
         """Raise ``SuiteError`` (file, line, key path) for what a suite file names that no
@@ -228,8 +309,6 @@ def default_registry() -> Registry:
     return _DEFAULT
 
 
-def scorer(
-    name: str, *, config_keys: Iterable[str] | None = None
-) -> Callable[[ScorerFn], ScorerFn]:
-    """Decorator registering a scorer on the default registry."""
+def scorer(name: str, *, config_keys: Iterable[str] | None = None) -> Callable[[Any], Any]:
+    """Decorator registering a check class or a scorer function on the default registry."""
     return _DEFAULT.register(name, config_keys=config_keys)  # type: ignore[no-any-return]

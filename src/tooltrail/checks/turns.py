@@ -1,82 +1,86 @@
 """Per-turn expectations (pytest-agent-eval's ``Expect``), judged on one turn's calls only.
 
-Score names are ``turn{n}:{check}[:{tool}]`` and metrics the bare check name, so a report rolls
-``tool_calls_exclude`` up over every turn while each failure still says which turn it was.
-Every failure of a turn is reported, not just the first.
+``expect_checks`` compiles one ``Expect`` to check objects; they read the turn number and that
+turn's call index from the context. Score names are ``turn{n}:{check}[:{tool}]`` and metrics the
+bare check name, so a report rolls ``tool_calls_exclude`` up over every turn while each failure
+still says which turn it was. Every failure of a turn is reported, not just the first.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from tooltrail.checks.protocol import Check, CheckContext
 from tooltrail.checks.score import Score
-from tooltrail.checks.view import CallView
 from tooltrail.equality import args_contain, values_equal
 
 if TYPE_CHECKING:
-    from tooltrail.suite.case import Expect, ToolCallArgs, Turn
+    from tooltrail.suite.case import ArgsMode, Expect
 
 
-def turn_scores(turns: list[Turn], view: CallView) -> list[Score]:
-    """The scores of every turn's expectations; turn ``n`` (1-based) sees calls with turn ``n``."""
-    scores: list[Score] = []
-    for number, turn in enumerate(turns, start=1):
-        scores.extend(expect_scores(turn.expect, view.turn(number), number))
-    return scores
+def expect_checks(expect: Expect) -> list[Check]:
+    """The checks of one turn's ``Expect``, in the order their scores are reported."""
+    checks: list[Check] = []
+    checks.extend(TurnIncludes(tool) for tool in expect.tool_calls_include)
+    checks.extend(TurnExcludes(tool) for tool in expect.tool_calls_exclude)
+    if expect.tool_calls_ordered and expect.tool_calls_include:
+        checks.append(TurnOrdered(expect.tool_calls_include))
+    checks.extend(
+        TurnArgs(wanted.tool, wanted.args, wanted.mode) for wanted in expect.tool_calls_args
+    )
+    return checks
 
 
-def expect_scores(expect: Expect, view: CallView, turn: int) -> list[Score]:
-    """The scores of one ``Expect`` over the calls in ``view`` (one turn's calls)."""
-    prefix = f"turn{turn}:"
-    scores: list[Score] = []
-    for tool in expect.tool_calls_include:
+def _turn(ctx: CheckContext) -> int:
+    return ctx.turn if ctx.turn is not None else 1
+
+
+@dataclass(slots=True, frozen=True)
+class TurnIncludes:
+    """``turn{n}:tool_calls_include:{tool}``: the tool was called in the turn."""
+
+    tool: str
+
+    def evaluate(self, ctx: CheckContext) -> Score:
+        tool, view, turn = self.tool, ctx.view, _turn(ctx)
+        name = f"turn{turn}:tool_calls_include:{tool}"
         first = view.first(tool)
         if first is not None:
             span_id = view.calls[first].span_id
-            scores.append(
-                Score.passing(
-                    f"{prefix}tool_calls_include:{tool}",
-                    "tool_calls_include",
-                    f"Tool {tool!r} was called",
-                    span_ids=(span_id,) if span_id else (),
-                    turn=turn,
-                )
+            return Score.passing(
+                name,
+                "tool_calls_include",
+                f"Tool {tool!r} was called",
+                span_ids=(span_id,) if span_id else (),
+                turn=turn,
             )
-        else:
-            scores.append(
-                Score.failing(
-                    f"{prefix}tool_calls_include:{tool}",
-                    "tool_calls_include",
-                    f"Expected tool {tool!r} was not called",
-                    turn=turn,
-                )
-            )
-    for tool in expect.tool_calls_exclude:
-        calls = view.calls_of(tool)
+        return Score.failing(
+            name, "tool_calls_include", f"Expected tool {tool!r} was not called", turn=turn
+        )
+
+
+@dataclass(slots=True, frozen=True)
+class TurnExcludes:
+    """``turn{n}:tool_calls_exclude:{tool}``: the tool was not called in the turn."""
+
+    tool: str
+
+    def evaluate(self, ctx: CheckContext) -> Score:
+        tool, turn = self.tool, _turn(ctx)
+        name = f"turn{turn}:tool_calls_exclude:{tool}"
+        calls = ctx.view.calls_of(tool)
         if calls:
-            scores.append(
-                Score.failing(
-                    f"{prefix}tool_calls_exclude:{tool}",
-                    "tool_calls_exclude",
-                    f"Forbidden tool {tool!r} was called",
-                    span_ids=tuple(c.span_id for c in calls if c.span_id),
-                    turn=turn,
-                )
+            return Score.failing(
+                name,
+                "tool_calls_exclude",
+                f"Forbidden tool {tool!r} was called",
+                span_ids=tuple(c.span_id for c in calls if c.span_id),
+                turn=turn,
             )
-        else:
-            scores.append(
-                Score.passing(
-                    f"{prefix}tool_calls_exclude:{tool}",
-                    "tool_calls_exclude",
-                    f"Forbidden tool {tool!r} was not called",
-                    turn=turn,
-                )
-            )
-    if expect.tool_calls_ordered and expect.tool_calls_include:
-        scores.append(ordered_score(expect.tool_calls_include, view, turn))
-    for wanted in expect.tool_calls_args:
-        scores.append(args_score(wanted, view, turn))
-    return scores
+        return Score.passing(
+            name, "tool_calls_exclude", f"Forbidden tool {tool!r} was not called", turn=turn
+        )
 
 
 def is_subsequence(needles: list[str], names: list[str]) -> bool:
@@ -85,51 +89,65 @@ def is_subsequence(needles: list[str], names: list[str]) -> bool:
     return all(any(name == needle for name in it) for needle in needles)
 
 
-def ordered_score(include: list[str], view: CallView, turn: int) -> Score:
+@dataclass(slots=True, frozen=True)
+class TurnOrdered:
     """``turn{n}:tool_calls_ordered``: the include list is an ordered subsequence of the calls."""
-    names = [call.name for call in view.calls]
-    name = f"turn{turn}:tool_calls_ordered"
-    if is_subsequence(include, names):
-        return Score.passing(
-            name, "tool_calls_ordered", f"Tools {include} were called in order", turn=turn
+
+    tools: list[str]
+
+    def evaluate(self, ctx: CheckContext) -> Score:
+        include, turn = self.tools, _turn(ctx)
+        names = [call.name for call in ctx.view.calls]
+        name = f"turn{turn}:tool_calls_ordered"
+        if is_subsequence(include, names):
+            return Score.passing(
+                name, "tool_calls_ordered", f"Tools {include} were called in order", turn=turn
+            )
+        return Score.failing(
+            name,
+            "tool_calls_ordered",
+            f"Tools {include} were not called in order; the turn's calls were {names}",
+            turn=turn,
         )
-    return Score.failing(
-        name,
-        "tool_calls_ordered",
-        f"Tools {include} were not called in order; the turn's calls were {names}",
-        turn=turn,
-    )
 
 
-def args_score(wanted: ToolCallArgs, view: CallView, turn: int) -> Score:
+@dataclass(slots=True, frozen=True)
+class TurnArgs:
     """``turn{n}:tool_calls_args:{tool}``: any call of the tool matches (subset or exact)."""
-    tool, expected, mode = wanted.tool, wanted.args, wanted.mode
-    name = f"turn{turn}:tool_calls_args:{tool}"
-    calls = view.calls_of(tool)
-    if not calls:
+
+    tool: str
+    args: dict[str, Any]
+    mode: ArgsMode = "subset"
+
+    def evaluate(self, ctx: CheckContext) -> Score:
+        tool, expected, mode, turn = self.tool, self.args, self.mode, _turn(ctx)
+        name = f"turn{turn}:tool_calls_args:{tool}"
+        calls = ctx.view.calls_of(tool)
+        if not calls:
+            return Score.failing(
+                name,
+                "tool_calls_args",
+                f"Tool {tool!r} was not called, so {expected} ({mode}) could not match",
+                turn=turn,
+            )
+        for call in calls:
+            if mode == "exact":
+                ok = call.args is not None and values_equal(expected, call.args)
+            else:
+                ok = args_contain(expected, call.args)
+            if ok:
+                return Score.passing(
+                    name,
+                    "tool_calls_args",
+                    f"Tool {tool!r} was called with {expected} ({mode})",
+                    span_ids=(call.span_id,) if call.span_id else (),
+                    turn=turn,
+                )
         return Score.failing(
             name,
             "tool_calls_args",
-            f"Tool {tool!r} was not called, so {expected} ({mode}) could not match",
+            f"No call of {tool!r} matched {expected} ({mode}); its calls had "
+            f"{[c.args for c in calls]}",
+            span_ids=tuple(c.span_id for c in calls if c.span_id),
             turn=turn,
         )
-    for call in calls:
-        if mode == "exact":
-            ok = call.args is not None and values_equal(expected, call.args)
-        else:
-            ok = args_contain(expected, call.args)
-        if ok:
-            return Score.passing(
-                name,
-                "tool_calls_args",
-                f"Tool {tool!r} was called with {expected} ({mode})",
-                span_ids=(call.span_id,) if call.span_id else (),
-                turn=turn,
-            )
-    return Score.failing(
-        name,
-        "tool_calls_args",
-        f"No call of {tool!r} matched {expected} ({mode}); its calls had {[c.args for c in calls]}",
-        span_ids=tuple(c.span_id for c in calls if c.span_id),
-        turn=turn,
-    )

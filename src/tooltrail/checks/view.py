@@ -1,4 +1,5 @@
-"""A per-trace index of the tool calls, built once per evaluation and shared by every check.
+"""A per-trace index of the tool calls, built once per evaluation and shared by every check
+(it travels in ``CheckContext.view``).
 
 Checks ask "was t called?", "where was t first called?", "which calls of t?", "which calls
 repeat an earlier one?". The index is a list of names and a count per name (both built at C speed);
@@ -152,14 +153,11 @@ def _exact_key(args: Any) -> bytes:
 
 
 def trace_view(trace: EvalTrace, *, ignore_failed: bool = False) -> CallView:
-    """The call view of a trace: the one ``evaluate_trace`` installed for the duration of an
-    evaluation (so every check shares it), else a fresh one.
+    """A fresh call view of a trace (without failed attempts when ``ignore_failed``).
 
-    Views are not kept on traces after an evaluation: holding an index per trace for every
-    trace of a batch costs more memory than rebuilding it costs time.
+    An evaluation builds one view and hands it to every check in its ``CheckContext``; views
+    are not kept on traces: holding an index per trace for every trace of a batch costs more
+    memory than rebuilding it costs time.
     """
-    calls = trace.tool_calls
-    view = trace.view_cache
-    if view is None or view.calls is not calls or view.size != len(calls):
-        view = CallView(calls)
+    view = CallView(trace.tool_calls)
     return view.without_failed() if ignore_failed else view

@@ -11,15 +11,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.trace import Tracer
 
-from tooltrail.checks.expectations import (
-    forbidden_tool_score,
-    required_tool_score,
-    tool_arg_values_score,
-    tool_order_score,
-)
+from tooltrail.checks.expectations import ForbiddenTool, RequiredTool, ToolArgValues, ToolOrder
+from tooltrail.checks.protocol import Check, CheckContext, run_checks
 from tooltrail.checks.score import Score
-from tooltrail.checks.turns import args_score, expect_scores, ordered_score
-from tooltrail.checks.view import CallView, trace_view
+from tooltrail.checks.turns import TurnArgs, TurnOrdered, expect_checks
+from tooltrail.checks.view import CallView
 from tooltrail.evaluate import CaseResult, evaluate_trace
 from tooltrail.model import EvalTrace, ToolCall
 from tooltrail.pytest.agent_calls import Agent, is_async_agent
@@ -37,7 +33,7 @@ from tooltrail.pytest.runs import (
     run_conversations_async,
 )
 from tooltrail.pytest.sdk_spans import trace_of_spans
-from tooltrail.suite.case import Expect, ToolCallArgs, Turn
+from tooltrail.suite.case import Expect, Turn
 from tooltrail.suite.case import TestCase as Case
 
 if TYPE_CHECKING:
@@ -127,7 +123,9 @@ class Trail:
         if isinstance(expectation, Turn):
             expectation = expectation.expect
         if isinstance(expectation, Expect):
-            return expect_scores(expectation, CallView(trace.tool_calls), 1)
+            scores: list[Score] = []
+            run_checks(expect_checks(expectation), self._context(), scores)
+            return scores
         turns = list(expectation)
         case = Case(id=self.test_id, turns=turns)
         return evaluate_trace(case, trace, label=self.test_id).scores
@@ -148,21 +146,21 @@ class Trail:
     ) -> Score:
         """Some call of ``tool`` was made (with ``args``: a subset of, or exactly, its args)."""
         __tracebackhide__ = True
-        view = self._view()
+        check: Check
         if args is None:
-            score = required_tool_score(tool, view)
+            check = RequiredTool(tool)
         elif mode == "subset":
-            score = tool_arg_values_score(tool, args, view)
+            check = ToolArgValues(tool, args)
         elif mode == "exact":
-            score = args_score(ToolCallArgs(tool, args, "exact"), view, 1)
+            check = TurnArgs(tool, args, "exact")
         else:
             raise ValueError(f"mode must be 'subset' or 'exact', not {mode!r}")
-        return self._assert(score)
+        return self._assert(check)
 
     def assert_not_called(self, tool: str) -> Score:
         """No call of ``tool`` was made."""
         __tracebackhide__ = True
-        return self._assert(forbidden_tool_score(tool, self._view()))
+        return self._assert(ForbiddenTool(tool))
 
     def assert_order(self, tools: Sequence[str], mode: OrderMode = "first_call") -> Score:
         """The tools were called in this order.
@@ -173,19 +171,26 @@ class Trail:
         """
         __tracebackhide__ = True
         order = list(tools)
+        check: Check
         if mode == "first_call":
-            score = tool_order_score(order, self._view())
+            check = ToolOrder(order)
         elif mode == "subsequence":
-            score = ordered_score(order, CallView(self.trace.tool_calls), 1)
+            check = TurnOrdered(order)
         else:
             raise ValueError(f"mode must be 'first_call' or 'subsequence', not {mode!r}")
-        return self._assert(score)
+        return self._assert(check)
 
-    def _view(self) -> CallView:
-        return trace_view(self.trace)
+    def _context(self) -> CheckContext:
+        """What every assertion judges: all calls of the test, as turn 1 for per-turn checks."""
+        trace = self.trace
+        return CheckContext(
+            trace=trace, view=CallView(trace.tool_calls), output=trace.output, turn=1
+        )
 
-    def _assert(self, score: Score) -> Score:
+    def _assert(self, check: Check) -> Score:
         __tracebackhide__ = True
+        result = check.evaluate(self._context())
+        score = result if isinstance(result, Score) else result[0]
         self._record([score])
         if not score.passed:
             self._fail(score.explanation)

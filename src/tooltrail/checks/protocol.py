@@ -1,0 +1,72 @@
+"""The one check protocol: a check is an object with ``evaluate(ctx) -> Score | list[Score]``.
+
+Built-in checks are small frozen dataclasses whose fields are their configuration
+(``RequiredTool(tool="verify_identity")``); a suite's case fields and turn expectations compile
+to lists of them, and a registered scorer is built from its ``EvaluatorConfig`` the same way.
+Everything a check may look at travels in one explicit :class:`CheckContext`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tooltrail.checks.score import Score
+from tooltrail.checks.view import CallView
+from tooltrail.model import EvalTrace
+
+if TYPE_CHECKING:
+    from tooltrail.suite.case import TestCase
+
+CheckResult = Score | list[Score]
+
+
+@dataclass(slots=True, frozen=True)
+class CheckContext:
+    """What one check sees of one evaluation.
+
+    ``view`` is the call index built once per evaluation (without failed attempts when the case
+    says ``ignore_failed_calls``; one turn's calls for a per-turn check). ``output`` is the
+    agent's reply. ``turn`` is the 1-based turn a per-turn check judges, else ``None``.
+    """
+
+    trace: EvalTrace
+    view: CallView
+    output: Any
+    case: TestCase | None = None
+    turn: int | None = None
+
+
+class Check(Protocol):
+    """Anything with ``evaluate(ctx)``: a built-in check, a registered class, a wrapped function."""
+
+    def evaluate(self, ctx: CheckContext) -> CheckResult: ...
+
+
+def case_context(
+    case: TestCase, trace: EvalTrace, output: Any = None, view: CallView | None = None
+) -> CheckContext:
+    """The context of ``case`` on ``trace``: ``view`` (the trace's call index, built here when
+    not given) without failed attempts when the case ignores them; ``output`` defaults to the
+    trace's reply."""
+    if view is None:
+        view = CallView(trace.tool_calls)
+    if case.ignore_failed_calls:
+        view = view.without_failed()
+    return CheckContext(
+        trace=trace,
+        view=view,
+        output=trace.output if output is None else output,
+        case=case,
+    )
+
+
+def run_checks(checks: list[Check], ctx: CheckContext, scores: list[Score]) -> None:
+    """Append the scores of ``checks`` on ``ctx`` to ``scores``, in order."""
+    append = scores.append
+    for check in checks:
+        result = check.evaluate(ctx)
+        if type(result) is Score:
+            append(result)
+        else:
+            scores.extend(result)  # type: ignore[arg-type]
