@@ -6,36 +6,33 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_batch_support import SEED_RUNS, Run, jsonl, prefixed_pb, record, write
+from test_batch_support import (
+    SEED_RUNS,
+    Run,
+    jsonl,
+    prefixed_pb,
+    record,
+    refund_case,
+    refund_suite,
+    write,
+)
 
 from tooltrail.batch import plan_chunks, run_batch
 from tooltrail.batch.ranges import read_chunk
 from tooltrail.convert import read_traces, to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_cases
 from tooltrail.otlp import Diagnostic, Span, SpanHead, read_spans
-from tooltrail.suite import TestSuite
 
-SUITE = TestSuite.from_dict(
-    {
-        "name": "refunds",
-        "cases": [
-            {
-                "id": "refund",
-                "match": {"agent_name": "refund-agent"},
-                "expected_contains": ["$49.99"],
-                "required_tools": ["lookup_order", "verify_identity", "issue_refund"],
-                "required_tool_order": ["lookup_order", "verify_identity", "issue_refund"],
-                "expected_tool_arguments": {"issue_refund": {"amount": 49.99}},
-                "forbidden_tools": ["web_search"],
-                "evaluators": [
-                    {"name": "no_redundant_tool_calls", "threshold": 1.0},
-                    {"name": "tool_call_precision", "threshold": 1.0},
-                    {"name": "max_tool_calls", "config": {"max": 4}},
-                ],
-            },
-            {"id": "anything", "match": "all", "max_turns": 1},
+SUITE = refund_suite(
+    refund_case(
+        forbidden_tools=["web_search"],
+        evaluators=[
+            {"name": "no_redundant_tool_calls", "threshold": 1.0},
+            {"name": "tool_call_precision", "threshold": 1.0},
+            {"name": "max_tool_calls", "config": {"max": 4}},
         ],
-    }
+    ),
+    {"id": "anything", "match": "all", "max_turns": 1},
 )
 
 

@@ -18,6 +18,8 @@ from test_batch_support import (
     jsonl,
     prefixed_pb,
     record,
+    refund_case,
+    refund_suite,
     write,
 )
 
@@ -26,21 +28,8 @@ from tooltrail.otlp import OtlpFileWriter
 from tooltrail.otlp.span import Diagnostic
 from tooltrail.suite import TestSuite
 
-REFUND_POLICY = TestSuite.from_dict(
-    {
-        "name": "refunds",
-        "cases": [
-            {
-                "id": "refund",
-                "match": {"agent_name": "refund-agent"},
-                "expected_contains": ["$49.99"],
-                "required_tools": ["lookup_order", "verify_identity", "issue_refund"],
-                "required_tool_order": ["lookup_order", "verify_identity", "issue_refund"],
-                "expected_tool_arguments": {"issue_refund": {"amount": 49.99}},
-                "evaluators": [{"name": "no_redundant_tool_calls", "threshold": 1.0}],
-            }
-        ],
-    }
+REFUND_POLICY = refund_suite(
+    refund_case(evaluators=[{"name": "no_redundant_tool_calls", "threshold": 1.0}])
 )
 
 

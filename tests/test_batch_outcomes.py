@@ -7,37 +7,23 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from test_batch_support import SEED_RUNS, Run, jsonl, record, write
+from test_batch_support import SEED_RUNS, Run, jsonl, record, refund_case, refund_suite, write
 
 from tooltrail.batch import plan_chunks
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome
 from tooltrail.batch.tasks import ChunkTask, EvalSettings, evaluate_chunk
 from tooltrail.checks import Score
 from tooltrail.evaluate import CaseResult
-from tooltrail.suite import TestSuite
 
-SUITE = TestSuite.from_dict(
-    {
-        "name": "refunds",
-        "cases": [
-            {
-                "id": "refund",
-                "match": {"agent_name": "refund-agent"},
-                "expected_contains": ["$49.99"],
-                "required_tools": ["lookup_order", "verify_identity", "issue_refund"],
-                "expected_tool_arguments": {"issue_refund": {"amount": 49.99}},
-                "evaluators": [
-                    {"name": "no_redundant_tool_calls", "threshold": 1.0},
-                    {"name": "max_tool_calls", "config": {"max": 4}, "required": False},
-                ],
-            },
-            {
-                "id": "no-search",
-                "match": {"agent_name": "refund-agent"},
-                "forbidden_tools": ["web_search"],
-            },
+SUITE = refund_suite(
+    refund_case(
+        required_tool_order=None,
+        evaluators=[
+            {"name": "no_redundant_tool_calls", "threshold": 1.0},
+            {"name": "max_tool_calls", "config": {"max": 4}, "required": False},
         ],
-    }
+    ),
+    {"id": "no-search", "match": {"agent_name": "refund-agent"}, "forbidden_tools": ["web_search"]},
 )
 
 

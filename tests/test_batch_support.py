@@ -18,9 +18,33 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from tooltrail.convert import read_traces
 from tooltrail.otlp import frame, json_line
+from tooltrail.suite import TestSuite
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 REPLY = "Your refund of $49.99 for order ORD-7731 has been issued."
+
+#: The refund policy the batch tests evaluate: the agent's runs must reply with the amount,
+#: call the three tools in order and refund 49.99.
+REFUND_CASE: dict[str, Any] = {
+    "id": "refund",
+    "match": {"agent_name": "refund-agent"},
+    "expected_contains": ["$49.99"],
+    "required_tools": ["lookup_order", "verify_identity", "issue_refund"],
+    "required_tool_order": ["lookup_order", "verify_identity", "issue_refund"],
+    "expected_tool_arguments": {"issue_refund": {"amount": 49.99}},
+}
+
+
+def refund_case(**changes: Any) -> dict[str, Any]:
+    """``REFUND_CASE`` with ``changes`` (a key set to ``None`` is left out)."""
+    case = {**REFUND_CASE, **changes}
+    return {key: value for key, value in case.items() if value is not None}
+
+
+def refund_suite(*cases: dict[str, Any]) -> TestSuite:
+    """The ``refunds`` suite of ``cases`` (default: the refund policy alone)."""
+    return TestSuite.from_dict({"name": "refunds", "cases": list(cases) or [refund_case()]})
+
 
 LOOKUP = ("lookup_order", {"order_id": "ORD-7731"})
 VERIFY = ("verify_identity", {"customer_id": "C-118"})
