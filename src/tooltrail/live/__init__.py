@@ -20,8 +20,9 @@ Only this package touches the OpenTelemetry SDK.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tooltrail.lazy import lazy_exports
 
 #: Public name -> the module that defines it: imported on first use (PEP 562), so that
 #: ``import tooltrail.live`` costs the agent's start-up nothing until a piece is used.
@@ -72,18 +73,7 @@ if TYPE_CHECKING:
     from tooltrail.live.sinks import ExporterSink, OtlpFileSink
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tooltrail.live' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = [
     "DEFAULT_KEYS",
