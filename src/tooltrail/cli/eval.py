@@ -29,6 +29,7 @@ from tooltrail.batch import (
     run_batch,
 )
 from tooltrail.checks import default_registry
+from tooltrail.checks.plugins import ENV_PLUGINS, PluginError, load_plugins
 from tooltrail.cli.errors import fail, standard_input
 from tooltrail.cli.gates import load_gate
 from tooltrail.cli.report import write_rich_report
@@ -131,6 +132,14 @@ WRITERS: dict[str, Callable[[EvaluationReport, TextSink], None]] = {
     type=click.Path(dir_okay=False),
     help="Write a copy of the evaluated traces with one tooltrail.evaluation span per case.",
 )
+@click.option(
+    "--plugin",
+    "plugins",
+    metavar="MODULE",
+    multiple=True,
+    help=f"Import this module's TOOLTRAIL_CHECKS (name -> check), on top of installed "
+    f"plug-ins (entry points 'tooltrail.checks') and {ENV_PLUGINS}. Repeatable.",
+)
 def eval_command(
     suite_path: str,
     paths: tuple[str, ...],
@@ -147,6 +156,7 @@ def eval_command(
     chunk_mb: int | None,
     annotate_path: str | None,
     annotate_traces_path: str | None,
+    plugins: tuple[str, ...],
 ) -> None:
     """Evaluate the traces in OTLP dumps (files, directories, globs, - for stdin) against SUITE.
 
@@ -155,9 +165,10 @@ def eval_command(
     """
     try:
         suite = TestSuite.load(suite_path)
+        load_plugins(plugins)
         default_registry().check(suite)
         gate = Gate.load(gate_path) if gate_path else suite.gate
-    except SuiteError as exc:
+    except (SuiteError, PluginError) as exc:
         fail("eval", str(exc))
     with ExitStack() as cleanup:
         with _stdin_spooled(paths) as (inputs, stdin_copy):

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 import orjson
 
+from tooltrail.checks.plugins import ENV_PLUGINS, PluginError
 from tooltrail.cli.errors import fail
 from tooltrail.serve import ServeConfig, TraceReceiver
 from tooltrail.serve.auth import exposure_warning
@@ -218,6 +219,14 @@ _DEFAULTS = ServeConfig()
     help="Seconds to read a request body (408 after).",
 )
 @click.option(
+    "--plugin",
+    "plugins",
+    metavar="MODULE",
+    multiple=True,
+    help=f"Import this module's TOOLTRAIL_CHECKS (name -> check), on top of installed "
+    f"plug-ins (entry points 'tooltrail.checks') and {ENV_PLUGINS}. Repeatable.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="warning",
@@ -255,6 +264,7 @@ def serve_command(
     idle_timeout: float,
     header_timeout: float,
     body_timeout: float,
+    plugins: tuple[str, ...],
     log_level: str,
 ) -> None:
     """Receive OTLP traces and logs (gRPC and HTTP), evaluate each complete trace, send the
@@ -297,10 +307,11 @@ def serve_command(
         idle_timeout=idle_timeout,
         header_timeout=header_timeout,
         body_timeout=body_timeout,
+        plugins=plugins,
     )
     try:
         receiver = TraceReceiver(config)
-    except (SuiteError, OSError, ValueError) as exc:
+    except (SuiteError, PluginError, OSError, ValueError) as exc:
         fail("serve", str(exc))
 
     def ready() -> None:

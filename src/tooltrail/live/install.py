@@ -25,6 +25,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
+from tooltrail.checks.plugins import load_plugins
 from tooltrail.live.buffer import BufferStats, TraceBuffer, TraceSink, sinks_of
 from tooltrail.live.config import LiveConfig
 from tooltrail.live.inline import InlineEvaluator, ResultCallback
@@ -77,7 +78,9 @@ def install(
     ``OTEL_*`` variables) becomes global. ``exporter``: also export tagged spans with it.
     ``sinks``: more trace sinks (objects or ``fn(CompletedTrace)``). ``on_result``: callbacks
     for inline results. ``suite``: a ``TestSuite`` or a path. ``settings``: any ``LiveConfig``
-    field (``out=``, ``results=``, ``grace_ms=``...), over the environment.
+    field (``out=``, ``results=``, ``grace_ms=``...), over the environment. With a suite,
+    plug-in checks are loaded first (``tooltrail.checks.plugins``: installed entry points and
+    ``TOOLTRAIL_PLUGINS``); one that cannot be loaded raises ``PluginError``.
     """
     if suite is not None and not isinstance(suite, (str, os.PathLike)):
         suite_object, settings["suite"] = suite, None
@@ -87,6 +90,8 @@ def install(
     if not config.enabled:
         _log.info("tooltrail: live pipeline disabled (TOOLTRAIL_ENABLED=false)")
         return None
+    if suite_object is not None or config.suite is not None:
+        load_plugins()  # installed plug-ins and TOOLTRAIL_PLUGINS, before the suite's check
     with _lock:
         provider = provider if provider is not None else _global_provider()
         existing = _existing(provider)

@@ -12,6 +12,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.trace import Tracer
 
 from tooltrail.checks.expectations import ForbiddenTool, RequiredTool, ToolArgValues, ToolOrder
+from tooltrail.checks.plugins import PluginError, load_plugins
 from tooltrail.checks.protocol import Check, CheckContext, run_checks
 from tooltrail.checks.score import Score
 from tooltrail.checks.turns import TurnArgs, TurnOrdered, expect_checks
@@ -376,6 +377,12 @@ def open_trail(request: pytest.FixtureRequest) -> Iterator[Trail]:
             "@pytest.mark.tooltrail takes only the keywords runs, threshold and concurrency; "
             f"got {sorted(unknown) or list(marker.args)}"  # type: ignore[union-attr]
         )
+    try:  # installed plug-ins and TOOLTRAIL_PLUGINS, for checks a test names
+        load_plugins()
+    except PluginError as error:
+        import pytest
+
+        pytest.fail(str(error), pytrace=False)
     trail = Trail(request.node.nodeid, **options)
     if request.config.getini("tooltrail_global_provider"):
         connect_global_provider()

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tooltrail.checks import default_registry
+from tooltrail.checks.plugins import PluginError, load_plugins
 from tooltrail.pytest.runs import TrajectoryAssertionError
 from tooltrail.suite.case import TestCase
 from tooltrail.suite.errors import SuiteError
@@ -50,7 +51,8 @@ class AgentTest:
 
 
 def load_agent_tests(path: Path) -> list[AgentTest]:
-    """Read and validate an agent test file; ``SuiteError`` names the first problem."""
+    """Read and validate an agent test file; ``SuiteError`` names the first problem
+    (``PluginError`` a plug-in that cannot be loaded)."""
     data, reader = read_document(path)
     top = reader.mapping(data, (), FILE_KEYS, required=("cases",), what="an agent test mapping")
     defaults = _run_settings(top, (), reader, {"factory": False, "runs": 1, "threshold": None})
@@ -65,6 +67,7 @@ def load_agent_tests(path: Path) -> list[AgentTest]:
         if case_id in seen:
             reader.fail(("cases", index, "id"), f"duplicate case id {case_id!r}")
         seen.add(case_id)
+    load_plugins()  # installed plug-ins and TOOLTRAIL_PLUGINS
     default_registry().check(test.case for test in tests)
     return tests
 
@@ -129,7 +132,7 @@ class AgentTestFile(pytest.Module):
     def collect(self) -> list[pytest.Item]:  # type: ignore[override]
         try:
             tests = load_agent_tests(self.path)
-        except SuiteError as error:
+        except (SuiteError, PluginError) as error:
             raise self.CollectError(str(error)) from None
         return [AgentTestItem.from_parent(self, name=test.case.id, test=test) for test in tests]
 

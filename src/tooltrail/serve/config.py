@@ -82,3 +82,6 @@ class ServeConfig:
     #: What ``--dump`` and ``--forward`` hide; ``None``: the live path's settings
     #: (``TOOLTRAIL_REDACT_*`` variables, else the defaults).
     redaction: Redaction | None = None
+    #: Plug-in modules whose ``TOOLTRAIL_CHECKS`` are registered (``--plugin``), on top of
+    #: installed plug-ins and ``TOOLTRAIL_PLUGINS`` (``tooltrail.checks.plugins``).
+    plugins: tuple[str, ...] = ()

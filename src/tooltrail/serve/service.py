@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tooltrail.checks import default_registry
+from tooltrail.checks.plugins import load_plugins
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.listeners import Listeners
 from tooltrail.serve.pipeline import TracePipeline
@@ -29,7 +30,8 @@ class TraceReceiver:
 
     With ``config.workers`` > 1, spans are routed by trace id to that many worker processes,
     each running its own ``TracePipeline`` (see ``tooltrail.serve.workers``).
-    Raises ``SuiteError`` for a bad suite file before anything is started.
+    Raises ``SuiteError`` for a bad suite file and ``PluginError`` for a plug-in that cannot
+    be loaded, before anything is started.
     """
 
     def __init__(
@@ -42,6 +44,7 @@ class TraceReceiver:
         self.config = config
         if suite is None:
             suite = TestSuite.load(config.suite) if config.suite else TestSuite("(no suite)")
+        load_plugins(config.plugins)
         default_registry().check(suite)
         self.suite = suite
         self._stopping = False

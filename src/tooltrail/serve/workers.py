@@ -81,8 +81,10 @@ def _worker_main(
     # The router decides when to stop; a Ctrl-C on the terminal reaches the whole group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    from tooltrail.checks.plugins import load_plugins
     from tooltrail.serve.pipeline import TracePipeline
 
+    load_plugins(config.plugins)  # a spawned process starts with only the built-in checks
     own = replace(
         config,
         workers=1,
