@@ -49,7 +49,10 @@ def test_past_max_buffered_spans_whole_traces_are_given_up_and_named(tmp_path: P
     )
     assert problems(run) == []
     assert run.stats.traces_dropped > 0
-    assert run.stats.spans_dropped >= 13 * (run.stats.traces_dropped - THREADS * 60 // 20)
+    # nothing lost: every span received was delivered in a trace or counted as given up (how
+    # many whole traces the bound cuts depends on the machine's timing, so it is not fixed)
+    stats = run.stats
+    assert stats.spans_delivered + stats.spans_dropped + stats.spans_held == stats.spans_received
     samples = run.extra["spans_held"]
     assert samples and max(samples) <= bound
 
