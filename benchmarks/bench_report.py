@@ -23,12 +23,12 @@ import tempfile
 import time
 from collections.abc import Callable
 
+from bench_checks import CASE, REPLY  # the refund policy the check benchmark evaluates
+
 from tooltrail import (
     EvalSpan,
     EvalTrace,
     EvaluationSample,
-    EvaluatorConfig,
-    TestCase,
     TestSuite,
     evaluate_suite,
 )
@@ -40,19 +40,6 @@ from tooltrail.report.trajectory import (
     build_trajectory,
     embedded_rows,
     failure_marks,
-)
-
-REPLY = "Your refund of $49.99 for order ORD-7731 has been issued."
-CASE = TestCase(
-    id="refund",
-    expected_contains=["$49.99", "ORD-7731"],
-    required_tools=["lookup_order", "verify_identity", "issue_refund"],
-    required_tool_order=["lookup_order", "verify_identity", "issue_refund"],
-    expected_tool_arguments={"issue_refund": {"order_id": "ORD-7731", "amount": 49.99}},
-    evaluators=[
-        EvaluatorConfig(name="tool_call_precision", threshold=1.0),
-        EvaluatorConfig(name="no_redundant_tool_calls", threshold=1.0),
-    ],
 )
 
 
