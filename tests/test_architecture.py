@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("checks",),
     ("evaluate",),
     ("scores",),
+    ("pipeline",),
     ("live",),
     ("report", "annotate"),
     ("batch", "serve"),

@@ -21,7 +21,7 @@ from opentelemetry.sdk._logs.export import (
 )
 from opentelemetry.sdk.trace import TracerProvider
 
-from tooltrail.live.evaluation_events import (
+from tooltrail.pipeline.evaluation_events import (
     ENV_EXPLANATIONS,
     EvaluationEventEmitter,
     explanations_from_env,

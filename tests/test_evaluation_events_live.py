@@ -24,8 +24,8 @@ from test_evaluation_events import LogsReceiver, attributes_of
 from tooltrail import EvaluatorConfig, Match, TestCase, TestSuite
 from tooltrail.annotate import EVALUATION_SPAN_NAME, write_annotated_traces, write_annotations
 from tooltrail.live import InlineEvaluator, OtlpFileSink, ToolArgsProcessor, TraceBuffer, tool
-from tooltrail.live.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
 from tooltrail.otlp import read_log_records, read_spans
+from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
 
 REPLY = "Your refund of $49.99 for order ORD-7731 has been issued."
 

@@ -266,7 +266,7 @@ def test_a_failing_sink_does_not_keep_traces_from_the_others() -> None:
 def test_partial_traces_are_summarised_in_one_warning_per_interval(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="tooltrail.live.buffer")
+    caplog.set_level(logging.WARNING, logger="tooltrail.pipeline.buffer")
     provider, buffer, sink = pipeline(grace_s=0, max_age_s=0.05, log_interval_s=0.3)
     tracer = provider.get_tracer("t")
     roots = [tracer.start_span(f"agent{i}") for i in range(3)]
@@ -286,7 +286,7 @@ def test_bad_bounds_are_refused() -> None:
 
 
 def test_the_public_api_path_groups_traces_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tooltrail.live import buffer as buffer_module
+    from tooltrail.pipeline import buffer as buffer_module
 
     monkeypatch.setattr(buffer_module, "SDK_LAYOUT_KNOWN", False)
     monkeypatch.setattr(buffer_module, "_SDK_CLASSES", {})

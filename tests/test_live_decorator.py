@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from tooltrail.live import ToolArgsProcessor, tool
-from tooltrail.live.adapt import otlp_spans
+from tooltrail.pipeline.adapt import otlp_spans
 
 
 @pytest.fixture

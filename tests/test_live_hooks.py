@@ -68,7 +68,7 @@ def test_an_on_result_callback_that_raises_does_not_stop_the_others(tmp_path: Pa
 def test_a_blocking_on_result_is_reported_once_and_the_other_sinks_go_on(
     caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="tooltrail.live.buffer")
+    caplog.set_level(logging.WARNING, logger="tooltrail.pipeline.buffer")
     release = threading.Event()
     calls: list[int] = []
 

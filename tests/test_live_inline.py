@@ -22,8 +22,8 @@ from tooltrail.live import (
     TraceBuffer,
     tool,
 )
-from tooltrail.live.evaluation_events import EvaluationEventEmitter
 from tooltrail.model import EvalTrace
+from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter
 from tooltrail.suite import TestSuite
 
 SUITE = TestSuite.from_dict(

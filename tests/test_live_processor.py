@@ -213,8 +213,8 @@ def test_custom_redaction_is_used() -> None:
 
 def test_the_first_look_never_turns_away_a_span_the_dialect_readers_accept() -> None:
     from tooltrail.dialects import read_tool_call
-    from tooltrail.live.calls import may_be_tool_call
     from tooltrail.otlp import read_spans
+    from tooltrail.pipeline.calls import may_be_tool_call
 
     accepted = 0
     for path in sorted(CORPUS.glob("*/*.otlp.pb")):
@@ -235,7 +235,8 @@ def test_tagging_only_at_the_end_gives_the_same_arguments(folder: str) -> None:
 def test_the_public_api_path_gives_the_same_result_as_the_fast_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tooltrail.live import buffer, calls, processor, spancopy
+    from tooltrail.live import processor, spancopy
+    from tooltrail.pipeline import buffer, calls
 
     assert calls.SDK_LAYOUT_KNOWN  # the installed SDK is the one the fast path knows
     fast = _tagged_calls(_run("strands", "f_tool_error_retry", False))

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from test_live_helpers import Recorder, corpus_spans, provider_with, replay, tool_spans
 
 from tooltrail.live import CompletedTrace, ToolArgsProcessor, TraceBuffer
-from tooltrail.live.buffer import CallbackSink
+from tooltrail.pipeline.buffer import CallbackSink
 
 
 class ThreadRecorder(Recorder):

@@ -8,7 +8,7 @@ from pathlib import Path
 from serve_helpers import ANY_TRACE_SUITE, HttpLogsReceiver, post, write_suite
 from serve_traces import PROTOBUF, agent_trace, body_of, closed_port
 
-from tooltrail.live.evaluation_events import otlp_log_exporter
+from tooltrail.pipeline.evaluation_events import otlp_log_exporter
 from tooltrail.serve import ServeConfig, start_in_thread
 
 

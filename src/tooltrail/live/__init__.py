@@ -27,19 +27,19 @@ from tooltrail.lazy import lazy_exports
 #: Public name -> the module that defines it: imported on first use (PEP 562), so that
 #: ``import tooltrail.live`` costs the agent's start-up nothing until a piece is used.
 _EXPORTS: dict[str, str] = {
-    "BufferStats": "tooltrail.live.buffer",
-    "CallbackSink": "tooltrail.live.buffer",
+    "BufferStats": "tooltrail.pipeline.buffer",
+    "CallbackSink": "tooltrail.pipeline.buffer",
     "canonical_json": "tooltrail.live.redact",
-    "CompletedTrace": "tooltrail.live.buffer",
+    "CompletedTrace": "tooltrail.pipeline.buffer",
     "DEFAULT_KEYS": "tooltrail.live.redact",
     "ENVIRONMENT": "tooltrail.live.config",
-    "ExporterSink": "tooltrail.live.sinks",
-    "InlineEvaluator": "tooltrail.live.inline",
+    "ExporterSink": "tooltrail.pipeline.sinks",
+    "InlineEvaluator": "tooltrail.pipeline.inline",
     "install": "tooltrail.live.install",
     "install_from_environment": "tooltrail.live.install",
     "Installation": "tooltrail.live.install",
     "LiveConfig": "tooltrail.live.config",
-    "OtlpFileSink": "tooltrail.live.sinks",
+    "OtlpFileSink": "tooltrail.pipeline.sinks",
     "Redaction": "tooltrail.live.redact",
     "tool": "tooltrail.live.decorator",
     "TOOL_ARGS": "tooltrail.live.processor",
@@ -47,21 +47,13 @@ _EXPORTS: dict[str, str] = {
     "TOOL_NAME": "tooltrail.live.processor",
     "ToolArgsProcessor": "tooltrail.live.processor",
     "ToolCallSpan": "tooltrail.live.decorator",
-    "TraceBuffer": "tooltrail.live.buffer",
-    "TraceSink": "tooltrail.live.buffer",
+    "TraceBuffer": "tooltrail.pipeline.buffer",
+    "TraceSink": "tooltrail.pipeline.buffer",
 }
 
 if TYPE_CHECKING:
-    from tooltrail.live.buffer import (
-        BufferStats,
-        CallbackSink,
-        CompletedTrace,
-        TraceBuffer,
-        TraceSink,
-    )
     from tooltrail.live.config import ENVIRONMENT, LiveConfig
     from tooltrail.live.decorator import ToolCallSpan, tool
-    from tooltrail.live.inline import InlineEvaluator
     from tooltrail.live.install import Installation, install, install_from_environment
     from tooltrail.live.processor import (
         TOOL_ARGS,
@@ -70,7 +62,15 @@ if TYPE_CHECKING:
         ToolArgsProcessor,
     )
     from tooltrail.live.redact import DEFAULT_KEYS, Redaction, canonical_json
-    from tooltrail.live.sinks import ExporterSink, OtlpFileSink
+    from tooltrail.pipeline.buffer import (
+        BufferStats,
+        CallbackSink,
+        CompletedTrace,
+        TraceBuffer,
+        TraceSink,
+    )
+    from tooltrail.pipeline.inline import InlineEvaluator
+    from tooltrail.pipeline.sinks import ExporterSink, OtlpFileSink
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

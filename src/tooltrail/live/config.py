@@ -17,7 +17,6 @@ from typing import Any
 
 import orjson
 
-from tooltrail.live import buffer as _buffer
 from tooltrail.live.redact import (
     DEFAULT_KEYS,
     DEFAULT_MARKER,
@@ -25,6 +24,7 @@ from tooltrail.live.redact import (
     DEFAULT_MAX_VALUE_CHARS,
     Redaction,
 )
+from tooltrail.pipeline import buffer as _buffer
 
 _log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from opentelemetry import context as context_api
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
-from tooltrail.live.throttle import ThrottledWarning
+from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.version import __version__
 
 _log = logging.getLogger(__name__)

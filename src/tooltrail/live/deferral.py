@@ -23,7 +23,7 @@ from typing import Any
 from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from tooltrail.live.buffer import TraceBuffer
+from tooltrail.pipeline.buffer import TraceBuffer
 
 #: The worker finishes what is queued at least this often.
 _TICK_S = 0.05

@@ -26,11 +26,11 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
 from tooltrail.checks.plugins import load_plugins
-from tooltrail.live.buffer import BufferStats, TraceBuffer, TraceSink, sinks_of
 from tooltrail.live.config import LiveConfig
-from tooltrail.live.inline import InlineEvaluator, ResultCallback
 from tooltrail.live.processor import ToolArgsProcessor
-from tooltrail.live.sinks import OtlpFileSink
+from tooltrail.pipeline.buffer import BufferStats, TraceBuffer, TraceSink, sinks_of
+from tooltrail.pipeline.inline import InlineEvaluator, ResultCallback
+from tooltrail.pipeline.sinks import OtlpFileSink
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -114,7 +114,7 @@ def install(
                 chosen_suite, on_result=on_result, results_path=config.results
             )
             if config.evaluation_events:
-                from tooltrail.live.evaluation_events import EvaluationEventEmitter
+                from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter
 
                 evaluator.add_callback(EvaluationEventEmitter())
             trace_sinks.append(evaluator)

@@ -21,8 +21,11 @@ import orjson
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
 
-from tooltrail.live.buffer import TraceBuffer
-from tooltrail.live.calls import (
+from tooltrail.live.deferral import DeferredEnds, delivers_later
+from tooltrail.live.redact import Redaction, clean_attribute, tool_args_text
+from tooltrail.live.spancopy import copy_span
+from tooltrail.pipeline.buffer import TraceBuffer
+from tooltrail.pipeline.calls import (
     MARKER_KEYS,
     SDK_LAYOUT_KNOWN,
     SPAN_NAMES,
@@ -32,10 +35,7 @@ from tooltrail.live.calls import (
     raw_attributes,
     read_tool_call,
 )
-from tooltrail.live.deferral import DeferredEnds, delivers_later
-from tooltrail.live.redact import Redaction, clean_attribute, tool_args_text
-from tooltrail.live.spancopy import copy_span
-from tooltrail.live.throttle import ThrottledWarning
+from tooltrail.pipeline.throttle import ThrottledWarning
 
 _log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from opentelemetry.sdk.trace import Event, ReadableSpan
 
-from tooltrail.live.calls import SDK_LAYOUT_KNOWN
+from tooltrail.pipeline.calls import SDK_LAYOUT_KNOWN
 
 
 class CopiedSpan(ReadableSpan):

@@ -1,6 +1,6 @@
 """Sinks for complete traces: any SDK ``SpanExporter``, and OTLP files in the collector's formats.
 
-The inline evaluator (``tooltrail.live.inline``) is the third kind. A sink is anything with
+The inline evaluator (``tooltrail.pipeline.inline``) is the third kind. A sink is anything with
 ``export_trace(trace)``, ``force_flush(timeout_millis)`` and ``shutdown()``; the trace
 buffer calls it from one thread at a time.
 """
@@ -13,9 +13,9 @@ import os
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
-from tooltrail.live.buffer import CompletedTrace
-from tooltrail.live.throttle import ThrottledWarning
 from tooltrail.otlp import OtlpFileWriter
+from tooltrail.pipeline.buffer import CompletedTrace
+from tooltrail.pipeline.throttle import ThrottledWarning
 
 _log = logging.getLogger(__name__)
 

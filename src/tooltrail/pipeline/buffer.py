@@ -38,8 +38,8 @@ from typing import Any, Protocol
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from tooltrail.live.calls import SDK_LAYOUT_KNOWN
-from tooltrail.live.throttle import ThrottledWarning
+from tooltrail.pipeline.calls import SDK_LAYOUT_KNOWN
+from tooltrail.pipeline.throttle import ThrottledWarning
 
 _log = logging.getLogger(__name__)
 

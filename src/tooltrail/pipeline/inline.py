@@ -23,10 +23,10 @@ import orjson
 from tooltrail.checks import default_registry
 from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_cases
-from tooltrail.live.adapt import otlp_spans
-from tooltrail.live.buffer import LATE, CompletedTrace
-from tooltrail.live.throttle import ThrottledWarning
 from tooltrail.model import EvalTrace
+from tooltrail.pipeline.adapt import otlp_spans
+from tooltrail.pipeline.buffer import LATE, CompletedTrace
+from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.suite import TestSuite
 
 _log = logging.getLogger(__name__)
