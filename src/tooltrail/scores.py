@@ -3,7 +3,7 @@
 Pure: no OpenTelemetry import, no I/O (``explanations_from_env`` reads one variable).
 ``evaluation_events`` decides, for each score of a case, which span it judges (the calls that
 caused the verdict, else the trace's agent or root span) and which attributes the event
-carries. The live emitter (``tooltrail.live.evaluation_events``) and the offline writers
+carries. The live emitter (``tooltrail.pipeline.evaluation_events``) and the offline writers
 (``tooltrail.annotate``) only deliver what this module builds, so both paths put the same
 verdict on the same span.
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from opentelemetry.sdk.trace import ReadableSpan
 
 from tooltrail.convert import to_eval_trace
-from tooltrail.live.adapt import otlp_spans
 from tooltrail.model import EvalTrace
+from tooltrail.pipeline.adapt import otlp_spans
 
 
 def trace_of_spans(spans: Sequence[ReadableSpan]) -> EvalTrace:

@@ -27,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tooltrail.live.throttle import ThrottledWarning
+from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve.counters import ReceiverCounters
 
 _log = logging.getLogger(__name__)

@@ -24,7 +24,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tooltrail.live.throttle import ThrottledWarning
 from tooltrail.otlp import (
     DecodeError,
     Diagnostic,
@@ -34,6 +33,7 @@ from tooltrail.otlp import (
     decode_json_request,
     decode_request,
 )
+from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled, Undecodable
 

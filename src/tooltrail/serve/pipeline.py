@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tooltrail.live.buffer import TraceBuffer, TraceSink
-from tooltrail.live.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
 from tooltrail.otlp import Limits
+from tooltrail.pipeline.buffer import TraceBuffer, TraceSink
+from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
 from tooltrail.serve.config import LOGS_PATH, ServeConfig
 from tooltrail.serve.confirmed import ConfirmedExporter
 from tooltrail.serve.counters import ReceiverCounters

@@ -19,12 +19,12 @@ from typing import Any
 
 from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_cases
-from tooltrail.live.buffer import LATE, CompletedTrace
-from tooltrail.live.inline import InlineEvaluator, dropped_line, result_line
 from tooltrail.live.redact import Redaction
-from tooltrail.live.throttle import ThrottledWarning
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Diagnostic, LogRecord, OtlpFileWriter, Span
+from tooltrail.pipeline.buffer import LATE, CompletedTrace
+from tooltrail.pipeline.inline import InlineEvaluator, dropped_line, result_line
+from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.logs import logs_request
 from tooltrail.serve.redaction import redacted
