@@ -1,16 +1,22 @@
 """The HTML report (``tooltrail eval --format html``, ``tooltrail report REPORT.json``): opened
-in a real headless Chromium where one is installed (.ci/run installs Debian's ``chromium``)."""
+in a real headless Chromium where one is installed (.ci/run installs Debian's ``chromium``),
+driven by Playwright so the tests see every JavaScript dialog a page opens. Two positive
+controls keep that detector honest: a page that calls ``alert`` and the hostile report with its
+escaping undone must both be seen opening dialogs."""
 
 from __future__ import annotations
 
+import html
 import json
-import shutil
-import subprocess
+import re
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner
+from headless_browser import launched, needs_browser, visit
 from refund_variants import REFUND_DUMP, REFUND_SUITE, refund_variant
 
 from tooltrail.checks.score import Score
@@ -19,47 +25,23 @@ from tooltrail.evaluate import CaseResult, EvaluationReport
 from tooltrail.report.html import render_html
 from tooltrail.report.trajectory import TimelineSpan, Trajectory
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
 ROOT = Path(__file__).resolve().parents[1]
 TITLE = "refund-agent 1.0: tooltrail report"
-SCRIPT_TEXT = "<script>document.title='pwned'</script>"
-IMG_TEXT = '"><img src=x onerror="document.title=\'img\'">'
+# Hostile text a traced agent may pass as tool arguments or a run's label: each would open a
+# dialog (alert 1, 2, 3) if the report let it run.
+SCRIPT_TEXT = "<script>alert(1)</script>"
+IMG_TEXT = '"><img src=x onerror=alert(2)>'
+LABEL_TEXT = "<script>alert(3)</script>"
 
 
-def _browser() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-BROWSER = _browser()
-needs_browser = pytest.mark.skipif(
-    BROWSER is None,
-    reason="no headless Chromium on this machine (.ci/run installs it: apt-get install chromium)",
-)
-
-
-def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert BROWSER is not None
-    command = [
-        BROWSER,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-        *args,
-    ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
-
-
-def dump_dom(page: Path, tmp_path: Path) -> str:
-    """The page's DOM after it loaded and its script ran, as Chromium serializes it."""
-    result = _chromium(tmp_path, "--virtual-time-budget=3000", "--dump-dom", page.as_uri())
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "<html" in result.stdout, result.stderr[-2000:]
-    return result.stdout
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the module's tests (each test opens its own page)."""
+    with launched() as chromium:
+        yield chromium
 
 
 class Node:
@@ -130,10 +112,13 @@ def eval_html(tmp_path: Path, *inputs: Path, name: str = "report.html") -> Path:
 
 
 @needs_browser
-def test_the_failing_run_shows_the_offending_call_highlighted_in_a_browser(tmp_path):
+def test_the_failing_run_shows_the_offending_call_highlighted_in_a_browser(tmp_path, browser):
     page = eval_html(tmp_path, REFUND_DUMP)
-    dom = parse(dump_dom(page, tmp_path))
-    assert dom.find_all("title")[0].text() == TITLE
+    screenshot = tmp_path / "report.png"
+    seen = visit(browser, page, screenshot=screenshot)
+    assert seen.dialogs == [] and seen.errors == []
+    assert seen.title == TITLE
+    dom = parse(seen.dom)
     section = row_section(dom, "wrong-amount")
     assert section.attrs["data-result"] == "fail"
     highlighted = section.find_all("div", "offending")
@@ -163,25 +148,32 @@ def test_the_failing_run_shows_the_offending_call_highlighted_in_a_browser(tmp_p
         "looping",
         "correct",
     ]
-    screenshot = tmp_path / "report.png"
-    shot = _chromium(tmp_path, "--window-size=1200,1600", f"--screenshot={screenshot}",
-                     page.as_uri())  # fmt: skip
-    assert shot.returncode == 0, shot.stderr[-2000:]
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@needs_browser
-def test_script_in_tool_arguments_and_labels_runs_nothing_and_shows_literally(tmp_path):
+def hostile_report(tmp_path: Path) -> Path:
+    """The refund example's HTML report with script in a tool call's arguments and in a label."""
     dump = refund_variant(
         tmp_path / "hostile.jsonl",
         arguments={
             ("wrong-amount", "issue_refund"): {"order_id": SCRIPT_TEXT, "amount": IMG_TEXT},
         },
-        rename={"looping": "<script>document.title='label'</script>"},
+        rename={"looping": LABEL_TEXT},
     )
-    page = eval_html(tmp_path, dump)
-    dom = parse(dump_dom(page, tmp_path))
-    assert dom.find_all("title")[0].text() == TITLE  # no injected script changed it
+    return eval_html(tmp_path, dump)
+
+
+@needs_browser
+def test_script_in_tool_arguments_and_labels_runs_nothing_and_shows_literally(tmp_path, browser):
+    seen = visit(browser, hostile_report(tmp_path))
+    assert seen.dialogs == []  # no alert(1), alert(2) or alert(3) opened
+    assert seen.errors == []
+    assert seen.title == TITLE
+    # the text a reader sees holds the hostile text literally, as the agent sent it
+    assert SCRIPT_TEXT in seen.text
+    assert IMG_TEXT.replace('"', '\\"') in seen.text  # inside the arguments' JSON
+    assert LABEL_TEXT in seen.text
+    dom = parse(seen.dom)
     assert len(dom.find_all("script")) == 1  # the report's own filtering script only
     assert dom.find_all("img") == []
     section = row_section(dom, "wrong-amount")
@@ -190,7 +182,35 @@ def test_script_in_tool_arguments_and_labels_runs_nothing_and_shows_literally(tm
     assert json.loads(code) == {"amount": IMG_TEXT, "order_id": SCRIPT_TEXT}
     assert SCRIPT_TEXT in call.text()
     labels = [s.find_all("h3")[0].text() for s in dom.find_all("section", "row")]
-    assert any("<script>document.title='label'</script>" in label for label in labels)
+    assert any(LABEL_TEXT in label for label in labels)
+
+
+@needs_browser
+def test_the_dialog_detector_sees_a_page_that_calls_alert(tmp_path, browser):
+    """Positive control: the same detector, on a tiny page that does call alert."""
+    page = tmp_path / "alert.html"
+    page.write_text(f"<!DOCTYPE html><title>t</title><p>hello</p>{SCRIPT_TEXT}{IMG_TEXT}")
+    seen = visit(browser, page)
+    assert sorted(seen.dialogs) == [("alert", "1"), ("alert", "2")]
+    assert "hello" in seen.text and SCRIPT_TEXT not in seen.text
+
+
+@needs_browser
+def test_the_detector_sees_the_hostile_text_fire_in_a_report_that_does_not_escape_it(
+    tmp_path, browser
+):
+    """Positive control: the hostile report with its escaping and its Content-Security-Policy
+    undone by hand runs all three payloads, so the test above would see them if they ran."""
+    page = hostile_report(tmp_path)
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    for hostile in (SCRIPT_TEXT, IMG_TEXT, LABEL_TEXT):
+        assert html.escape(hostile) in text
+        text = text.replace(html.escape(hostile), hostile)
+    unsafe = tmp_path / "unsafe.html"
+    unsafe.write_text(text)
+    seen = visit(browser, unsafe)
+    assert {message for _, message in seen.dialogs} == {"1", "2", "3"}
+    assert SCRIPT_TEXT not in seen.text
 
 
 def test_eval_json_then_report_html_gives_the_same_page(tmp_path):
