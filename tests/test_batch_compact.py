@@ -5,24 +5,17 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from fixtures import recorded_refund_case, refund_suite
 from test_batch_support import SEED_RUNS, jsonl, record, write
 
 from tooltrail.batch import run_batch
 from tooltrail.batch.compact import RowCompactor
-from tooltrail.suite import TestSuite
 
-SUITE = TestSuite.from_dict(
-    {
-        "name": "s",
-        "cases": [
-            {
-                "id": "refund",
-                "match": "all",
-                "expected_contains": ["$49.99"],
-                "required_tools": ["lookup_order", "issue_refund"],
-            }
-        ],
-    }
+SUITE = refund_suite(
+    recorded_refund_case(
+        "expected_contains", match="all", required_tools=["lookup_order", "issue_refund"]
+    ),
+    name="s",
 )
 
 

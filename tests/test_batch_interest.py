@@ -6,16 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_batch_support import (
-    SEED_RUNS,
-    Run,
-    jsonl,
-    prefixed_pb,
-    record,
-    refund_case,
-    refund_suite,
-    write,
-)
+from fixtures import recorded_refund_case, refund_suite
+from test_batch_support import SEED_RUNS, Run, jsonl, prefixed_pb, record, write
 
 from tooltrail.batch import plan_chunks, run_batch
 from tooltrail.batch.ranges import read_chunk
@@ -24,7 +16,7 @@ from tooltrail.evaluate import CaseResult, evaluate_cases
 from tooltrail.otlp import Diagnostic, Span, SpanHead, read_spans
 
 SUITE = refund_suite(
-    refund_case(
+    recorded_refund_case(
         forbidden_tools=["web_search"],
         evaluators=[
             {"name": "no_redundant_tool_calls", "threshold": 1.0},

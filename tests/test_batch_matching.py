@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_batch_support import CORPUS, LOOKUP, REFUND, SEED_RUNS, VERIFY, Run, jsonl, record, write
+from fixtures import LOOKUP, REFUND, VERIFY, refund_case
+from test_batch_support import CORPUS, SEED_RUNS, Run, jsonl, record, write
 
 from tooltrail.batch import run_batch
 from tooltrail.suite import TestSuite
@@ -159,14 +160,7 @@ def test_unmatched_trace_is_described_by_service_and_root_span(tmp_path: Path) -
 
 
 def test_corpus_refund_scenarios_get_the_seed_verdicts() -> None:
-    s = suite(
-        {
-            "id": "refund",
-            "match": "all",
-            "required_tools": ["lookup_order", "verify_identity", "issue_refund"],
-            "expected_tool_arguments": {"issue_refund": {"order_id": "ORD-7731", "amount": 49.99}},
-        }
-    )
+    s = suite(refund_case("required_tools", "expected_tool_arguments", match="all"))
     for framework in ("pydantic-ai", "google-adk", "strands", "traceloop", "vercel-ai"):
         folder = CORPUS / framework
         verdicts = [

@@ -7,19 +7,15 @@ import itertools
 from pathlib import Path
 
 import pytest
+from fixtures import LOOKUP, REFUND, VERIFY, recorded_refund_case, refund_suite
 from test_batch_support import (
     CORPUS,
-    LOOKUP,
-    REFUND,
     SEED_RUNS,
-    VERIFY,
     Run,
     interleaved,
     jsonl,
     prefixed_pb,
     record,
-    refund_case,
-    refund_suite,
     write,
 )
 
@@ -29,7 +25,7 @@ from tooltrail.otlp.span import Diagnostic
 from tooltrail.suite import TestSuite
 
 REFUND_POLICY = refund_suite(
-    refund_case(evaluators=[{"name": "no_redundant_tool_calls", "threshold": 1.0}])
+    recorded_refund_case(evaluators=[{"name": "no_redundant_tool_calls", "threshold": 1.0}])
 )
 
 

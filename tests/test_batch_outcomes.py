@@ -7,7 +7,8 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from test_batch_support import SEED_RUNS, Run, jsonl, record, refund_case, refund_suite, write
+from fixtures import recorded_refund_case, refund_suite
+from test_batch_support import SEED_RUNS, Run, jsonl, record, write
 
 from tooltrail.batch import plan_chunks
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome
@@ -16,7 +17,7 @@ from tooltrail.checks import Score
 from tooltrail.evaluate import CaseResult
 
 SUITE = refund_suite(
-    refund_case(
+    recorded_refund_case(
         required_tool_order=None,
         evaluators=[
             {"name": "no_redundant_tool_calls", "threshold": 1.0},

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from fixtures import LOOKUP, recorded_refund_case, refund_case, refund_suite, suite_yaml
 from test_batch_support import (
-    LOOKUP,
     SEED_RUNS,
     Run,
     interleaved,
@@ -34,27 +34,18 @@ from tooltrail.otlp import read_log_records, read_spans
 from tooltrail.report import render_json, render_junit, render_markdown, render_text
 from tooltrail.suite import TestSuite
 
-SUITE = """\
-name: refunds
-version: "2"
-cases:
-  - id: refund
-    match: {agent_name: refund-agent}
-    expected_contains: ["$49.99"]
-    required_tools: [lookup_order, verify_identity, issue_refund]
-    required_tool_order: [lookup_order, verify_identity, issue_refund]
-    expected_tool_arguments:
-      issue_refund: {amount: 49.99}
-    evaluators:
-      - {name: no_redundant_tool_calls, threshold: 1.0}
-  - id: repeat
-    required_tools: [lookup_order, issue_refund]
-    runs: 3
-    threshold: 0.5
-gate:
-  min_pass_rate: 0.2
-  max_failed_cases: 1000
-"""
+SUITE = suite_yaml(
+    recorded_refund_case(evaluators=[{"name": "no_redundant_tool_calls", "threshold": 1.0}]),
+    {
+        "id": "repeat",
+        "required_tools": ["lookup_order", "issue_refund"],
+        "runs": 3,
+        "threshold": 0.5,
+    },
+    name="refunds",
+    version="2",
+    gate={"min_pass_rate": 0.2, "max_failed_cases": 1000},
+)
 
 RENDERERS = {
     "text": render_text,
@@ -365,17 +356,9 @@ def test_annotations_of_spilled_rows_are_those_of_rows_in_memory(
 def test_spilled_rows_of_the_real_corpus_give_the_same_report(tmp_path: Path) -> None:
     corpus = Path(__file__).parent / "data" / "corpus" / "google-adk"
     paths = [str(p) for p in sorted(corpus.glob("*.otlp.jsonl"))]
-    suite = TestSuite.from_dict(
-        {
-            "name": "adk",
-            "cases": [
-                {
-                    "id": "refund",
-                    "match": {"root_span_name": "invoke_workflow refund_agent"},
-                    "required_tools": ["lookup_order", "verify_identity", "issue_refund"],
-                }
-            ],
-        }
+    suite = refund_suite(
+        refund_case("required_tools", match={"root_span_name": "invoke_workflow refund_agent"}),
+        name="adk",
     )
     kept = run_batch(suite, paths, workers=1, spill_rows=None)
     spilled = run_batch(suite, paths, workers=1, spill_rows=0)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fixtures import REPLY, SEED_CALLS
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -18,37 +19,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from tooltrail.convert import read_traces
 from tooltrail.otlp import frame, json_line
-from tooltrail.suite import TestSuite
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
-REPLY = "Your refund of $49.99 for order ORD-7731 has been issued."
-
-#: The refund policy the batch tests evaluate: the agent's runs must reply with the amount,
-#: call the three tools in order and refund 49.99.
-REFUND_CASE: dict[str, Any] = {
-    "id": "refund",
-    "match": {"agent_name": "refund-agent"},
-    "expected_contains": ["$49.99"],
-    "required_tools": ["lookup_order", "verify_identity", "issue_refund"],
-    "required_tool_order": ["lookup_order", "verify_identity", "issue_refund"],
-    "expected_tool_arguments": {"issue_refund": {"amount": 49.99}},
-}
-
-
-def refund_case(**changes: Any) -> dict[str, Any]:
-    """``REFUND_CASE`` with ``changes`` (a key set to ``None`` is left out)."""
-    case = {**REFUND_CASE, **changes}
-    return {key: value for key, value in case.items() if value is not None}
-
-
-def refund_suite(*cases: dict[str, Any]) -> TestSuite:
-    """The ``refunds`` suite of ``cases`` (default: the refund policy alone)."""
-    return TestSuite.from_dict({"name": "refunds", "cases": list(cases) or [refund_case()]})
-
-
-LOOKUP = ("lookup_order", {"order_id": "ORD-7731"})
-VERIFY = ("verify_identity", {"customer_id": "C-118"})
-REFUND = ("issue_refund", {"order_id": "ORD-7731", "amount": 49.99})
 
 
 @dataclass
@@ -72,18 +44,8 @@ PLAIN_SPANS = [
 ]
 
 
-SEED_RUNS = [
-    Run("correct", [LOOKUP, VERIFY, REFUND]),
-    Run("skipped-verification", [LOOKUP, REFUND]),
-    Run(
-        "wrong-amount",
-        [LOOKUP, VERIFY, ("issue_refund", {"order_id": "ORD-7731", "amount": 499.9})],
-    ),
-    Run(
-        "looping",
-        [LOOKUP, LOOKUP, LOOKUP, VERIFY, ("web_search", {"query": "refund policy"}), REFUND],
-    ),
-]
+#: The seed's four runs, tagged with their names.
+SEED_RUNS = [Run(name, calls) for name, calls in SEED_CALLS.items()]
 
 
 def record(runs: Iterable[Run], service: str = "refund-service") -> list[list[ReadableSpan]]:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from test_batch_support import CORPUS, LOOKUP, REFUND, SEED_RUNS, VERIFY, Run, jsonl, record, write
+from fixtures import LOOKUP, REFUND, VERIFY
+from test_batch_support import CORPUS, SEED_RUNS, Run, jsonl, record, write
 
 from tooltrail.cli import main
 from tooltrail.evaluate import EvaluationReport
