@@ -221,21 +221,29 @@ def _records(
             stream.close()
 
 
-#: How a protobuf request whose first ResourceSpans is 123 bytes long starts (field 1, length
-#: ``{``): after its newline it looks like JSON. Only such files are looked at twice.
-_PROTOBUF_LIKE_JSON = b"\n{"
+#: How every protobuf request starts: field 1 (``resource_spans``), length-delimited. JSON
+#: reads that byte as white space, and the length bytes after it may be white space or ``{``
+#: too (``\n{``: a first ResourceSpans of 123 bytes; ``\n \n{``: of 32 bytes, whose Resource
+#: is 123). Files starting so that they look like JSON are looked at twice.
+_PROTOBUF_FIRST_BYTE = b"\n"
+
+
+def _looks_like_json_but_may_be_protobuf(head: bytes) -> bool:
+    """Whether ``head`` (a record's or file's first bytes) starts as protobuf does and reads as
+    JSON or white space after its white space: only then is a closer look needed."""
+    return head[:1] == _PROTOBUF_FIRST_BYTE and head.lstrip(_WHITESPACE)[:1] in (b"{", b"")
 
 
 def _protobuf_not_json(sample: bytes) -> bool:
-    """Whether a file starting ``\n{`` (its first ``max_record_bytes``) is one protobuf
-    traces message rather than JSON: it parses as one, with spans, and neither the whole
-    sample nor its first JSON line parses as JSON."""
+    """Whether a file starting like JSON after a newline (its first ``max_record_bytes``) is one
+    protobuf traces message rather than JSON: it parses as one, with spans, and neither the
+    whole sample nor its first non-blank line parses as JSON."""
     try:
         orjson.loads(sample)
         return False
     except orjson.JSONDecodeError:
         pass
-    line = sample[1:].split(b"\n", 1)[0]
+    line = sample.lstrip(_WHITESPACE).split(b"\n", 1)[0]
     try:
         orjson.loads(line)
         return False
@@ -250,10 +258,11 @@ def _protobuf_not_json(sample: bytes) -> bool:
 
 def is_json_record(body: bytes) -> bool:
     """Whether a record (or the start of a file) is OTLP/JSON rather than protobuf: ``{`` after
-    white space, unless it is a protobuf message that only starts like that (``\n{``)."""
+    white space, unless it is a protobuf message that only starts like that (``\n{``,
+    ``\n \n{``, ...)."""
     if body.lstrip(_WHITESPACE)[:1] != b"{":
         return False
-    return not (body.startswith(_PROTOBUF_LIKE_JSON) and _protobuf_not_json(body))
+    return not (_looks_like_json_but_may_be_protobuf(body) and _protobuf_not_json(body))
 
 
 class _FileReader:
@@ -298,7 +307,7 @@ class _FileReader:
             size = None
             head, stream = peek(stream, 4)
         first = head.lstrip(_WHITESPACE)[:1]
-        if head.startswith(_PROTOBUF_LIKE_JSON):
+        if _looks_like_json_but_may_be_protobuf(head):
             sample, stream = peek(stream, self.limits.max_record_bytes + 1)
             if _protobuf_not_json(sample):
                 yield from self._binary(stream, head, size)
