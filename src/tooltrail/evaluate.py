@@ -254,6 +254,18 @@ def _plan(case: TestCase, registry: Registry | None) -> _CasePlan:
     return _CasePlan(case=case, checks=checks, turns=turns, scorers=scorers, broken=broken)
 
 
+def reads_usage(cases: Iterable[TestCase], registry: Registry | None = None) -> bool:
+    """Whether a check of ``cases`` (its fields', its turns', its scorers') reads what a trace
+    used: a check whose ``reads_usage`` is true (``checks.budgets``; a plug-in check may say so
+    too). Traces must then be converted with ``usage=True`` (``tooltrail.convert``)."""
+    for case in cases:
+        plan = _plan(case, registry)
+        for check in (*plan.checks, *(c for turn in plan.turns for c in turn), *plan.scorers):
+            if getattr(check, "reads_usage", False) is True:
+                return True
+    return False
+
+
 def _checks_failed(error: str) -> Score:
     return Score.failing("checks", "checks", f"The checks could not run: {error}.", error=error)
 

@@ -24,7 +24,7 @@ from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts
 from tooltrail.convert.collect import TraceCollector, conversations
-from tooltrail.evaluate import evaluate_cases
+from tooltrail.evaluate import evaluate_cases, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
 from tooltrail.otlp.logs import LogRecord
@@ -69,7 +69,7 @@ def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
 
 def _evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
     diagnostics: list[Diagnostic] = []
-    traces = _TraceCollector(task.settings.limits, diagnostics)
+    traces = _TraceCollector(task.settings, diagnostics)
     for extent, spans in read_chunk(task.chunk, task.settings.limits, diagnostics):
         try:
             traces.add_record(extent, spans)
@@ -98,7 +98,7 @@ def evaluate_merge(task: MergeTask) -> ChunkOutcome:
 
 def _evaluate_merge(task: MergeTask) -> ChunkOutcome:
     ignored: list[Diagnostic] = []
-    traces = _TraceCollector(task.settings.limits, ignored, wanted=task.positions.keys())
+    traces = _TraceCollector(task.settings, ignored, wanted=task.positions.keys())
     for part in task.parts:
         for extent, spans in read_chunk(part, task.settings.limits, ignored):
             try:
@@ -123,11 +123,17 @@ class _TraceCollector:
 
     def __init__(
         self,
-        limits: Limits | None,
+        settings: EvalSettings,
         diagnostics: list[Diagnostic],
         wanted: Iterable[str] | None = None,
     ) -> None:
-        self.traces = TraceCollector(limits or DEFAULT_LIMITS, diagnostics, wanted=wanted)
+        self.traces = TraceCollector(
+            settings.limits or DEFAULT_LIMITS,
+            diagnostics,
+            wanted=wanted,
+            # what each trace used, only when a budget of the suite reads it
+            usage=reads_usage(settings.suite.cases, default_registry()),
+        )
         self.wanted = self.traces.wanted
         #: trace id -> its facts, in order of first appearance (the collector's open traces)
         self.facts = self.traces.open
@@ -154,7 +160,7 @@ class _TraceCollector:
                 last_id = trace_id
                 facts = self.facts.get(trace_id)
                 if facts is None:
-                    facts = self.facts[trace_id] = TraceFacts(trace_id, max_spans=traces.max_spans)
+                    facts = self.facts[trace_id] = traces.new_trace(trace_id)
                 if not seen_here or seen_here[-1] != trace_id:
                     seen_here.append(trace_id)
             elif facts is None:

@@ -6,6 +6,14 @@ configuration, with ``evaluate(ctx) -> Score | list[Score]``.
 
 from __future__ import annotations
 
+from tooltrail.checks.budgets import (
+    MaxCost,
+    MaxLatency,
+    MaxLlmCalls,
+    MaxTokens,
+    MaxToolCalls,
+    TurnMaxLatency,
+)
 from tooltrail.checks.expectations import (
     Contains,
     ForbiddenTool,
@@ -30,7 +38,6 @@ from tooltrail.checks.registry import (
 )
 from tooltrail.checks.score import Score, config_error
 from tooltrail.checks.scorers import (
-    MaxToolCalls,
     NoRedundantToolCalls,
     ToolCallPrecision,
     ToolCallRecall,
@@ -56,6 +63,10 @@ __all__ = [
     "Contains",
     "ForbiddenTool",
     "FunctionCheck",
+    "MaxCost",
+    "MaxLatency",
+    "MaxLlmCalls",
+    "MaxTokens",
     "MaxToolCalls",
     "NoRedundantToolCalls",
     "Registry",
@@ -73,6 +84,7 @@ __all__ = [
     "TurnCount",
     "TurnExcludes",
     "TurnIncludes",
+    "TurnMaxLatency",
     "TurnOrdered",
     "args_contain",
     "args_fingerprint",

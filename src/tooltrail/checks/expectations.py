@@ -1,8 +1,9 @@
 """The case expectations of CHECKS.md: one check class each, one score per check, exact texts.
 
 ``case_checks`` compiles a case's fields to these checks in the contract's order: contains,
-required_tool, forbidden_tool, tool_args, tool_arg_values, tool_order, turn_count_threshold
-(scorers follow, built by the registry).
+required_tool, forbidden_tool, tool_args, tool_arg_values, tool_order, turn_count_threshold,
+then the budgets (``checks.budgets``): max_latency_ms, max_tool_calls, max_llm_calls,
+max_tokens, max_cost_usd (scorers follow, built by the registry).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tooltrail.checks.budgets import MaxCost, MaxLatency, MaxLlmCalls, MaxTokens, MaxToolCalls
 from tooltrail.checks.protocol import Check, CheckContext
 from tooltrail.checks.score import Score, config_error
 from tooltrail.equality import args_contain
@@ -33,6 +35,16 @@ def case_checks(case: TestCase) -> list[Check]:
         checks.append(ToolOrder(case.required_tool_order))
     if case.max_turns is not None:
         checks.append(TurnCount(case.max_turns))
+    if case.max_latency_ms is not None:
+        checks.append(MaxLatency(case.max_latency_ms))
+    if case.max_tool_calls is not None:
+        checks.append(MaxToolCalls(case.max_tool_calls))
+    if case.max_llm_calls is not None:
+        checks.append(MaxLlmCalls(case.max_llm_calls))
+    if case.max_tokens is not None:
+        checks.append(MaxTokens(case.max_tokens))
+    if case.max_cost_usd is not None:
+        checks.append(MaxCost(case.max_cost_usd, case.prices))
     return checks
 
 

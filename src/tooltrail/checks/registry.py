@@ -100,6 +100,11 @@ class ConfiguredCheck:
     threshold: float | None = None
     required: bool = True
 
+    @property
+    def reads_usage(self) -> bool:
+        """Whether the configured check reads what a trace used (``checks.budgets``)."""
+        return getattr(self.check, "reads_usage", False) is True
+
     def evaluate(self, ctx: CheckContext) -> list[Score]:
         name = self.name
         try:

@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from tooltrail.checks.budgets import MaxToolCalls
 from tooltrail.checks.protocol import CheckContext
 from tooltrail.checks.score import Score, config_error
 
@@ -215,31 +216,6 @@ class TrajectoryMatch:
                 f"Tool calls {actual} matched {common} of the expected trajectory {expected} "
                 f"{how} (F1 {value:.2f})."
             ),
-        )
-
-
-@dataclass(slots=True, frozen=True)
-class MaxToolCalls:
-    """1 when the trace made at most ``max`` tool calls, else 0."""
-
-    max: Any = None
-
-    def evaluate(self, ctx: CheckContext) -> Score:
-        name = "max_tool_calls"
-        limit = self.max
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            return config_error(
-                name, name, f"config['max'] must be a non-negative integer, not {limit!r}."
-            )
-        view = ctx.view
-        count = view.size
-        if count <= limit:
-            return Score.passing(name, name, f"{count} tool calls are within the limit of {limit}.")
-        return Score.failing(
-            name,
-            name,
-            f"{count} tool calls exceed the limit of {limit}.",
-            span_ids=tuple(c.span_id for c in view.calls[limit:] if c.span_id),
         )
 
 

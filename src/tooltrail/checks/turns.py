@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tooltrail.checks.budgets import TurnMaxLatency
 from tooltrail.checks.protocol import Check, CheckContext
 from tooltrail.checks.score import Score
 from tooltrail.equality import args_contain, values_equal
@@ -29,6 +30,8 @@ def expect_checks(expect: Expect) -> list[Check]:
     checks.extend(
         TurnArgs(wanted.tool, wanted.args, wanted.mode) for wanted in expect.tool_calls_args
     )
+    if expect.max_latency_ms is not None:
+        checks.append(TurnMaxLatency(expect.max_latency_ms))
     return checks
 
 

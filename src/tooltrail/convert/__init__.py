@@ -29,16 +29,19 @@ from tooltrail.otlp.span import Diagnostic, Span
 
 
 def to_eval_trace(
-    spans: Iterable[Span | LogRecord], diagnostics: list[Diagnostic] | None = None
+    spans: Iterable[Span | LogRecord],
+    diagnostics: list[Diagnostic] | None = None,
+    *,
+    usage: bool = False,
 ) -> EvalTrace:
     """The ``EvalTrace`` of ``spans``: one trace, or the traces of one conversation, any order.
 
     With spans of several traces the result is one conversation: ``trace_id`` is the
     conversation id and ``metadata["trace_ids"]`` lists the traces in start order. Log records
     among ``spans`` are joined to their spans (``convert.logjoin``); those left unjoined are
-    reported in ``diagnostics``.
+    reported in ``diagnostics``. ``usage``: as ``read_traces``' (for budget checks).
     """
-    collector = TraceCollector(diagnostics=diagnostics)
+    collector = TraceCollector(diagnostics=diagnostics, usage=usage)
     for item in spans:
         if item.__class__ is LogRecord:
             collector.add_log(item)  # type: ignore[arg-type]

@@ -362,4 +362,76 @@ def _metadata(
         meta["error_span_ids"] = list(errors)
     meta["agent_span_ids"] = list(map(_SPAN_ID, agents))
     meta["span_count"] = span_count
+    if any(trace.read_usage for trace in ordered):
+        meta["turn_latency_ms"] = _turn_latencies(ordered, turns, turn_keys)
+        _note_model_usage(ordered, kept, meta)
     return meta
+
+
+def _turn_latencies(
+    ordered: list[TraceFacts], turns: dict[_TurnKey, SpanFact | None], turn_keys: list[_TurnKey]
+) -> list[float]:
+    """Each turn's wall time in ms, in turn order: its top span's duration, else (a trace that
+    is one turn) its trace's, from the first start to the last end."""
+    latencies: list[float] = []
+    for key in turn_keys:
+        top = turns[key]
+        if top is not None:
+            start, end = top.start_ns, top.end_ns
+        else:
+            trace = ordered[key[1]]
+            start, end = trace.start_ns, trace.end_ns
+        latencies.append(max(0, end - start) / 1e6 if start and end else 0.0)
+    return latencies
+
+
+def _note_model_usage(ordered: list[TraceFacts], kept: list[Kinds], meta: dict[str, Any]) -> None:
+    """``meta["llm_calls"]``: logical model calls (a model span inside another model span, a
+    provider's span under a framework's wrapper, is part of that call); ``meta["token_usage"]``
+    (``input_tokens``, ``output_tokens``, ``by_model``) when some call records its tokens. A
+    call's tokens are those of its outermost span that records any (the wrapper repeats the
+    provider's count). ``llm_calls`` is 0 for a trace without model spans; ``token_usage`` is
+    set only when some call records its tokens."""
+    calls = 0
+    #: outermost model span id -> (depth below it, start, usage) of the span counted for it
+    counted: dict[str, tuple[int, int, Any]] = {}
+    for trace, trace_kinds in zip(ordered, kept, strict=True):
+        if not trace_kinds.models:
+            continue
+        facts, parents = trace.facts, trace.parents
+        for fact in trace_kinds.models:
+            outer, depth, hops = fact.span_id, 0, 0
+            current = fact.parent_id
+            while current and hops < MAX_HOPS and current != fact.span_id:  # (a cycle)
+                hops += 1
+                above = facts.get(current)
+                if above is None:  # a span no role keeps (an HTTP call): look past it
+                    current = parents.get(current, "")
+                    continue
+                if above.role != ROLE_MODEL:
+                    break
+                outer, depth = current, depth + 1
+                current = above.parent_id
+            if depth == 0:
+                calls += 1
+            usage = fact.usage
+            if usage is not None:
+                best = counted.get(outer)
+                if best is None or (depth, fact.start_ns) < best[:2]:
+                    counted[outer] = (depth, fact.start_ns, usage)
+    meta["llm_calls"] = calls
+    if not counted:
+        return
+    total_in = total_out = 0
+    by_model: dict[str, dict[str, int]] = {}
+    for _, _, (tokens_in, tokens_out, model) in counted.values():
+        total_in += tokens_in
+        total_out += tokens_out
+        entry = by_model.setdefault(model or "", {"input_tokens": 0, "output_tokens": 0})
+        entry["input_tokens"] += tokens_in
+        entry["output_tokens"] += tokens_out
+    meta["token_usage"] = {
+        "input_tokens": total_in,
+        "output_tokens": total_out,
+        "by_model": dict(sorted(by_model.items())),
+    }

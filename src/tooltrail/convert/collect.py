@@ -36,8 +36,11 @@ class TraceCollector:
         diagnostics: list[Diagnostic] | None = None,
         *,
         wanted: Iterable[str] | None = None,
+        usage: bool = False,
     ) -> None:
         self.max_spans = limits.max_spans_per_trace if limits is not None else DEFAULT_MAX_SPANS
+        #: Note what each trace used (model calls, tokens, turn latencies): see ``TraceFacts``.
+        self.usage = usage
         self.diagnostics = diagnostics
         #: Only these traces are kept (a merge task's); every trace when ``None``.
         self.wanted = frozenset(wanted) if wanted is not None else None
@@ -46,8 +49,12 @@ class TraceCollector:
     def _facts(self, trace_id: str) -> TraceFacts:
         facts = self.open.get(trace_id)
         if facts is None:
-            facts = self.open[trace_id] = TraceFacts(trace_id, max_spans=self.max_spans)
+            facts = self.open[trace_id] = self.new_trace(trace_id)
         return facts
+
+    def new_trace(self, trace_id: str) -> TraceFacts:
+        """An empty ``TraceFacts`` collected the way this collector collects."""
+        return TraceFacts(trace_id, max_spans=self.max_spans, read_usage=self.usage)
 
     def add(self, span: Span | SpanHead) -> TraceFacts:
         """Record ``span`` in its trace; the trace's first span over the limit is reported."""
@@ -70,7 +77,7 @@ class TraceCollector:
         if facts is not None:
             add_log(facts, record)
             return facts
-        facts = TraceFacts(record.trace_id, max_spans=self.max_spans)
+        facts = self.new_trace(record.trace_id)
         if not add_log(facts, record):
             return None
         self.open[record.trace_id] = facts

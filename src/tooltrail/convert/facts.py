@@ -21,6 +21,7 @@ from tooltrail.dialects import (
     DialectCall,
     ModelCall,
 )
+from tooltrail.dialects.usage import ModelUsage, model_usage
 from tooltrail.otlp.span import STATUS_ERROR, Span, SpanEvent, SpanHead
 
 #: Longest string attribute copied into ``metadata["attributes"]``.
@@ -48,6 +49,8 @@ class SpanFact:
     model_calls: Sequence[ModelCall] = ()
     #: Scalar label attributes (root and agent spans only), for ``metadata["attributes"]``.
     labels: dict[str, Any] | None = None
+    #: (input tokens, output tokens, model) a model span records, when its trace reads usage.
+    usage: ModelUsage | None = None
 
 
 @dataclass(slots=True)
@@ -76,6 +79,9 @@ class TraceFacts:
     #: Content of log records to join to their spans when the trace is built:
     #: (span id, or "" when the record names none; the record as a span event; its origin).
     log_events: list[tuple[str, SpanEvent, str]] | None = None
+    #: Whether to note what the trace used (model calls, tokens, turn latencies) for budget
+    #: checks: off unless a suite has such a budget (see ``tooltrail.dialects.usage``).
+    read_usage: bool = False
 
     @property
     def span_count(self) -> int:
@@ -131,6 +137,8 @@ class TraceFacts:
             calls, fact.reply = dialects.model_output(span)
             if calls:  # else the shared empty tuple: one object fewer to keep
                 fact.model_calls = calls
+            if self.read_usage:
+                fact.usage = model_usage(attrs)
         elif role == ROLE_EXCLUDED:  # kept only so the model's request for it is accounted for
             fact.call = call
         else:
@@ -176,6 +184,7 @@ class TraceFacts:
         ):
             self.conversation = other.conversation
         self.case_id = self.case_id or other.case_id
+        self.read_usage = self.read_usage or other.read_usage
         self.resource = self.resource or other.resource
         if other.log_events:
             self.log_events = (self.log_events or []) + other.log_events

@@ -54,6 +54,7 @@ def read_traces(
     limits: Limits | None = None,
     diagnostics: list[Diagnostic] | None = None,
     two_pass: bool | None = None,
+    usage: bool = False,
 ) -> Iterator[EvalTrace]:
     """``EvalTrace`` per trace (or per conversation) of OTLP files, directories, globs, ``-``.
 
@@ -61,14 +62,16 @@ def read_traces(
     ``diagnostics``; so is the excess of a trace over ``limits.max_spans_per_trace`` (that
     trace is then marked ``partial``). ``two_pass`` forces (True) or forbids (False) reading
     files twice to emit traces early; by default big inputs are (see the module docstring).
+    ``usage`` also notes what each trace used, for the budget checks: ``metadata["llm_calls"]``,
+    ``"token_usage"`` and ``"turn_latency_ms"`` (off by default: it costs conversion time).
     """
     check_group(group)
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if two_pass is None:
         two_pass = _large(items)
     if two_pass and group == "trace" and not any(os.fspath(p) == "-" for p in items):
-        return _paused(_two_passes(items, limits, diagnostics))
-    return _paused(_one_pass(items, group, limits, diagnostics))
+        return _paused(_two_passes(items, limits, diagnostics, usage))
+    return _paused(_one_pass(items, group, limits, diagnostics, usage))
 
 
 def _paused(steps: Iterator[EvalTrace]) -> Iterator[EvalTrace]:
@@ -96,9 +99,13 @@ def _spans(
 
 
 def _one_pass(
-    items: list[Any], group: Group, limits: Limits | None, diagnostics: list[Diagnostic] | None
+    items: list[Any],
+    group: Group,
+    limits: Limits | None,
+    diagnostics: list[Diagnostic] | None,
+    usage: bool,
 ) -> Iterator[EvalTrace]:
-    collector = TraceCollector(limits, diagnostics)
+    collector = TraceCollector(limits, diagnostics, usage=usage)
     last: dict[str, int] = {}
     for position, span in enumerate(_spans(items, limits, diagnostics)):
         if span.__class__ is LogRecord:
@@ -117,13 +124,13 @@ def _one_pass(
 
 
 def _two_passes(
-    items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None
+    items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None, usage: bool
 ) -> Iterator[EvalTrace]:
     from tooltrail.otlp.mixed import trace_counts
 
     # pass 1: how many spans and log records each trace has (ids only for spans)
     remaining = trace_counts(items) if limits is None else trace_counts(items, limits=limits)
-    collector = TraceCollector(limits, diagnostics)
+    collector = TraceCollector(limits, diagnostics, usage=usage)
     for span in _spans(items, limits, diagnostics):
         trace_id = span.trace_id
         if span.__class__ is LogRecord:

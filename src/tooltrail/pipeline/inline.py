@@ -22,7 +22,7 @@ import orjson
 
 from tooltrail.checks import default_registry
 from tooltrail.convert import to_eval_trace
-from tooltrail.evaluate import CaseResult, evaluate_cases
+from tooltrail.evaluate import CaseResult, evaluate_cases, reads_usage
 from tooltrail.model import EvalTrace
 from tooltrail.pipeline.adapt import otlp_spans
 from tooltrail.pipeline.buffer import LATE, CompletedTrace
@@ -131,6 +131,8 @@ class InlineEvaluator:
         else:
             self.callbacks = list(on_result)
         self.registry = registry
+        #: Whether traces are converted with what they used (a budget of the suite reads it).
+        self.usage = reads_usage(self.suite.cases, registry)
         self.explanations = _explanations_default() if explanations is None else explanations
         self.skip_partial = skip_partial
         self.results_path = os.fspath(results_path) if results_path is not None else None
@@ -199,7 +201,7 @@ class InlineEvaluator:
         if trace.reason == LATE:
             self.late_pieces += 1
             return None
-        eval_trace = to_eval_trace(otlp_spans(trace.spans))
+        eval_trace = to_eval_trace(otlp_spans(trace.spans), usage=self.usage)
         eval_trace.partial = eval_trace.partial or trace.partial
         cases = self.suite.cases_for(eval_trace)
         if not cases:

@@ -20,7 +20,7 @@ def trace_of_spans(spans: Sequence[ReadableSpan]) -> EvalTrace:
     """
     if not spans:
         return EvalTrace(trace_id="", metadata={"turn_count": 0})
-    trace = to_eval_trace(otlp_spans(spans))
+    trace = to_eval_trace(otlp_spans(spans), usage=True)  # (a test's few spans: budgets too)
     calls = trace.tool_calls
     if len(calls) > 1 and all(not call.parent_span_id for call in calls):
         for call in calls:

@@ -136,7 +136,7 @@ class ReceivedTraceEvaluator(InlineEvaluator):
             self._counters.add(late_pieces=1)
             return None
         try:
-            eval_trace = to_eval_trace(items, diagnostics)
+            eval_trace = to_eval_trace(items, diagnostics, usage=self.usage)
             if diagnostics:
                 self._unjoined(trace, diagnostics)
             eval_trace.partial = eval_trace.partial or trace.partial

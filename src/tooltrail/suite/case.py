@@ -39,6 +39,8 @@ class Expect:
     #: The include list must appear as an ordered subsequence of the turn's calls.
     tool_calls_ordered: bool = False
     tool_calls_args: list[ToolCallArgs] = field(default_factory=list)
+    #: The turn's wall time (its top agent or workflow span, else its trace) at most this.
+    max_latency_ms: float | None = None
 
     def __post_init__(self) -> None:
         for key in ("tool_calls_include", "tool_calls_exclude"):
@@ -50,7 +52,12 @@ class Expect:
         ]
 
     def is_empty(self) -> bool:
-        return not (self.tool_calls_include or self.tool_calls_exclude or self.tool_calls_args)
+        return not (
+            self.tool_calls_include
+            or self.tool_calls_exclude
+            or self.tool_calls_args
+            or self.max_latency_ms is not None
+        )
 
 
 @dataclass(slots=True)
@@ -63,6 +70,30 @@ class Turn:
     def __post_init__(self) -> None:
         if self.expect is None:
             self.expect = Expect()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPrice:
+    """What a model's tokens cost, in US dollars per million input and output tokens."""
+
+    input: float
+    output: float
+
+    def __post_init__(self) -> None:
+        for key in ("input", "output"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise SuiteError(
+                    f"a model price's {key} must be a number, 0 or more, not {value!r}"
+                )
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """The dollars ``input_tokens`` and ``output_tokens`` cost at this price."""
+        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+
+
+#: model name (as the trace records it) -> its price
+Prices = dict[str, ModelPrice]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +122,9 @@ class EvaluatorConfig:
     #: Where it was read, for ``Registry.check``'s errors (``None`` when built in Python).
     origin: Origin | None = field(default=None, compare=False, repr=False)
 
+
+#: The case fields that are budgets (``checks.budgets``).
+BUDGET_FIELDS = ("max_latency_ms", "max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd")
 
 _NAME_LISTS = (
     "expected_contains",
@@ -125,6 +159,15 @@ class TestCase:
     #: tool -> argument names some call of the tool must include (presence only).
     required_tool_arguments: dict[str, list[str]] = field(default_factory=dict)
     max_turns: int | None = None
+    #: Budgets read from the trace (docs/core.md, "Budgets"): its wall time, tool calls, model
+    #: calls, tokens (input + output) and their cost at ``prices``.
+    max_latency_ms: float | None = None
+    max_tool_calls: int | None = None
+    max_llm_calls: int | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    #: Prices for ``max_cost_usd``; a suite's ``prices`` fill it when the case has none.
+    prices: Prices | None = None
     evaluators: list[EvaluatorConfig] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list)
     runs: int = 1
@@ -143,7 +186,8 @@ class TestCase:
             raise SuiteError(
                 f"case {self.id!r} has no expectation: set at least one of expected_contains, "
                 "required_tools, forbidden_tools, required_tool_order, expected_tool_arguments, "
-                "required_tool_arguments, max_turns, evaluators or turns[].expect"
+                "required_tool_arguments, max_turns, a budget (max_latency_ms, max_tool_calls, "
+                "max_llm_calls, max_tokens, max_cost_usd), evaluators or turns[].expect"
             )
 
     def has_expectations(self) -> bool:
@@ -156,6 +200,7 @@ class TestCase:
             or self.expected_tool_arguments
             or self.required_tool_arguments
             or self.max_turns is not None
+            or any(getattr(self, key) is not None for key in BUDGET_FIELDS)
             or self.evaluators
             or any(not turn.expect.is_empty() for turn in self.turns)
         )

@@ -120,6 +120,14 @@ class FieldReader:
             self.fail(path, f"must be between 0 and 1, got {value!r}")
         return float(value)
 
+    def limit(self, value: Any, path: KeyPath) -> float:
+        """A finite number, 0 or more (a budget: milliseconds, dollars, a price)."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(path, f"expected a number (0 or more), got {_kind(value)}")
+        if not math.isfinite(value) or value < 0:
+            self.fail(path, f"must be a finite number, 0 or more, got {value!r}")
+        return float(value)
+
     def number(self, value: Any, path: KeyPath) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
             self.fail(path, f"expected a number, got {_kind(value)}")

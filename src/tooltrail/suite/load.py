@@ -8,9 +8,12 @@ from typing import Any
 from tooltrail.hints import did_you_mean
 from tooltrail.suite.case import (
     ARGS_MODES,
+    BUDGET_FIELDS,
     EvaluatorConfig,
     Expect,
+    ModelPrice,
     Origin,
+    Prices,
     TestCase,
     ToolCallArgs,
     Turn,
@@ -20,7 +23,7 @@ from tooltrail.suite.fields import FieldReader, KeyPath, read_document
 from tooltrail.suite.gate import gate_from_data
 from tooltrail.suite.match import Match
 
-SUITE_KEYS = ("name", "version", "description", "gate", "cases")
+SUITE_KEYS = ("name", "version", "description", "gate", "prices", "cases")
 CASE_KEYS = (
     "id",
     "name",
@@ -35,6 +38,8 @@ CASE_KEYS = (
     "expected_tool_arguments",
     "required_tool_arguments",
     "max_turns",
+    *BUDGET_FIELDS,
+    "prices",
     "turns",
     "evaluators",
     "runs",
@@ -44,7 +49,16 @@ CASE_KEYS = (
 )
 EVALUATOR_KEYS = ("name", "threshold", "config", "required")
 TURN_KEYS = ("user", "expect")
-EXPECT_KEYS = ("tool_calls_include", "tool_calls_exclude", "tool_calls_ordered", "tool_calls_args")
+EXPECT_KEYS = (
+    "tool_calls_include",
+    "tool_calls_exclude",
+    "tool_calls_ordered",
+    "tool_calls_args",
+    "max_latency_ms",
+)
+PRICE_KEYS = ("input", "output")
+#: Budgets that count (whole numbers); the others are measures (milliseconds, dollars).
+_COUNT_BUDGETS = ("max_tool_calls", "max_llm_calls", "max_tokens")
 TOOL_CALL_ARGS_KEYS = ("tool", "args", "mode")
 MATCH_KEYS = ("service_name", "agent_name", "root_span_name", "attributes", "all")
 
@@ -64,10 +78,19 @@ def suite_fields(data: Any, reader: FieldReader) -> dict[str, Any]:
     raw_cases = top["cases"]
     if not isinstance(raw_cases, list) or not raw_cases:
         reader.fail(("cases",), "expected a non-empty list of cases")
+    prices = None
+    if top.get("prices") is not None:
+        prices = _prices(top["prices"], ("prices",), reader)
     cases: list[TestCase] = []
     first_line: dict[str, int] = {}
     for i, raw in enumerate(raw_cases):
         case = _case(raw, ("cases", i), reader)
+        if case.max_cost_usd is not None and case.prices is None and prices is None:
+            reader.fail(
+                ("cases", i, "max_cost_usd"),
+                "max_cost_usd needs a price table: `prices:` in the suite or in the case "
+                "(model name -> {input: ..., output: ...} US dollars per million tokens)",
+            )
         if case.id in first_line:
             reader.fail(
                 ("cases", i, "id"),
@@ -78,7 +101,23 @@ def suite_fields(data: Any, reader: FieldReader) -> dict[str, Any]:
     gate = None
     if top.get("gate") is not None:
         gate = gate_from_data(top["gate"], reader, ("gate",))
-    return {"name": name, "version": version, "cases": cases, "gate": gate}
+    return {"name": name, "version": version, "cases": cases, "gate": gate, "prices": prices}
+
+
+def _prices(raw: Any, path: KeyPath, reader: FieldReader) -> Prices:
+    """``model: {input: dollars, output: dollars}`` per million tokens."""
+    models = reader.free_mapping(raw, path, "a mapping of model name -> {input, output}")
+    prices: Prices = {}
+    for model, entry in models.items():
+        at = path + (model,)
+        data = reader.mapping(
+            entry, at, PRICE_KEYS, required=PRICE_KEYS, what="an {input, output} mapping"
+        )
+        prices[model] = ModelPrice(
+            input=reader.limit(data["input"], at + ("input",)),
+            output=reader.limit(data["output"], at + ("output",)),
+        )
+    return prices
 
 
 def _version(value: Any, reader: FieldReader) -> str:
@@ -118,6 +157,14 @@ def _case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
         }
     if get("max_turns") is not None:
         fields["max_turns"] = reader.integer(data["max_turns"], path + ("max_turns",), minimum=1)
+    for key in BUDGET_FIELDS:
+        if get(key) is not None:
+            if key in _COUNT_BUDGETS:
+                fields[key] = reader.integer(data[key], path + (key,), minimum=0)
+            else:
+                fields[key] = reader.limit(data[key], path + (key,))
+    if get("prices") is not None:
+        fields["prices"] = _prices(data["prices"], path + ("prices",), reader)
     if get("runs") is not None:
         fields["runs"] = reader.integer(data["runs"], path + ("runs",), minimum=1)
     if get("threshold") is not None:
@@ -191,6 +238,8 @@ def _expect(raw: Any, path: KeyPath, reader: FieldReader) -> Expect:
         fields["tool_calls_ordered"] = reader.boolean(
             data["tool_calls_ordered"], path + ("tool_calls_ordered",)
         )
+    if data.get("max_latency_ms") is not None:
+        fields["max_latency_ms"] = reader.limit(data["max_latency_ms"], path + ("max_latency_ms",))
     if data.get("tool_calls_args") is not None:
         items = data["tool_calls_args"]
         if not isinstance(items, list):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.hints import did_you_mean
-from tooltrail.suite.case import TestCase
+from tooltrail.suite.case import Prices, TestCase
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import FieldReader
 from tooltrail.suite.load import suite_fields, suite_fields_of_file
@@ -27,8 +27,15 @@ class TestSuite:
     version: str = "1"
     cases: list[TestCase] = field(default_factory=list)
     gate: Gate | None = None
+    #: model -> price, for the cases' ``max_cost_usd`` (a case's own ``prices`` win).
+    prices: Prices | None = None
 
     def __post_init__(self) -> None:
+        if self.prices:  # copies, so that a case shared by two suites keeps each one's prices
+            self.cases = [
+                replace(case, prices=self.prices) if case.prices is None else case
+                for case in self.cases
+            ]
         seen: set[str] = set()
         for case in self.cases:
             if case.id in seen:
