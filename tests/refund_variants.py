@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-REFUND_DUMP = ROOT / "examples" / "refund" / "runs.otlp.jsonl"
-REFUND_SUITE = ROOT / "examples" / "refund" / "suite.yaml"
+from fixtures import REFUND_DUMP, REFUND_SUITE
+
+__all__ = ["REFUND_DUMP", "REFUND_SUITE", "refund_variant"]
+
 ARG_KEYS = ("gen_ai.tool.call.arguments", "tool_args")
 
 

@@ -8,26 +8,25 @@ from concurrent import futures
 from pathlib import Path
 
 import grpc
+from fixtures import refund_case, suite_yaml
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
 from opentelemetry.proto.logs.v1 import logs_pb2
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 
-REFUND_SUITE = """\
-name: refund-policies
-version: "1"
-cases:
-  - id: refund_policy
-    match:
-      agent_name: refund_agent
-    required_tools: [lookup_order, verify_identity, issue_refund]
-    required_tool_order: [verify_identity, issue_refund]
-    expected_tool_arguments:
-      issue_refund: {amount: 49.99}
-    evaluators:
-      - name: no_redundant_tool_calls
-        threshold: 1.0
-"""
+#: The refund policy as ``tooltrail serve`` checks the scripted agent of ``test_serve_e2e``.
+REFUND_SUITE = suite_yaml(
+    refund_case(
+        "match",
+        "required_tools",
+        id="refund_policy",
+        required_tool_order=["verify_identity", "issue_refund"],
+        expected_tool_arguments={"issue_refund": {"amount": 49.99}},
+        evaluators=[{"name": "no_redundant_tool_calls", "threshold": 1.0}],
+    ),
+    name="refund-policies",
+    version="1",
+)
 
 #: A policy every trace meets as long as it has a tool call: it counts evaluations.
 ANY_TRACE_SUITE = """\

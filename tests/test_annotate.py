@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures import refund_test_case
 
-from tooltrail import EvaluatorConfig, TestCase, evaluate_trace
+from tooltrail import TestCase, evaluate_trace
 from tooltrail.annotate import (
     EVALUATION_SPAN_NAME,
     annotate_run,
@@ -38,15 +39,8 @@ REFUND_RUNS = [
 ]
 BOOKING = str(ADK / "e_booking_multiturn_bad.otlp.jsonl")
 
-REFUND = TestCase(
-    id="refund",
-    required_tools=["lookup_order", "verify_identity", "issue_refund"],
-    required_tool_order=["lookup_order", "verify_identity", "issue_refund"],
-    expected_tool_arguments={"issue_refund": {"order_id": "ORD-7731", "amount": 49.99}},
-    evaluators=[
-        EvaluatorConfig(name="tool_call_precision", threshold=1.0),
-        EvaluatorConfig(name="no_redundant_tool_calls", threshold=1.0),
-    ],
+REFUND = refund_test_case(
+    "required_tools", "required_tool_order", "expected_tool_arguments", "evaluators"
 )
 
 

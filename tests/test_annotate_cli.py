@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fixtures import refund_case, suite_yaml
 
 from tooltrail.annotate import EVALUATION_SPAN_NAME
 from tooltrail.cli import main
@@ -17,16 +18,15 @@ RUNS = [
     str(ADK / f"{name}.otlp.jsonl")
     for name in ("a_refund_ok", "b_refund_skip_verify", "c_refund_wrong_amount")
 ]
-SUITE = """\
-name: refund-agent
-version: "1.0"
-cases:
-  - id: refund
-    match: {root_span_name: invoke_workflow refund_agent}
-    required_tools: [lookup_order, verify_identity, issue_refund]
-    expected_tool_arguments:
-      issue_refund: {order_id: ORD-7731, amount: 49.99}
-"""
+SUITE = suite_yaml(
+    refund_case(
+        "required_tools",
+        "expected_tool_arguments",
+        match={"root_span_name": "invoke_workflow refund_agent"},
+    ),
+    name="refund-agent",
+    version="1.0",
+)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from fixtures import recorded_refund_case, suite_yaml
 from test_batch_support import SEED_RUNS, jsonl, record, write
 
 from tooltrail.checks.registry import Registry
@@ -20,15 +21,13 @@ from tooltrail.model import EvalSpan, EvalTrace
 from tooltrail.report import render_text
 from tooltrail.suite import SuiteError, TestSuite
 
-SUITE = """\
-name: refund-agent
-cases:
-  - id: refund
-    match: {agent_name: refund-agent}
-    required_tools: [lookup_order, verify_identity, issue_refund]
-    evaluators:
-      - {name: tool_call_precision, threshold: 1.0}
-"""
+#: Line 7 of its file is ``- {name: tool_call_precision, threshold: 1.0}``.
+SUITE = suite_yaml(
+    recorded_refund_case(
+        "match", "required_tools", evaluators=[{"name": "tool_call_precision", "threshold": 1.0}]
+    ),
+    name="refund-agent",
+)
 #: The console script, from the venv running the tests.
 TOOLTRAIL = str(Path(sys.executable).with_name("tooltrail"))
 

@@ -15,27 +15,18 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from fixtures import LOOKUP, REFUND, VERIFY
+from fixtures import LOOKUP, REFUND, VERIFY, refund_case, suite_yaml
 from test_batch_support import CORPUS, SEED_RUNS, Run, jsonl, record, write
 
 from tooltrail.cli import main
 from tooltrail.evaluate import EvaluationReport
 
-SEED_SUITE = """\
-name: refund-agent
-version: "1.0"
-cases:
-  - id: refund
-    match: {agent_name: refund-agent}
-    expected_contains: ["$49.99", "ORD-7731"]
-    required_tools: [lookup_order, verify_identity, issue_refund]
-    required_tool_order: [lookup_order, verify_identity, issue_refund]
-    expected_tool_arguments:
-      issue_refund: {order_id: ORD-7731, amount: 49.99}
-    evaluators:
-      - {name: tool_call_precision, threshold: 1.0}
-      - {name: no_redundant_tool_calls, threshold: 1.0}
-"""
+#: The refund policy for the recorded runs (agent ``refund-agent``).
+SEED_SUITE = suite_yaml(
+    refund_case(name=None, match={"agent_name": "refund-agent"}),
+    name="refund-agent",
+    version="1.0",
+)
 
 
 @pytest.fixture()

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from refund_variants import REFUND_DUMP, REFUND_SUITE, refund_variant
+from fixtures import REFUND_DUMP, REFUND_SUITE
+from refund_variants import refund_variant
 from test_report_html import parse
 
 from tooltrail.checks.score import Score

@@ -4,6 +4,8 @@ import copy
 from dataclasses import fields
 from pathlib import Path
 
+from fixtures import refund_test_case
+
 from tooltrail import EvaluatorConfig, Registry, TestCase, evaluate_cases, evaluate_trace
 from tooltrail.checks import view as view_module
 from tooltrail.convert import read_traces
@@ -11,15 +13,8 @@ from tooltrail.convert import read_traces
 CORPUS = Path(__file__).parent / "data" / "corpus"
 LOOPING = CORPUS / "pydantic-ai" / "d_loop_web_search.otlp.jsonl"
 
-REFUND = TestCase(
-    id="refund",
-    required_tools=["lookup_order", "verify_identity", "issue_refund"],
-    required_tool_order=["lookup_order", "verify_identity", "issue_refund"],
-    expected_tool_arguments={"issue_refund": {"order_id": "ORD-7731", "amount": 49.99}},
-    evaluators=[
-        EvaluatorConfig("tool_call_precision", threshold=1.0),
-        EvaluatorConfig("no_redundant_tool_calls", threshold=1.0),
-    ],
+REFUND = refund_test_case(
+    "required_tools", "required_tool_order", "expected_tool_arguments", "evaluators"
 )
 NO_SEARCH = TestCase(
     id="no-search",

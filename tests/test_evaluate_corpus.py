@@ -4,9 +4,9 @@ from the corpus dumps by tooltrail's converter, get the verdicts the story says 
 from pathlib import Path
 
 import pytest
+from fixtures import refund_test_case
 
 from tooltrail import (
-    EvaluatorConfig,
     Expect,
     TestCase,
     ToolCallArgs,
@@ -29,17 +29,7 @@ WITH_ARGS = [
 #: Frameworks whose two-turn booking traces share a conversation id.
 LINKED = [f for f in WITH_ARGS if f != "mlflow-genai-semconv"]
 
-REFUND = TestCase(
-    id="refund",
-    expected_contains=["$49.99", "ORD-7731"],
-    required_tools=["lookup_order", "verify_identity", "issue_refund"],
-    required_tool_order=["lookup_order", "verify_identity", "issue_refund"],
-    expected_tool_arguments={"issue_refund": {"order_id": "ORD-7731", "amount": 49.99}},
-    evaluators=[
-        EvaluatorConfig(name="tool_call_precision", threshold=1.0),
-        EvaluatorConfig(name="no_redundant_tool_calls", threshold=1.0),
-    ],
-)
+REFUND = refund_test_case(name=None, match=None)
 BOOKING = TestCase(
     id="booking",
     turns=[

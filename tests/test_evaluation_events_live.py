@@ -15,49 +15,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from fixtures import REPLY, SEED_CALLS, refund_case, refund_suite
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from test_evaluation_events import LogsReceiver, attributes_of
 
-from tooltrail import EvaluatorConfig, Match, TestCase, TestSuite
 from tooltrail.annotate import EVALUATION_SPAN_NAME, write_annotated_traces, write_annotations
 from tooltrail.live import InlineEvaluator, OtlpFileSink, ToolArgsProcessor, TraceBuffer, tool
 from tooltrail.otlp import read_log_records, read_spans
 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
 
-REPLY = "Your refund of $49.99 for order ORD-7731 has been issued."
-
-SUITE = TestSuite(
-    name="refund-agent",
-    version="1.0",
-    cases=[
-        TestCase(
-            id="refund",
-            match=Match(agent_name="refund_agent"),
-            expected_contains=["$49.99", "ORD-7731"],
-            required_tools=["lookup_order", "verify_identity", "issue_refund"],
-            required_tool_order=["lookup_order", "verify_identity", "issue_refund"],
-            expected_tool_arguments={"issue_refund": {"order_id": "ORD-7731", "amount": 49.99}},
-            evaluators=[
-                EvaluatorConfig(name="tool_call_precision", threshold=1.0),
-                EvaluatorConfig(name="no_redundant_tool_calls", threshold=1.0),
-            ],
-        )
-    ],
-)
-
+SUITE = refund_suite(refund_case(name=None), name="refund-agent", version="1.0")
 # The seed's runs: (tool, arguments) in call order.
-LOOKUP = ("lookup_order", {"order_id": "ORD-7731"})
-VERIFY = ("verify_identity", {"customer_id": "C-118"})
-REFUND = ("issue_refund", {"order_id": "ORD-7731", "amount": 49.99})
-RUNS = {
-    "correct": [LOOKUP, VERIFY, REFUND],
-    "skipped-verification": [LOOKUP, REFUND],
-    "wrong-amount": [LOOKUP, VERIFY, ("issue_refund", {"order_id": "ORD-7731", "amount": 499.9})],
-    "looping": [LOOKUP, LOOKUP, LOOKUP, VERIFY, ("web_search", {"query": "refund policy"}), REFUND],
-}
+RUNS = SEED_CALLS
 
 # Every event each run must produce, in order: (name, judged span, value, label). The judged
 # span is "root" (the request span), "agent" (invoke_agent) or (tool, n): the n-th call of it.

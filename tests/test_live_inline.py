@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures import refund_case, refund_suite
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
 from opentelemetry.sdk.trace import TracerProvider
@@ -26,19 +27,14 @@ from tooltrail.model import EvalTrace
 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter
 from tooltrail.suite import TestSuite
 
-SUITE = TestSuite.from_dict(
-    {
-        "name": "refund-agent",
-        "cases": [
-            {
-                "id": "refund",
-                "match": {"agent_name": "refund_agent"},
-                "required_tools": ["lookup_order", "issue_refund"],
-                "expected_tool_arguments": {"issue_refund": {"amount": 49.99}},
-            },
-            {"id": "tagged-only", "forbidden_tools": ["web_search"]},
-        ],
-    }
+SUITE = refund_suite(
+    refund_case(
+        "match",
+        required_tools=["lookup_order", "issue_refund"],
+        expected_tool_arguments={"issue_refund": {"amount": 49.99}},
+    ),
+    {"id": "tagged-only", "forbidden_tools": ["web_search"]},
+    name="refund-agent",
 )
 
 

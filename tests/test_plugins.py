@@ -17,12 +17,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures import REFUND_DUMP
 
 from tooltrail.checks import Registry
 from tooltrail.checks.plugins import PluginError, load_plugins, plugin_modules
 
 ROOT = Path(__file__).resolve().parent.parent
-REFUND_DUMP = ROOT / "examples" / "refund" / "runs.otlp.jsonl"
 TOOLTRAIL = [sys.executable, "-c", "from tooltrail.cli import main; main()"]
 LISTENING = re.compile(r"OTLP/HTTP on http://127\.0\.0\.1:(\d+)")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures import refund_test_case
 
 from tooltrail import EvalSpan, EvalTrace, EvaluatorConfig, Score, TestCase, evaluate_trace
 from tooltrail.convert import read_traces
@@ -23,18 +24,7 @@ from tooltrail.scores import (
 
 ADK = Path(__file__).parent / "data" / "corpus" / "google-adk"
 
-REFUND = TestCase(
-    id="refund",
-    name="Refund a delivered order",
-    expected_contains=["$49.99", "ORD-7731"],
-    required_tools=["lookup_order", "verify_identity", "issue_refund"],
-    required_tool_order=["lookup_order", "verify_identity", "issue_refund"],
-    expected_tool_arguments={"issue_refund": {"order_id": "ORD-7731", "amount": 49.99}},
-    evaluators=[
-        EvaluatorConfig(name="tool_call_precision", threshold=1.0),
-        EvaluatorConfig(name="no_redundant_tool_calls", threshold=1.0),
-    ],
-)
+REFUND = refund_test_case(match=None)
 
 
 def corpus_trace(scenario: str, group: str = "trace") -> EvalTrace:
