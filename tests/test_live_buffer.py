@@ -286,10 +286,9 @@ def test_bad_bounds_are_refused() -> None:
 
 
 def test_the_public_api_path_groups_traces_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tooltrail.pipeline import buffer as buffer_module
+    from tooltrail.pipeline import sdk
 
-    monkeypatch.setattr(buffer_module, "SDK_LAYOUT_KNOWN", False)
-    monkeypatch.setattr(buffer_module, "_SDK_CLASSES", {})
+    monkeypatch.setattr(sdk, "READERS", sdk.PUBLIC)  # what an SDK the probe refuses gets
     provider, buffer, sink = pipeline(grace_s=0)
     remote = SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
     with provider.get_tracer("t").start_as_current_span(

@@ -30,6 +30,7 @@ from tooltrail.live.config import LiveConfig
 from tooltrail.live.processor import ToolArgsProcessor
 from tooltrail.pipeline.buffer import BufferStats, TraceBuffer, TraceSink, sinks_of
 from tooltrail.pipeline.inline import InlineEvaluator, ResultCallback
+from tooltrail.pipeline.sdk import take_processors
 from tooltrail.pipeline.sinks import OtlpFileSink
 
 _log = logging.getLogger(__name__)
@@ -171,23 +172,13 @@ def _global_provider() -> TracerProvider:
 
 
 def _take_processors(provider: TracerProvider) -> list[SpanProcessor]:
-    """Remove and return the provider's processors, so they run behind tooltrail's.
-
-    Uses the SDK's multi-processor internals; if they are not there, the existing processors
-    stay where they are (they then see spans before tooltrail tags and redacts them).
-    """
-    active = getattr(provider, "_active_span_processor", None)
-    lock = getattr(active, "_lock", None)
-    if (
-        active is None
-        or lock is None
-        or not isinstance(getattr(active, "_span_processors", None), tuple)
-    ):
+    """Remove and return the provider's processors, so they run behind tooltrail's
+    (``pipeline.sdk.take_processors``). Where that cannot be done, the existing processors
+    stay where they are (they then see spans before tooltrail tags and redacts them)."""
+    taken = take_processors(provider)
+    if taken is None:
         _log.warning("tooltrail: cannot wrap this provider's processors; they see untagged spans")
         return []
-    with lock:
-        taken = list(active._span_processors)
-        active._span_processors = ()
     return taken
 
 

@@ -11,7 +11,6 @@ Other spans pass through untouched, after a first look built from the dialect re
 
 from __future__ import annotations
 
-import dis
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -24,15 +23,14 @@ from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
 from tooltrail.live.deferral import DeferredEnds, delivers_later
 from tooltrail.live.redact import Redaction, clean_attribute, tool_args_text
 from tooltrail.live.spancopy import copy_span
+from tooltrail.pipeline import sdk
 from tooltrail.pipeline.buffer import TraceBuffer
 from tooltrail.pipeline.calls import (
     MARKER_KEYS,
-    SDK_LAYOUT_KNOWN,
     SPAN_NAMES,
     TOOL_NAME_PREFIX,
     SpanView,
     may_be_tool_call,
-    raw_attributes,
     read_tool_call,
 )
 from tooltrail.pipeline.throttle import ThrottledWarning
@@ -61,7 +59,8 @@ class ToolArgsProcessor(SpanProcessor):
     every wrapped processor delivers later anyway. ``max_deferred``: tool spans queued at once;
     beyond it a span is finished on the application's thread (counted in ``deferred.inline``).
     Never raises into the application: a failure is logged at most once a minute and the span
-    is passed on as it is.
+    is passed on as it is. Spans are read through ``pipeline.sdk.READERS`` as they are when the
+    processor is built.
     """
 
     def __init__(
@@ -74,9 +73,14 @@ class ToolArgsProcessor(SpanProcessor):
         max_deferred: int = 8192,
     ) -> None:
         self.processors: tuple[SpanProcessor, ...] = tuple(processors)
-        #: The processors whose ``on_start`` / ``_on_ending`` do something (most are empty).
-        self._starters = tuple(p for p in processors if _overrides(p, "on_start"))
-        self._enders = tuple(p for p in processors if _overrides(p, "_on_ending"))
+        #: The processors whose ``on_start`` does something, and the SDK's ``_on_ending`` hooks
+        #: that do (most are empty).
+        self._starters = tuple(p for p in processors if sdk.hook_acts(p, "on_start"))
+        self._ending_hooks = sdk.ending_hooks(processors)
+        #: How spans are read (``pipeline.sdk``): the SDK's fields, or the public API.
+        self._spans = sdk.READERS
+        self._read_name_and_attributes = self._spans.name_and_attributes
+        self._read_attributes = self._spans.attributes
         self.redaction = redaction if redaction is not None else Redaction()
         self._read = read_call if read_call is not None else read_tool_call
         #: Tag tool spans when they start (so wrapped processors' ``on_start`` sees the tags),
@@ -113,12 +117,8 @@ class ToolArgsProcessor(SpanProcessor):
 
     def _tag_if_tool(self, span: Span) -> None:
         try:
-            try:  # every span passes here: read the SDK's fields directly when they are there
-                if not SDK_LAYOUT_KNOWN:
-                    raise AttributeError
-                raw, name = span._attributes._dict, span._name  # type: ignore[union-attr]
-            except AttributeError:
-                raw, name = raw_attributes(span), span.name
+            read = self._read_name_and_attributes  # every span passes here: see ``pipeline.sdk``
+            name, raw = read(span)
             if (
                 name in SPAN_NAMES
                 or not MARKER_KEYS.isdisjoint(raw)
@@ -131,21 +131,19 @@ class ToolArgsProcessor(SpanProcessor):
             self._failed("tag a started span")
 
     def _on_ending(self, span: Span) -> None:
-        for processor in self._enders:
+        """The SDK's hook between a span's end time and ``on_end`` (see
+        ``pipeline.sdk.ending_hooks``), passed on to the wrapped processors that use it."""
+        for processor, hook in self._ending_hooks:
             try:
-                processor._on_ending(span)  # noqa: SLF001 - the SDK's own hook
+                hook(span)
             except Exception:  # noqa: BLE001
                 self._failed(f"run {type(processor).__name__}._on_ending")
 
     def on_end(self, span: ReadableSpan) -> None:
         out = span
         try:
-            try:
-                if not SDK_LAYOUT_KNOWN:
-                    raise AttributeError
-                raw, name = span._attributes._dict, span._name  # type: ignore[union-attr]
-            except AttributeError:
-                raw, name = raw_attributes(span), span.name
+            read = self._read_name_and_attributes
+            name, raw = read(span)
             if (
                 name in SPAN_NAMES
                 or not MARKER_KEYS.isdisjoint(raw)
@@ -163,7 +161,7 @@ class ToolArgsProcessor(SpanProcessor):
         """The rest of a tool span's ``on_end``: tag, redact, copy, pass on (worker thread)."""
         out = span
         try:
-            out = self._tagged_end(span, raw_attributes(span))
+            out = self._tagged_end(span, self._read_attributes(span))
         except Exception:  # noqa: BLE001
             self._failed("tag an ended span")
         self._pass_on(out)
@@ -205,15 +203,15 @@ class ToolArgsProcessor(SpanProcessor):
     def tagged(self, span: ReadableSpan) -> ReadableSpan:
         """``span`` as it should leave: itself for non-tool spans or when nothing changed since
         the start, else a copy with ``tool_name``/``tool_args`` and redacted attributes/events."""
-        raw = raw_attributes(span)
-        if not may_be_tool_call(span.name, raw):
+        name, raw = self._read_name_and_attributes(span)
+        if not may_be_tool_call(name, raw):
             return span
         return self._tagged_end(span, raw)
 
     def _tagged_end(self, span: ReadableSpan, raw: Mapping[str, Any]) -> ReadableSpan:
         if self._tagged:
             snapshot = self._tagged.pop(span.context.span_id, None)
-            if snapshot is not None and snapshot == _fingerprint(span, raw):
+            if snapshot is not None and snapshot == _fingerprint(self._spans.events(span), raw):
                 return span
         call = self._read(SpanView(span, raw))
         if call is None:
@@ -228,7 +226,9 @@ class ToolArgsProcessor(SpanProcessor):
         events = self._clean_events(original_events) if original_events else None
         if not changed and events is None:
             return span
-        return copy_span(span, attributes, original_events if events is None else events)
+        return copy_span(
+            span, attributes, original_events if events is None else events, self._spans
+        )
 
     def _tag_started(self, span: Span, raw: Mapping[str, Any], call: Any) -> None:
         span.set_attributes(self._updates(dict(raw), call))
@@ -237,7 +237,9 @@ class ToolArgsProcessor(SpanProcessor):
                 del self._tagged[next(iter(self._tagged))]
             except (RuntimeError, StopIteration, KeyError):  # raced with another thread
                 pass
-        self._tagged[span.context.span_id] = _fingerprint(span, raw_attributes(span))
+        self._tagged[span.context.span_id] = _fingerprint(
+            self._spans.events(span), self._read_attributes(span)
+        )
 
     def _updates(self, attributes: Mapping[str, Any], call: Any) -> dict[str, Any]:
         """What a tool span's attributes must become: ``tool_name``, ``tool_args`` and the
@@ -333,20 +335,7 @@ class ToolArgsProcessor(SpanProcessor):
         self._warn.warn(what, "tooltrail: could not %s; the span was passed on as it was", what)
 
 
-_NO_EFFECT = frozenset({"RESUME", "NOP", "LOAD_CONST", "RETURN_VALUE", "RETURN_CONST"})
-
-
-def _overrides(processor: SpanProcessor, method: str) -> bool:
-    """Whether ``processor``'s ``method`` can do anything: the SDK's own ``on_start`` and
-    ``_on_ending`` are mostly ``pass``, and calling them for every span costs time."""
-    code = getattr(getattr(type(processor), method, None), "__code__", None)
-    if code is None:
-        return True
-    return any(op.opname not in _NO_EFFECT for op in dis.get_instructions(code))
-
-
-def _fingerprint(span: ReadableSpan, raw: Mapping[str, Any]) -> tuple[Any, ...]:
+def _fingerprint(events: Sequence[Any], raw: Mapping[str, Any]) -> tuple[Any, ...]:
     """What must be unchanged at the end for the start's tagging to still hold: the attribute
     items (values compare by identity first) and the number of events."""
-    events = span._events if SDK_LAYOUT_KNOWN else span.events
     return (len(events), *raw.items())

@@ -12,7 +12,8 @@ from typing import Any
 
 from opentelemetry.sdk.trace import Event, ReadableSpan
 
-from tooltrail.pipeline.calls import SDK_LAYOUT_KNOWN
+from tooltrail.pipeline import sdk
+from tooltrail.pipeline.sdk import SpanReaders
 
 
 class CopiedSpan(ReadableSpan):
@@ -58,41 +59,21 @@ class CopiedSpan(ReadableSpan):
 
 
 def copy_span(
-    original: ReadableSpan, attributes: Mapping[str, Any], events: Sequence[Event]
+    original: ReadableSpan,
+    attributes: Mapping[str, Any],
+    events: Sequence[Event],
+    readers: SpanReaders | None = None,
 ) -> ReadableSpan:
     """``original`` with other attributes and events, as a ``CopiedSpan``.
 
-    Every tool span that changed after its start takes this path, so when the SDK's span has
-    the fields ``ReadableSpan.__init__`` sets, they are copied as they are (one dict update)
-    rather than read back through a dozen properties.
+    Every tool span that changed after its start takes this path, so the SDK's fields are
+    copied as they are when ``readers`` (default ``pipeline.sdk.READERS``) can; else the copy
+    is built through the public properties.
     """
-    fields = getattr(original, "__dict__", None)
-    if SDK_LAYOUT_KNOWN and fields is not None and _FIELDS <= fields.keys():
-        dropped = (original.dropped_attributes, original.dropped_events, original.dropped_links)
-        copy = CopiedSpan.__new__(CopiedSpan)
-        copy.__dict__.update({k: fields[k] for k in _FIELDS})
-        copy._attributes = attributes
-        copy._events = events
-        copy._dropped = dropped
-        return copy
-    return CopiedSpan(original, attributes, events)
-
-
-#: What ``ReadableSpan.__init__`` stores (opentelemetry-sdk 1.2x-1.4x).
-_FIELDS = frozenset(
-    {
-        "_name",
-        "_context",
-        "_kind",
-        "_instrumentation_info",
-        "_instrumentation_scope",
-        "_parent",
-        "_start_time",
-        "_end_time",
-        "_attributes",
-        "_events",
-        "_links",
-        "_resource",
-        "_status",
-    }
-)
+    copy: Any = (sdk.READERS if readers is None else readers).copy(
+        original, CopiedSpan, attributes, events
+    )
+    if copy is None:
+        return CopiedSpan(original, attributes, events)
+    copy._dropped = (original.dropped_attributes, original.dropped_events, original.dropped_links)
+    return copy

@@ -31,14 +31,14 @@ import time
 import weakref
 from array import array
 from collections import OrderedDict, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from tooltrail.pipeline.calls import SDK_LAYOUT_KNOWN
+from tooltrail.pipeline import sdk
 from tooltrail.pipeline.throttle import ThrottledWarning
 
 _log = logging.getLogger(__name__)
@@ -193,6 +193,9 @@ class TraceBuffer(SpanProcessor):
         self.shutdown_timeout_s = shutdown_timeout_s
         self.log_interval_s = log_interval_s
         self._warn = ThrottledWarning(_log, log_interval_s)
+        #: Span class -> how its trace id (starts) and trace link (ends) are read.
+        self._trace_ids: dict[type, Callable[[Any], int | None]] = {}
+        self._trace_links: dict[type, Callable[[Any], tuple[int, bool] | None]] = {}
         self._init_state()
         self._received = 0
         self._delivered = 0
@@ -306,9 +309,10 @@ class TraceBuffer(SpanProcessor):
         # Every end counted here was queued after its start: taking the count of ends first,
         # then every start, never sees an end before its start.
         ends = len(self._ends)
-        # This loop sees every span: SDK spans have their fields read directly; any other
-        # object with ``.context.trace_id`` and ``.parent`` (say, a received OTLP span) works.
-        sdk = _SDK_CLASSES
+        # This loop sees every span: SDK spans are read through ``pipeline.sdk``'s readers; any
+        # other object with ``.context.trace_id`` and ``.parent`` (say, a received OTLP span)
+        # through the public properties. The readers are chosen once per span class.
+        trace_ids, trace_links = self._trace_ids, self._trace_links
         pop_start = self._starts.popleft
         while True:
             try:
@@ -316,13 +320,12 @@ class TraceBuffer(SpanProcessor):
             except IndexError:
                 break
             kind: type = started.__class__
-            fast = sdk.get(kind)
-            if fast is None:
-                fast = sdk[kind] = _is_sdk_span_class(kind)
-            context = started._context if fast else started.context
-            if context is None:
+            read_trace_id = trace_ids.get(kind)
+            if read_trace_id is None:
+                read_trace_id = trace_ids[kind] = sdk.readers_for(kind).trace_id
+            trace_id = read_trace_id(started)
+            if trace_id is None:
                 continue
-            trace_id = context[0] if fast else context.trace_id
             held = traces.get(trace_id)
             if held is None:
                 held = self._new_trace(trace_id, now)
@@ -333,13 +336,13 @@ class TraceBuffer(SpanProcessor):
         for _ in range(ends):
             span = pop_end()
             kind = span.__class__
-            fast = sdk.get(kind)
-            if fast is None:
-                fast = sdk[kind] = _is_sdk_span_class(kind)
-            context = span._context if fast else span.context
-            if context is None:
+            read_trace_link = trace_links.get(kind)
+            if read_trace_link is None:
+                read_trace_link = trace_links[kind] = sdk.readers_for(kind).trace_link
+            link = read_trace_link(span)
+            if link is None:
                 continue
-            trace_id = context[0] if fast else context.trace_id
+            trace_id, local_root = link
             held = traces.get(trace_id)
             if held is None:
                 held = self._new_trace(trace_id, now)
@@ -347,8 +350,7 @@ class TraceBuffer(SpanProcessor):
             held.spans.append(span)
             if held.open:
                 held.open -= 1
-            parent = span._parent if fast else span.parent
-            if parent is None or (parent[2] if fast else parent.is_remote):
+            if local_root:
                 held.root_ended = True
             if len(held.spans) >= self.max_spans:
                 self._hand_on(trace_id, held, MAX_SPANS)
@@ -814,14 +816,6 @@ class _Delivery:
     stuck: set[int] = field(default_factory=set)
     stop: bool = False
     thread: threading.Thread | None = None
-
-
-#: Span classes seen by the buffer -> whether their fields can be read directly.
-_SDK_CLASSES: dict[type, bool] = {}
-
-
-def _is_sdk_span_class(kind: type) -> bool:
-    return SDK_LAYOUT_KNOWN and issubclass(kind, ReadableSpan)
 
 
 def sinks_of(items: Iterable[Any]) -> tuple[TraceSink, ...]:
