@@ -19,6 +19,7 @@ from tooltrail.convert.calls import (
     MAX_HOPS,
     CallRecord,
     Kinds,
+    enclosing_models,
     kinds,
     order_key,
     placement,
@@ -398,20 +399,10 @@ def _note_model_usage(ordered: list[TraceFacts], kept: list[Kinds], meta: dict[s
     for trace, trace_kinds in zip(ordered, kept, strict=True):
         if not trace_kinds.models:
             continue
-        facts, parents = trace.facts, trace.parents
         for fact in trace_kinds.models:
-            outer, depth, hops = fact.span_id, 0, 0
-            current = fact.parent_id
-            while current and hops < MAX_HOPS and current != fact.span_id:  # (a cycle)
-                hops += 1
-                above = facts.get(current)
-                if above is None:  # a span no role keeps (an HTTP call): look past it
-                    current = parents.get(current, "")
-                    continue
-                if above.role != ROLE_MODEL:
-                    break
-                outer, depth = current, depth + 1
-                current = above.parent_id
+            wrapping = enclosing_models(trace, fact.span_id)
+            depth = len(wrapping)
+            outer = wrapping[-1] if wrapping else fact.span_id
             if depth == 0:
                 calls += 1
             usage = fact.usage

@@ -116,6 +116,25 @@ def ancestors(trace: TraceFacts, span_id: str) -> Iterator[str]:
         hops += 1
 
 
+def enclosing_models(trace: TraceFacts, span_id: str) -> list[str]:
+    """The model spans that wrap ``span_id``, nearest first: a framework's model call span and
+    the provider's span inside it are one model call. The walk passes spans no role keeps (an
+    HTTP call) and stops at the first kept span that is not a model span."""
+    facts, parents = trace.facts, trace.parents
+    found: list[str] = []
+    current = parents.get(span_id, "")
+    hops = 0
+    while current and hops < MAX_HOPS and current != span_id:  # (a parent cycle)
+        hops += 1
+        above = facts.get(current)
+        if above is not None:
+            if above.role != ROLE_MODEL:
+                break
+            found.append(current)
+        current = parents.get(current, "")
+    return found
+
+
 def placement(trace: TraceFacts, span_id: str) -> tuple[SpanFact | None, SpanFact | None, int]:
     """(nearest agent above, top-level agent or workflow above: the turn, depth) of a span."""
     facts = trace.facts
@@ -334,22 +353,11 @@ def _without_wrappers(trace: TraceFacts, models: list[SpanFact]) -> list[SpanFac
     call span (ADK ``call_llm``) and the provider's span inside it are one model call, and
     the inner one's record of the requests is kept."""
     asking = {model.span_id: model for model in models}
-    facts = trace.facts
-    parents = trace.parents
     wrappers: set[str] = set()
     for model in models:
-        own = model.span_id
-        current = parents.get(own, "")
-        hops = 0
-        while current and hops < MAX_HOPS and current != own:
-            hops += 1
-            above = facts.get(current)
-            if above is not None:
-                if above.role != ROLE_MODEL:
-                    break
-                if current in asking:
-                    wrappers.add(current)
-            current = parents.get(current, "")
+        for above in enclosing_models(trace, model.span_id):
+            if above in asking:
+                wrappers.add(above)
     if not wrappers:
         return models
     return [model for model in models if model.span_id not in wrappers]
