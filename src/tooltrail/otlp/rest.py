@@ -59,7 +59,23 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-class PbGroup:
+class _Shells:
+    """The group's ``ResourceSpans`` and ``ScopeSpans`` without spans, built on first use by
+    ``_build`` (each reader's own)."""
+
+    __slots__ = ()
+
+    def _build(self) -> tuple[ResourceSpans, ScopeSpans]:
+        raise NotImplementedError
+
+    def resource_spans(self) -> ResourceSpans:
+        return self._build()[0]
+
+    def scope_spans(self) -> ScopeSpans:
+        return self._build()[1]
+
+
+class PbGroup(_Shells):
     """A group of a lean or mapped protobuf message (``wire.LeanTraces`` / ``MappedTraces``):
     the unknown fields the parser kept are read back by parsing the parts again in full."""
 
@@ -106,12 +122,6 @@ class PbGroup:
             shells = self._shells = (group, scope)
         return shells
 
-    def resource_spans(self) -> ResourceSpans:
-        return self._build()[0]
-
-    def scope_spans(self) -> ScopeSpans:
-        return self._build()[1]
-
     def fill_span(self, wire: Any, out: PbSpan) -> None:
         if self._request is not None:
             wire = self._request.lean_span(wire)
@@ -133,7 +143,7 @@ class PbGroup:
                 )
 
 
-class JsonGroup:
+class JsonGroup(_Shells):
     """A group of an OTLP/JSON document (any accepted spelling): the rest is read from the
     JSON objects as they were parsed, with the reader's rules for ids and integers."""
 
@@ -184,12 +194,6 @@ class JsonGroup:
                 fields.scope(self._scope, scope.scope)
             shells = self._shells = (group, scope)
         return shells
-
-    def resource_spans(self) -> ResourceSpans:
-        return self._build()[0]
-
-    def scope_spans(self) -> ScopeSpans:
-        return self._build()[1]
 
     def fill_span(self, wire: Any, out: PbSpan) -> None:
         obj = self.span_object(wire)
