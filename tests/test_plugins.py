@@ -479,9 +479,10 @@ def test_looping(trail):
 """
 
 
-def test_pytest_plugin_runs_the_installed_plugin_and_environment_modules(
-    tmp_path: Path, installed: Path, modules: Path
-) -> None:
+def run_agent_tests(
+    tmp_path: Path, installed: Path, modules: Path, plugins: str
+) -> subprocess.CompletedProcess[str]:
+    """pytest run in a child process on the refund tests, with ``plugins`` in the environment."""
     tests = tmp_path / "agent_tests"
     tests.mkdir()
     write(
@@ -491,8 +492,15 @@ def test_pytest_plugin_runs_the_installed_plugin_and_environment_modules(
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
         capture_output=True, text=True, timeout=300, cwd=tests,
-        env=child_env(installed, modules, plugins="team_checks"),
+        env=child_env(installed, modules, plugins=plugins),
     )  # fmt: skip
+    return done
+
+
+def test_pytest_plugin_runs_the_installed_plugin_and_environment_modules(
+    tmp_path: Path, installed: Path, modules: Path
+) -> None:
+    done = run_agent_tests(tmp_path, installed, modules, plugins="team_checks")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 passed" in done.stdout
 
@@ -500,17 +508,7 @@ def test_pytest_plugin_runs_the_installed_plugin_and_environment_modules(
 def test_pytest_plugin_fails_tests_naming_a_plugin_that_cannot_be_imported(
     tmp_path: Path, installed: Path, modules: Path
 ) -> None:
-    tests = tmp_path / "agent_tests"
-    tests.mkdir()
-    write(
-        tests / "test_refunds.py",
-        f"WRONG = {WRONG_AMOUNT!r}\nWEB = {WEB_SEARCH!r}\n{PYTEST_FILE}",
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
-        capture_output=True, text=True, timeout=300, cwd=tests,
-        env=child_env(installed, modules, plugins="no_such_checks"),
-    )  # fmt: skip
+    done = run_agent_tests(tmp_path, installed, modules, plugins="no_such_checks")
     assert done.returncode == 1
     assert "3 errors" in done.stdout
     assert (
