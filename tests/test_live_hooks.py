@@ -186,3 +186,67 @@ def test_a_trace_given_up_twice_is_named_once(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in results.read_text().splitlines()]
     running_id = f"{running.get_span_context().trace_id:032x}"
     assert [x["reason"] for x in lines if x["trace_id"] == running_id] == ["dropped"]
+
+
+class _Gate:
+    """A sink that holds the delivery thread on every trace until ``opened`` is set, so the
+    traces behind it wait for the sinks (``_ready``) for as long as the test needs."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.opened = threading.Event()
+
+    def export_trace(self, trace: CompletedTrace) -> None:
+        self.entered.set()
+        self.opened.wait(30)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    def shutdown(self) -> None:
+        return None
+
+
+def test_stragglers_of_a_given_up_trace_go_before_a_complete_waiting_trace(
+    tmp_path: Path,
+) -> None:
+    """The race behind the flaky ``given_up_twice`` test, made certain: a complete trace
+    waits for the sinks (delivery held by a gate) when more spans of a trace that was given up
+    arrive past ``max_buffered_spans``. The stragglers go, never the complete trace, however
+    far the delivery thread has got."""
+    results = tmp_path / "results.jsonl"
+    gate = _Gate()
+    buffer = TraceBuffer(
+        gate,
+        InlineEvaluator(SUITE, results_path=results),
+        grace_s=0,
+        max_buffered_spans=5,
+        sink_timeout_s=60,
+    )
+    tracer = provider_with(buffer).get_tracer("t")
+    tracer.start_span("blocker").end()
+    assert gate.entered.wait(10)  # the delivery thread is held at the gate with it
+    running = tracer.start_span("invoke_agent hook_agent", attributes=AGENT)
+    inside = trace.set_span_in_context(running)
+    for _ in range(3):
+        tracer.start_span("step", context=inside).end()
+    buffer.stats()
+    other = tracer.start_span("invoke_agent hook_agent", attributes=AGENT)
+    for _ in range(2):
+        tracer.start_span("step", context=trace.set_span_in_context(other)).end()
+    assert buffer.stats().traces_dropped == 1  # 1 + 3 + 2 held > 5: the running trace goes
+    other.end()
+    wait_for(lambda: buffer.stats().traces_complete == 2)  # other waits behind the gate
+    for _ in range(5):
+        tracer.start_span("step", context=inside).end()
+    stats = buffer.stats()
+    assert (stats.traces_complete, stats.traces_dropped, stats.spans_dropped) == (2, 1, 8)
+    gate.opened.set()
+    running.end()
+    buffer.shutdown()
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    by_trace = {}
+    for line in lines:
+        by_trace.setdefault(line["trace_id"], []).append(line["reason"])
+    assert by_trace[f"{other.get_span_context().trace_id:032x}"] == ["complete"]
+    assert by_trace[f"{running.get_span_context().trace_id:032x}"] == ["dropped"]

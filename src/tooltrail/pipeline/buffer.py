@@ -227,6 +227,8 @@ class TraceBuffer(SpanProcessor):
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._traces: dict[int, _Held] = {}
+        #: Held traces that are pieces of traces already handed on (``_Held.continued``).
+        self._pieces_held = 0
         #: (due, trace id) in due order; stale entries are skipped.
         self._pending: deque[tuple[float, int]] = deque()
         #: Traces waiting for the sinks, and notices of traces given up (both under the lock).
@@ -373,14 +375,17 @@ class TraceBuffer(SpanProcessor):
         if earlier is not None:
             held.open, held.root_ended = earlier
             held.continued = True
+            self._pieces_held += 1
         self._traces[trace_id] = held
         return held
 
     def _hand_on(self, trace_id: int, held: _Held, reason: str) -> None:
         """Move a held trace to the delivery queue (lock held)."""
         del self._traces[trace_id]
-        if held.continued and reason in (COMPLETE, DROPPED, EVICTED):
-            reason = LATE  # its trace was handed on (or given up) already: this is a piece
+        if held.continued:
+            self._pieces_held -= 1
+            if reason in (COMPLETE, DROPPED, EVICTED):
+                reason = LATE  # its trace was handed on (or given up) already: a piece
         partial = reason != COMPLETE
         if held.spans:
             self._ready.append(CompletedTrace(trace_id, held.spans, partial, reason))
@@ -400,10 +405,20 @@ class TraceBuffer(SpanProcessor):
 
     def _make_room(self) -> None:
         """Give whole traces up until the spans held fit ``max_buffered_spans`` (lock held):
-        the newest waiting for the sinks first, then the oldest held (a notice tells the
-        sinks of each). Never a piece of a trace: a trace goes whole, or stays."""
+        first the held pieces of traces already handed on (their trace has its verdict, or
+        was named given up, already), then the newest waiting for the sinks, then the oldest
+        held (a notice tells the sinks of each). A trace goes whole, or stays.
+
+        Pieces go first so that which traces survive does not depend on how far the delivery
+        thread has got: a complete trace waiting for the sinks is never given up for the
+        stragglers of another."""
         while self._buffered > self.max_buffered_spans:
-            if self._ready:
+            piece = self._oldest_held_piece()
+            if piece is not None:
+                trace_id, held = piece
+                self._hand_on(trace_id, held, DROPPED)  # a continued trace: reason late
+                self._give_up(self._ready.pop())
+            elif self._ready:
                 self._give_up(self._ready.pop())
             elif self._traces:
                 trace_id = next(iter(self._traces))
@@ -413,6 +428,16 @@ class TraceBuffer(SpanProcessor):
                     self._give_up(self._ready.pop())
             else:
                 return  # what is left is being delivered
+
+    def _oldest_held_piece(self) -> tuple[int, _Held] | None:
+        """The oldest held piece of a trace already handed on (lock held); ``None`` fast
+        when there is none."""
+        if not self._pieces_held:
+            return None
+        for trace_id, held in self._traces.items():
+            if held.continued and held.spans:
+                return trace_id, held
+        return None
 
     def _give_up(self, trace: CompletedTrace) -> None:
         """Release a waiting trace's spans undelivered; count it; queue its notice (lock held).
