@@ -340,7 +340,8 @@ def _listening(receiver: TraceReceiver) -> str:
     if receiver.grpc_port is not None:
         parts.append(f"OTLP/gRPC on {where}:{receiver.grpc_port}")
     if receiver.http_port is not None:
-        base = f"http://{where}:{receiver.http_port}"
+        scheme = "https" if receiver.config.tls_cert is not None else "http"
+        base = f"{scheme}://{where}:{receiver.http_port}"
         parts.append(
             f"OTLP/HTTP on {base}{TRACES_PATH} and {base}{LOGS_PATH} "
             f"(health {HEALTH_PATH}, counters {STATS_PATH})"

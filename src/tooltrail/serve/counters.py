@@ -57,6 +57,8 @@ class ReceiverCounters:
     requests_unauthenticated: int = 0
     #: Requests whose body did not arrive within ``body_timeout`` (408), also counted refused.
     requests_timed_out: int = 0
+    #: Requests whose client went away before its body was complete (nothing answered).
+    requests_aborted: int = 0
     #: HTTP connections open now (a gauge).
     connections_open: int = 0
     #: HTTP connections closed for taking too long to send a request or its headers.
