@@ -29,6 +29,7 @@ from tooltrail.serve.config import (
     TRACES_PATH,
 )
 from tooltrail.serve.forward import PROTOCOLS
+from tooltrail.serve.signals import StartCancelled, StopSignals
 from tooltrail.suite import SuiteError
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -309,21 +310,32 @@ def serve_command(
         body_timeout=body_timeout,
         plugins=plugins,
     )
+    with StopSignals() as signals:
+        _serve(config, signals)
+
+
+def _serve(config: ServeConfig, signals: StopSignals) -> None:
+    """Start, serve until a signal, stop; a signal during start-up stops what was started."""
     try:
-        receiver = TraceReceiver(config)
-    except (SuiteError, PluginError, OSError, ValueError) as exc:
+        receiver = TraceReceiver(config, stop_requested=signals.requested)
+    except StartCancelled:
+        click.echo("tooltrail serve: stopped by a signal during start-up", err=True)
+        sys.exit(EXIT_OK)
+    except (SuiteError, PluginError, OSError, ValueError, RuntimeError) as exc:
         fail("serve", str(exc))
 
     def ready() -> None:
         click.echo(f"tooltrail serve: {_listening(receiver)}", err=True)
         warning = exposure_warning(
-            host, authenticated=auth_token_file is not None, tls=tls_cert is not None
+            config.host,
+            authenticated=config.auth_token_file is not None,
+            tls=config.tls_cert is not None,
         )
         if warning is not None:
             click.echo(f"tooltrail serve: warning: {warning}", err=True)
 
     try:
-        stats = asyncio.run(receiver.run_until_signal(on_ready=ready))
+        stats = asyncio.run(receiver.run_until_signal(on_ready=ready, signals=signals))
     except OSError as exc:
         fail("serve", f"cannot listen: {exc}")
     click.echo(
