@@ -8,7 +8,10 @@ results, events) on its share. A trace never straddles two workers, so nothing c
 what is evaluated, only where.
 
 Admission stays in the router: it counts spans sent to workers minus spans they report as
-done, and refuses (503 / RESOURCE_EXHAUSTED) past ``max_buffered_spans``. Workers publish
+done, and refuses (503 / RESOURCE_EXHAUSTED) past ``max_buffered_spans``. Refusing, it asks
+every worker (a shared slot each) to evict rootless traces past the grace period down to its
+share of half the limit, as one process's admission would, until half the limit is held again:
+a rootless flood cannot keep complete traces out until ``max_age``. Workers publish
 their counters into shared memory; ``stats()`` adds them up. Shutdown sends each worker an
 end marker behind everything already sent, so all accepted spans are evaluated before it
 exits. Each worker writes its own dump file (``traces.w1.jsonl`` next to ``--dump
@@ -66,6 +69,7 @@ WORKER_STATS = (
     "log_records_orphaned",
     "log_records_unjoined",
     "traces_dropped",
+    "traces_evicted_rootless",
 )
 _RELEASED = WORKER_STATS.index("spans_released")
 _PUBLISH_EVERY_S = 0.1
@@ -76,6 +80,8 @@ _READY = b"ready"
 #: marker at shutdown on top of evaluating what it holds.
 _START_S = 60.0
 _POLL_S = 0.05
+#: A worker's slot in the shared "room" array when its router asks for nothing.
+_NO_REQUEST = -1
 #: First byte of a logs part (a traces part, a serialized request, starts with 0x0a).
 _LOGS = b"L"
 
@@ -93,6 +99,7 @@ def _worker_main(
     suite: TestSuite,
     conn: Any,
     shared: Any,
+    room: Any,
     ready: Any,
     parent: int,
 ) -> None:
@@ -101,7 +108,7 @@ def _worker_main(
     watch = ParentWatch(parent)
     try:
         watch.install()
-        _serve_parts(index, config, suite, conn, shared, ready, watch)
+        _serve_parts(index, config, suite, conn, shared, room, ready, watch)
     except ParentGone:
         _log.warning("tooltrail serve: worker %d stopped: its router is gone", index)
 
@@ -112,6 +119,7 @@ def _serve_parts(
     suite: TestSuite,
     conn: Any,
     shared: Any,
+    room: Any,
     ready: Any,
     watch: ParentWatch,
 ) -> None:
@@ -133,8 +141,16 @@ def _serve_parts(
         for i, key in enumerate(WORKER_STATS):
             shared[row + i] = int(stats.get(key, 0))
 
+    def make_room() -> None:
+        # The router asks for room while it refuses requests: rootless traces past the grace
+        # period are evicted as one worker's admission would (released at once, published).
+        keep = room[index - 1]
+        if keep != _NO_REQUEST:
+            pipeline.intake.evict_rootless(keep)
+
     def publisher() -> None:
         while not stop.wait(_PUBLISH_EVERY_S):
+            make_room()
             publish()
 
     thread = threading.Thread(target=publisher, name="tooltrail-worker-stats", daemon=True)
@@ -171,14 +187,16 @@ def _serve_parts(
 class _Worker:
     """The router's end of one worker: its process, pipes, send queue and sender thread."""
 
-    def __init__(self, index: int, config: ServeConfig, suite: TestSuite, shared: Any) -> None:
+    def __init__(
+        self, index: int, config: ServeConfig, suite: TestSuite, shared: Any, room: Any
+    ) -> None:
         context = mp.get_context("spawn")
         ours, theirs = context.Pipe(duplex=False)
         self._ready, ready = context.Pipe(duplex=False)
         self.index = index
         self.process = context.Process(
             target=_worker_main,
-            args=(index, config, suite, ours, shared, ready, os.getpid()),
+            args=(index, config, suite, ours, shared, room, ready, os.getpid()),
             name=f"tooltrail-serve-worker-{index}",
             daemon=True,
         )
@@ -265,7 +283,12 @@ class WorkerPool:
         self.config = config
         self.counters = ReceiverCounters()
         self._n = config.workers
-        self._shared = mp.get_context("spawn").Array("q", self._n * len(WORKER_STATS), lock=False)
+        context = mp.get_context("spawn")
+        self._shared = context.Array("q", self._n * len(WORKER_STATS), lock=False)
+        #: Per worker: at most how many spans it should hold, evicting rootless traces past
+        #: the grace period (``_NO_REQUEST``: no need). Written here, read by the workers.
+        self._room = context.Array("q", [_NO_REQUEST] * self._n, lock=False)
+        self._asking = False
         self._limits = Limits()
         self._logs_seen = False
         self._closed = False
@@ -276,7 +299,7 @@ class WorkerPool:
         try:
             for i in range(self._n):
                 _check(stop)
-                self._workers.append(_Worker(i + 1, config, suite, self._shared))
+                self._workers.append(_Worker(i + 1, config, suite, self._shared, self._room))
             deadline = time.monotonic() + _START_S
             for worker in self._workers:
                 while not worker.started(_POLL_S):
@@ -317,6 +340,7 @@ class WorkerPool:
             for worker, part, spans in zip(self._workers, split.parts, split.spans, strict=True):
                 if part is not None:
                     worker.send(part, spans)
+            self._room_enough()
         reasons = split.rejected
         self.counters.add(spans_received=split.accepted, spans_rejected=len(reasons))
         message = "; ".join(reasons[:_MAX_REASONS])
@@ -352,13 +376,30 @@ class WorkerPool:
                 if part is not None:
                     worker.send(part, len(group))
             self._logs_seen = True
+            self._room_enough()
         return count_logs(self.counters, decoded, taken)
 
     def _throttled(self, held: int) -> Throttled:
+        self._ask_for_room()
         return Throttled(
             f"buffer full ({held} spans held by {self._n} workers); retry later",
             self.config.retry_after,
         )
+
+    def _ask_for_room(self) -> None:
+        """Refusing: every worker evicts its rootless traces past the grace period, as one
+        worker's admission would, down to its share of half the limit (so a retry fits)."""
+        keep = self.config.max_buffered_spans // (2 * self._n)
+        for i in range(self._n):
+            self._room[i] = keep
+        self._asking = True
+
+    def _room_enough(self) -> None:
+        """Taken: once at most half the limit is held, the workers stop evicting."""
+        if self._asking and self._held_spans() <= self.config.max_buffered_spans // 2:
+            self._asking = False
+            for i in range(self._n):
+                self._room[i] = _NO_REQUEST
 
     def close(self) -> None:
         with self._lock:
