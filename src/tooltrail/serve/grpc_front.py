@@ -25,9 +25,11 @@ import sys
 import tempfile
 from typing import Any
 
+from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve.guard import ConnectionGuard
 
 _log = logging.getLogger(__name__)
+_warn = ThrottledWarning(_log)
 
 #: Bytes read from a peer before the relay to grpc is up; past it reading pauses.
 _EARLY_BYTES = 256 * 1024
@@ -135,8 +137,8 @@ class _Relay(asyncio.Protocol):
             transport, _ = await loop.create_unix_connection(
                 lambda: _Upstream(self), self._front.path
             )
-        except OSError as exc:
-            _log.warning("tooltrail serve: cannot reach the gRPC server: %s", exc)
+        except OSError as exc:  # grpc stopped (shutdown under way) or its socket is gone
+            _warn.warn("upstream", "tooltrail serve: a gRPC connection was closed: %s", exc)
             self.close()
             return
         if self._closed:
