@@ -194,8 +194,8 @@ _DEFAULTS = ServeConfig()
     type=click.IntRange(1),
     default=_DEFAULTS.max_connections,
     show_default=True,
-    help="HTTP connections open at once (gRPC: incoming connections); past it the oldest idle "
-    "one is closed. Keep it under the process's file-descriptor limit.",
+    help="Connections open at once on each listener (HTTP, gRPC); past it an idle one is closed "
+    "(half-open first). Keep it well under the process's file-descriptor limit.",
 )
 @click.option(
     "--idle-timeout",
@@ -210,7 +210,7 @@ _DEFAULTS = ServeConfig()
     default=_DEFAULTS.header_timeout,
     show_default=True,
     help="Seconds from a request's first byte to the end of its headers (and for the TLS or "
-    "gRPC handshake).",
+    "gRPC handshake, and a new gRPC connection's first byte).",
 )
 @click.option(
     "--body-timeout",
