@@ -44,7 +44,8 @@ class StopSignals:
         traceback: TracebackType | None,
     ) -> None:
         for signum, previous in self._previous.items():
-            signal.signal(signum, previous)  # type: ignore[arg-type]
+            if previous is not None:  # None: a handler not set from Python, left as it is
+                signal.signal(signum, previous)  # type: ignore[arg-type]
 
     def _handle(self, signum: int, frame: FrameType | None = None) -> None:
         if self.signum is None:
