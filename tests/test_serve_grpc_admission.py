@@ -1,6 +1,7 @@
 """gRPC connections are admitted as HTTP's are: 1,000 half-open sockets on the gRPC port do
 not lock a real exporter out (before, grpc refused every connection past
-``--max-connections`` until the idle ones reached the handshake timeout).
+``--max-connections`` until the idle ones reached the handshake timeout). On both listeners the
+connections that never sent a byte make room first.
 
 ``tooltrail serve`` runs in its own process at a 1,024 file-descriptor limit; the sockets are
 held here, the OTLP gRPC exporter of opentelemetry-exporter-otlp-proto-grpc sends one trace.
@@ -8,6 +9,7 @@ held here, the OTLP gRPC exporter of opentelemetry-exporter-otlp-proto-grpc send
 
 from __future__ import annotations
 
+import http.client
 import re
 import resource
 import signal
@@ -154,3 +156,28 @@ def test_a_silent_grpc_connection_is_closed_at_the_header_timeout() -> None:
         receiver.stop()
     assert stats["connections_timed_out"] == 1
     assert stats["connections_open"] == 0
+
+
+def test_half_open_connections_make_room_before_a_client_that_has_spoken() -> None:
+    """HTTP too: past the limit the silent connections go first, so a keep-alive client's
+    connection (the oldest) survives a flood of half-open ones."""
+    receiver = start_in_thread(ServeConfig(grpc_port=None, http_port=0, max_connections=4))
+    held: list[socket.socket] = []
+    try:
+        assert receiver.http_port is not None
+        client = http.client.HTTPConnection("127.0.0.1", receiver.http_port, timeout=10)
+        client.request("GET", "/healthz")
+        assert client.getresponse().read() == b'{"status": "ok"}'
+        for _ in range(10):
+            held.append(socket.create_connection(("127.0.0.1", receiver.http_port), timeout=5))
+        deadline = time.monotonic() + 20
+        while receiver.receiver.stats()["connections_evicted"] < 10 - 3:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        client.request("GET", "/healthz")  # on the same connection
+        assert client.getresponse().read() == b'{"status": "ok"}'
+        client.close()
+    finally:
+        for sock in held:
+            sock.close()
+        receiver.stop()
