@@ -29,6 +29,7 @@ from tooltrail.serve.config import (
     TRACES_PATH,
 )
 from tooltrail.serve.forward import PROTOCOLS
+from tooltrail.serve.signals import StartCancelled, StopSignals
 from tooltrail.suite import SuiteError
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -193,8 +194,8 @@ _DEFAULTS = ServeConfig()
     type=click.IntRange(1),
     default=_DEFAULTS.max_connections,
     show_default=True,
-    help="HTTP connections open at once (gRPC: incoming connections); past it the oldest idle "
-    "one is closed. Keep it under the process's file-descriptor limit.",
+    help="Connections open at once on each listener (HTTP, gRPC); past it an idle one is closed "
+    "(half-open first). Keep it well under the process's file-descriptor limit.",
 )
 @click.option(
     "--idle-timeout",
@@ -209,7 +210,7 @@ _DEFAULTS = ServeConfig()
     default=_DEFAULTS.header_timeout,
     show_default=True,
     help="Seconds from a request's first byte to the end of its headers (and for the TLS or "
-    "gRPC handshake).",
+    "gRPC handshake, and a new gRPC connection's first byte).",
 )
 @click.option(
     "--body-timeout",
@@ -309,21 +310,32 @@ def serve_command(
         body_timeout=body_timeout,
         plugins=plugins,
     )
+    with StopSignals() as signals:
+        _serve(config, signals)
+
+
+def _serve(config: ServeConfig, signals: StopSignals) -> None:
+    """Start, serve until a signal, stop; a signal during start-up stops what was started."""
     try:
-        receiver = TraceReceiver(config)
-    except (SuiteError, PluginError, OSError, ValueError) as exc:
+        receiver = TraceReceiver(config, stop_requested=signals.requested)
+    except StartCancelled:
+        click.echo("tooltrail serve: stopped by a signal during start-up", err=True)
+        sys.exit(EXIT_OK)
+    except (SuiteError, PluginError, OSError, ValueError, RuntimeError) as exc:
         fail("serve", str(exc))
 
     def ready() -> None:
         click.echo(f"tooltrail serve: {_listening(receiver)}", err=True)
         warning = exposure_warning(
-            host, authenticated=auth_token_file is not None, tls=tls_cert is not None
+            config.host,
+            authenticated=config.auth_token_file is not None,
+            tls=config.tls_cert is not None,
         )
         if warning is not None:
             click.echo(f"tooltrail serve: warning: {warning}", err=True)
 
     try:
-        stats = asyncio.run(receiver.run_until_signal(on_ready=ready))
+        stats = asyncio.run(receiver.run_until_signal(on_ready=ready, signals=signals))
     except OSError as exc:
         fail("serve", f"cannot listen: {exc}")
     click.echo(
@@ -340,7 +352,8 @@ def _listening(receiver: TraceReceiver) -> str:
     if receiver.grpc_port is not None:
         parts.append(f"OTLP/gRPC on {where}:{receiver.grpc_port}")
     if receiver.http_port is not None:
-        base = f"http://{where}:{receiver.http_port}"
+        scheme = "https" if receiver.config.tls_cert is not None else "http"
+        base = f"{scheme}://{where}:{receiver.http_port}"
         parts.append(
             f"OTLP/HTTP on {base}{TRACES_PATH} and {base}{LOGS_PATH} "
             f"(health {HEALTH_PATH}, counters {STATS_PATH})"

@@ -49,13 +49,14 @@ class ServeConfig:
     retry_after: float = 1.0
     #: Seconds shutdown waits for in-flight requests before closing connections.
     shutdown_timeout: float = 10.0
-    #: HTTP connections open at once; past it the oldest one without a request in progress is
-    #: closed (kept well under the usual 1,024 file descriptors per process).
+    #: Connections open at once on each listener (HTTP, gRPC); past it an idle one is closed,
+    #: half-open ones first (kept well under the usual 1,024 file descriptors per process).
     max_connections: int = 512
     #: Seconds a connection may wait between requests (gRPC: idle connections) before it is
     #: closed.
     idle_timeout: float = 60.0
-    #: Seconds from a request's first byte to the end of its headers (gRPC: the handshake).
+    #: Seconds from a request's first byte to the end of its headers (gRPC: to a new
+    #: connection's first byte, and the handshake).
     header_timeout: float = 10.0
     #: Seconds to read a request body.
     body_timeout: float = 30.0

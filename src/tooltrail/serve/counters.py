@@ -57,11 +57,14 @@ class ReceiverCounters:
     requests_unauthenticated: int = 0
     #: Requests whose body did not arrive within ``body_timeout`` (408), also counted refused.
     requests_timed_out: int = 0
-    #: HTTP connections open now (a gauge).
+    #: Requests whose client went away before its body was complete (nothing answered).
+    requests_aborted: int = 0
+    #: Connections open now, HTTP and gRPC (a gauge).
     connections_open: int = 0
-    #: HTTP connections closed for taking too long to send a request or its headers.
+    #: Connections closed for taking too long to send a request, its headers, or (gRPC) a
+    #: first byte.
     connections_timed_out: int = 0
-    #: HTTP connections closed to make room for a new one (``max_connections``).
+    #: Connections closed to make room for a new one (``max_connections``), HTTP and gRPC.
     connections_evicted: int = 0
     #: New HTTP connections refused because every open one was serving a request.
     connections_refused: int = 0

@@ -7,15 +7,19 @@ answering. ``ConnectionGuard`` sits between the listening socket and aiohttp's p
 - a connection between requests must start its next request within ``idle_timeout`` seconds
   (also the wait for the first one), and once its first bytes arrived, must deliver the
   request's headers within ``header_timeout`` (a slow-loris client is cut off there);
-- at most ``max_connections`` are open: a new one past the limit closes the oldest connection
-  that has no request in progress (half-open and idle ones go first), and is itself refused
-  only when every open connection is serving a request;
+- at most ``max_connections`` are open: a new one past the limit closes another that has no
+  request in progress: the oldest that never sent a byte (half-open), else the one that has
+  been quiet longest; it is itself refused only when every open connection is serving a
+  request;
 - the body of a request is read under its own timeout (``BODY_TIMEOUT`` in the handler).
 
 Each closing is counted (``connections_timed_out``, ``connections_evicted``,
 ``connections_refused``; ``connections_open`` is the gauge). The moment a request's handler
 starts and ends is told by ``middleware``, so no HTTP parsing happens here (HTTP pipelining,
 which OTLP exporters do not use, is served but its later requests count as "in progress").
+
+The same admission guards the gRPC port (``tooltrail.serve.grpc_front``), whose connections are
+never "in progress": there, past the limit, the quietest connection makes room.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -33,6 +37,16 @@ from tooltrail.serve.counters import ReceiverCounters
 _log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Guarded(Protocol):
+    """What the guard needs of a connection."""
+
+    transport: Any
+    #: Requests in progress (never closed for room while non-zero).
+    busy: int
+
+    def close(self) -> None: ...
 
 
 class ConnectionGuard:
@@ -52,8 +66,10 @@ class ConnectionGuard:
         self.max_connections = max_connections
         self.header_timeout = header_timeout
         self.idle_timeout = idle_timeout
-        #: Open connections by transport, oldest first.
-        self._open: dict[Any, _GuardedConnection] = {}
+        #: Open connections by transport: those that never sent a byte, oldest first, and the
+        #: others, the one quiet longest first.
+        self._silent: dict[Any, Guarded] = {}
+        self._heard: dict[Any, Guarded] = {}
         self._warn = ThrottledWarning(_log)
 
     def __call__(self) -> asyncio.Protocol:
@@ -63,8 +79,8 @@ class ConnectionGuard:
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """Marks the connection busy while a request's handler runs."""
-        connection = self._open.get(request.transport)
-        if connection is None:
+        connection = self._connection(request.transport)
+        if not isinstance(connection, _GuardedConnection):
             return await handler(request)
         connection.busy += 1
         connection.disarm()
@@ -75,37 +91,60 @@ class ConnectionGuard:
             if not connection.busy:
                 connection.arm_idle()
 
-    def _admit(self, connection: _GuardedConnection) -> bool:
+    def _connection(self, transport: Any) -> Guarded | None:
+        return self._silent.get(transport) or self._heard.get(transport)
+
+    def _victim(self) -> Guarded | None:
+        """The connection to close for a new one: no request in progress, silent ones first."""
+        for connection in self._silent.values():
+            if not connection.busy:
+                return connection
+        for connection in self._heard.values():
+            if not connection.busy:
+                return connection
+        return None
+
+    def admit(self, connection: Guarded) -> bool:
         """Make room for ``connection``; False when it must be refused."""
-        if len(self._open) >= self.max_connections:
-            victim = next((c for c in self._open.values() if not c.busy), None)
+        open_now = len(self._silent) + len(self._heard)
+        if open_now >= self.max_connections:
+            victim = self._victim()
             if victim is None:
                 self._counters.add(connections_refused=1)
                 self._warn.warn(
                     "refused",
                     "tooltrail serve: %d connections open, all serving requests: a new one was "
                     "refused (counter connections_refused)",
-                    len(self._open),
+                    open_now,
                 )
                 return False
             self._counters.add(connections_evicted=1)
             self._warn.warn(
                 "evicted",
-                "tooltrail serve: %d connections open: the oldest one without a request in "
-                "progress was closed (counter connections_evicted)",
-                len(self._open),
+                "tooltrail serve: %d connections open: an idle one (half-open first, else the "
+                "one quiet longest) was closed (counter connections_evicted)",
+                open_now,
             )
-            self._closed(victim)  # gone from the count now, not when its loss is reported
+            self.closed(victim)  # gone from the count now, not when its loss is reported
             victim.close()
-        self._open[connection.transport] = connection
+        self._silent[connection.transport] = connection
         self._counters.add(connections_open=1)
         return True
 
-    def _closed(self, connection: _GuardedConnection) -> None:
-        if self._open.pop(connection.transport, None) is not None:
-            self._counters.add(connections_open=-1)
+    def heard(self, connection: Guarded) -> None:
+        """Bytes arrived on ``connection``: it is now the last to be closed for room."""
+        transport = connection.transport
+        if self._silent.pop(transport, None) is None and self._heard.pop(transport, None) is None:
+            return  # closed already
+        self._heard[transport] = connection
 
-    def _timed_out(self, connection: _GuardedConnection, what: str) -> None:
+    def closed(self, connection: Guarded) -> None:
+        transport = connection.transport
+        if self._silent.pop(transport, None) is None and self._heard.pop(transport, None) is None:
+            return
+        self._counters.add(connections_open=-1)
+
+    def timed_out(self, connection: Guarded, what: str) -> None:
         self._counters.add(connections_timed_out=1)
         self._warn.warn(
             "timeout",
@@ -132,7 +171,7 @@ class _GuardedConnection(asyncio.Protocol):
 
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
-        if not self._guard._admit(self):
+        if not self._guard.admit(self):
             transport.abort()
             return
         self._admitted = True
@@ -142,6 +181,7 @@ class _GuardedConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if not self._admitted:
             return
+        self._guard.heard(self)
         if self._idle and not self.busy:
             self._idle = False
             self._arm(self._guard.header_timeout, "request headers not received in time")
@@ -158,7 +198,7 @@ class _GuardedConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.disarm()
-        self._guard._closed(self)
+        self._guard.closed(self)
         if self._admitted:
             self._inner.connection_lost(exc)
 
@@ -181,7 +221,7 @@ class _GuardedConnection(asyncio.Protocol):
     def _expire(self, what: str) -> None:
         self._timer = None
         if not self.busy:
-            self._guard._timed_out(self, what)
+            self._guard.timed_out(self, what)
 
     def close(self) -> None:
         self.disarm()

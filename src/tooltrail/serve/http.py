@@ -18,11 +18,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
-from aiohttp import web
+from aiohttp import ClientPayloadError, web
 from google.rpc import code_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
+from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve import body
 from tooltrail.serve.auth import BearerToken
 from tooltrail.serve.config import HEALTH_PATH, LOGS_PATH, STATS_PATH, TRACES_PATH
@@ -101,6 +102,7 @@ class _Routes:
         self._stats = stats
         self._healthy = healthy
         self.body_timeout = 30.0
+        self._warn = ThrottledWarning(_log)
 
     async def export_traces(self, request: web.Request) -> web.Response:
         return await self._export(request, self._ingest, _traces_response)
@@ -157,6 +159,8 @@ class _Routes:
             return self._too_large(str(exc), encoding)
         except body.BadBody as exc:
             return self._refuse(400, code_pb2.INVALID_ARGUMENT, str(exc), encoding)
+        except (ConnectionError, ClientPayloadError):
+            return self._aborted()
         try:
             outcome = ingest(encoding, data)
         except Undecodable as exc:
@@ -182,6 +186,20 @@ class _Routes:
             body=orjson.dumps(self._stats(), option=orjson.OPT_INDENT_2),
             content_type="application/json",
         )
+
+    def _aborted(self) -> web.Response:
+        """The client went away in the middle of its body: nobody reads an answer, nothing was
+        taken. Counted, and a warning at most once a minute (no traceback: it is the peer's
+        doing, not a fault of the receiver)."""
+        self._counters.add(requests_aborted=1)
+        self._warn.warn(
+            "aborted",
+            "tooltrail serve: a client went away before its request body was complete; "
+            "nothing of it was taken (counter requests_aborted)",
+        )
+        response = web.Response(status=400)
+        response.force_close()
+        return response
 
     def _too_large(self, message: str, encoding: str) -> web.Response:
         return self._refuse(413, code_pb2.RESOURCE_EXHAUSTED, message, encoding)

@@ -235,8 +235,22 @@ class TraceIntake:
         hand_on = self._hand_on_rootless
         if hand_on is None:
             return False
+        self._evict_while(hand_on, lambda: not self._fits(spans, contexts))
+        return self._fits(spans, contexts)
+
+    def evict_rootless(self, keep_spans: int) -> None:
+        """Evict the oldest rootless traces past the grace period until at most ``keep_spans``
+        spans are held (or none is left to evict). For a worker process, whose own limits are
+        off: its router admits, and asks it to make room."""
+        with self._lock:
+            self._evict_while(
+                self._buffer.hand_on_oldest_rootless, lambda: self._held_spans > keep_spans
+            )
+
+    def _evict_while(self, hand_on: Callable[[float], Any], short: Callable[[], bool]) -> None:
+        """Evict rootless traces while ``short()`` (lock held); counted and warned about."""
         evicted = 0
-        while not self._fits(spans, contexts):
+        while short():
             handed = hand_on(self._buffer.grace_s)
             if handed is None:
                 break
@@ -251,7 +265,6 @@ class TraceIntake:
                 "tooltrail serve: buffer full; traces whose root has not arrived evaluated early "
                 "as partial (reason evicted, counter traces_evicted_rootless)",
             )
-        return self._fits(spans, contexts)
 
     def release(self, trace_id: int, count: int) -> None:
         """The evaluation stage is done with ``count`` spans of ``trace_id``."""

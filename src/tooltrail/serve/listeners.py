@@ -14,6 +14,7 @@ from aiohttp import web
 from tooltrail.serve.auth import BearerToken, grpc_key_pair, tls_context
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.counters import ReceiverCounters
+from tooltrail.serve.grpc_front import GrpcFront, relay_supported
 from tooltrail.serve.grpc_service import logs_service, trace_service
 from tooltrail.serve.guard import ConnectionGuard
 from tooltrail.serve.http import Ingest, build_app
@@ -47,6 +48,7 @@ class Listeners:
         self._stats = stats
         self._healthy = healthy
         self._grpc: grpc.aio.Server | None = None
+        self._front: GrpcFront | None = None
         self._runner: web.AppRunner | None = None
         self._http: asyncio.Server | None = None
         self._auth = (
@@ -68,17 +70,31 @@ class Listeners:
             await self.stop(0)
             raise
 
-    async def _start_grpc(self, host: str, port: int) -> None:
+    def _guard(self) -> ConnectionGuard:
         config = self._config
+        return ConnectionGuard(
+            self._counters,
+            max_connections=config.max_connections,
+            header_timeout=config.header_timeout,
+            idle_timeout=config.idle_timeout,
+        )
+
+    async def _start_grpc(self, host: str, port: int) -> None:
+        """grpc serves a private Unix socket behind ``GrpcFront``, which owns the port (where
+        Unix sockets exist; elsewhere grpc binds the port itself, with grpc's own limits)."""
+        config = self._config
+        if relay_supported():
+            # The port's errors first, before anything else starts.
+            self._front = GrpcFront(self._guard(), _bind(host, port))
         server = grpc.aio.server(
-            options=grpc_options(config),
+            options=grpc_options(config, relayed=self._front is not None),
             maximum_concurrent_rpcs=config.max_concurrent_streams,
         )
         handlers = [trace_service(self._ingest, self._counters, self._auth).handler()]
         if self._ingest_logs is not None:
             handlers.append(logs_service(self._ingest_logs, self._counters, self._auth).handler())
         server.add_generic_rpc_handlers(tuple(handlers))
-        address = _grpc_address(host, port)
+        address = self._front.upstream if self._front is not None else _grpc_address(host, port)
         if config.tls_cert is not None and config.tls_key is not None:
             credentials = grpc.ssl_server_credentials(
                 [grpc_key_pair(config.tls_cert, config.tls_key)]
@@ -90,16 +106,15 @@ class Listeners:
             raise OSError(f"cannot listen for OTLP/gRPC on {host}:{port}")
         await server.start()
         self._grpc = server
-        self.grpc_port = bound
+        if self._front is not None:
+            self.grpc_port = self._front.port
+            await self._front.start()
+        else:
+            self.grpc_port = bound
 
     async def _start_http(self, host: str, port: int) -> None:
         config = self._config
-        guard = ConnectionGuard(
-            self._counters,
-            max_connections=config.max_connections,
-            header_timeout=config.header_timeout,
-            idle_timeout=config.idle_timeout,
-        )
+        guard = self._guard()
         app = build_app(
             self._ingest,
             self._counters,
@@ -140,6 +155,9 @@ class Listeners:
         tasks = []
         if self._http is not None:
             self._http.close()  # stop accepting; aiohttp's shutdown ends the connections
+        front, self._front = self._front, None
+        if front is not None:
+            front.close()  # stop accepting; relays end with grpc's connections
         if self._grpc is not None:
             tasks.append(self._grpc.stop(grace))
         if self._runner is not None:
@@ -150,16 +168,23 @@ class Listeners:
         for result in await asyncio.gather(*tasks, return_exceptions=True):
             if isinstance(result, BaseException):
                 _log.warning("error while stopping a listener: %s", result)
+        if front is not None:
+            front.abort_all()
 
 
-def grpc_options(config: ServeConfig) -> list[tuple[str, int]]:
-    """The gRPC server's limits: message size, and connections that cannot be held forever."""
+def grpc_options(config: ServeConfig, *, relayed: bool = False) -> list[tuple[str, int]]:
+    """The gRPC server's limits: message size, and connections that cannot be held forever.
+
+    ``relayed``: ``GrpcFront`` admits connections (closing idle ones for new ones); grpc's own
+    limit, which refuses the new ones instead, is then only a backstop (a connection the front
+    closed may still count here for a moment)."""
+    incoming = 2 * config.max_connections if relayed else config.max_connections
     return [
         # Checked by grpc after decompression too, so a compressed bomb stops here.
         ("grpc.max_receive_message_length", config.max_request_bytes),
         ("grpc.so_reuseport", 0),
         ("grpc.max_concurrent_streams", config.max_concurrent_streams),
-        ("grpc.max_allowed_incoming_connections", config.max_connections),
+        ("grpc.max_allowed_incoming_connections", incoming),
         # A connection that has not finished its handshake (TLS, HTTP/2 preface) is closed.
         ("grpc.server_handshake_timeout_ms", int(config.header_timeout * 1000)),
         ("grpc.max_connection_idle_ms", int(config.idle_timeout * 1000)),

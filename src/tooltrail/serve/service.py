@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +20,7 @@ from tooltrail.checks.plugins import load_plugins
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.listeners import Listeners
 from tooltrail.serve.pipeline import TracePipeline
+from tooltrail.serve.signals import StopSignals
 from tooltrail.suite import TestSuite
 
 
@@ -31,7 +31,8 @@ class TraceReceiver:
     With ``config.workers`` > 1, spans are routed by trace id to that many worker processes,
     each running its own ``TracePipeline`` (see ``tooltrail.serve.workers``).
     Raises ``SuiteError`` for a bad suite file and ``PluginError`` for a plug-in that cannot
-    be loaded, before anything is started.
+    be loaded, before anything is started; ``StartCancelled`` when ``stop_requested`` is set
+    while worker processes start (they are stopped first).
     """
 
     def __init__(
@@ -40,6 +41,7 @@ class TraceReceiver:
         *,
         suite: TestSuite | None = None,
         log_exporter: Any = None,
+        stop_requested: threading.Event | None = None,
     ) -> None:
         self.config = config
         if suite is None:
@@ -54,7 +56,7 @@ class TraceReceiver:
                 raise ValueError("log_exporter needs workers=1; use scores_endpoint instead")
             from tooltrail.serve.workers import WorkerPool
 
-            self.pipeline = WorkerPool(config, suite)
+            self.pipeline = WorkerPool(config, suite, stop_requested=stop_requested)
         else:
             self.pipeline = TracePipeline(config, suite, log_exporter=log_exporter)
         self.counters = self.pipeline.counters
@@ -110,18 +112,23 @@ class TraceReceiver:
         return await self.stop()
 
     async def run_until_signal(
-        self, *, on_ready: Callable[[], None] | None = None
+        self,
+        *,
+        on_ready: Callable[[], None] | None = None,
+        signals: StopSignals | None = None,
     ) -> dict[str, Any]:
-        """``run`` until SIGTERM or SIGINT."""
+        """``run`` until SIGTERM or SIGINT (main thread only). ``signals``: handlers installed
+        since start-up (a signal that came before the loop ran stops it at once)."""
+        if signals is None:
+            with StopSignals() as own:
+                return await self.run_until_signal(on_ready=on_ready, signals=own)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stop.set)
+        signals.attach(loop, stop)
         try:
             return await self.run(stop, on_ready=on_ready)
         finally:
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(signum)
+            signals.detach(loop)
 
 
 class RunningReceiver:

@@ -8,19 +8,28 @@ results, events) on its share. A trace never straddles two workers, so nothing c
 what is evaluated, only where.
 
 Admission stays in the router: it counts spans sent to workers minus spans they report as
-done, and refuses (503 / RESOURCE_EXHAUSTED) past ``max_buffered_spans``. Workers publish
+done, and refuses (503 / RESOURCE_EXHAUSTED) past ``max_buffered_spans``. Refusing, it asks
+every worker (a shared slot each) to evict rootless traces past the grace period down to its
+share of half the limit, as one process's admission would, until half the limit is held again:
+a rootless flood cannot keep complete traces out until ``max_age``. Workers publish
 their counters into shared memory; ``stats()`` adds them up. Shutdown sends each worker an
 end marker behind everything already sent, so all accepted spans are evaluated before it
 exits. Each worker writes its own dump file (``traces.w1.jsonl`` next to ``--dump
 traces.jsonl``); the results file is shared (one append per line).
+
+No process outlives the router: a worker says it is ready down a pipe (a multiprocessing
+``Event`` could leave it blocked for good on a router killed while waiting), start-up stops
+every worker it started when it fails or a signal asks it to stop, ``shutdown`` is also run
+at exit, and a worker whose router is gone stops by itself (``tooltrail.serve.parent``).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import multiprocessing as mp
+import os
 import queue
-import signal
 import threading
 import time
 from dataclasses import replace
@@ -32,8 +41,10 @@ from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.logs import decode_logs, logs_request
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled
-from tooltrail.serve.pipeline import count_logs
+from tooltrail.serve.parent import ParentGone, ParentWatch
+from tooltrail.serve.pipeline import buffer_shutdown_timeout, count_logs
 from tooltrail.serve.shard import split_json, split_protobuf, worker_of
+from tooltrail.serve.signals import StartCancelled
 from tooltrail.suite import TestSuite
 
 _log = logging.getLogger(__name__)
@@ -58,11 +69,19 @@ WORKER_STATS = (
     "log_records_orphaned",
     "log_records_unjoined",
     "traces_dropped",
+    "traces_evicted_rootless",
 )
 _RELEASED = WORKER_STATS.index("spans_released")
 _PUBLISH_EVERY_S = 0.1
 _MAX_REASONS = 3
 _END = b""
+_READY = b"ready"
+#: Seconds a worker may take to start (spawn, imports, plug-ins), and to reach its end
+#: marker at shutdown on top of evaluating what it holds.
+_START_S = 60.0
+_POLL_S = 0.05
+#: A worker's slot in the shared "room" array when its router asks for nothing.
+_NO_REQUEST = -1
 #: First byte of a logs part (a traces part, a serialized request, starts with 0x0a).
 _LOGS = b"L"
 
@@ -75,12 +94,35 @@ def worker_path(path: Path, index: int) -> Path:
 
 
 def _worker_main(
-    index: int, config: ServeConfig, suite: TestSuite, conn: Any, shared: Any, ready: Any
+    index: int,
+    config: ServeConfig,
+    suite: TestSuite,
+    conn: Any,
+    shared: Any,
+    room: Any,
+    ready: Any,
+    parent: int,
 ) -> None:
-    """A worker process: a ``TracePipeline`` fed from ``conn`` until the end marker."""
-    # The router decides when to stop; a Ctrl-C on the terminal reaches the whole group.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    """A worker process: a ``TracePipeline`` fed from ``conn`` until the end marker, or until
+    its router is gone."""
+    watch = ParentWatch(parent)
+    try:
+        watch.install()
+        _serve_parts(index, config, suite, conn, shared, room, ready, watch)
+    except ParentGone:
+        _log.warning("tooltrail serve: worker %d stopped: its router is gone", index)
+
+
+def _serve_parts(
+    index: int,
+    config: ServeConfig,
+    suite: TestSuite,
+    conn: Any,
+    shared: Any,
+    room: Any,
+    ready: Any,
+    watch: ParentWatch,
+) -> None:
     from tooltrail.checks.plugins import load_plugins
     from tooltrail.serve.pipeline import TracePipeline
 
@@ -99,14 +141,26 @@ def _worker_main(
         for i, key in enumerate(WORKER_STATS):
             shared[row + i] = int(stats.get(key, 0))
 
+    def make_room() -> None:
+        # The router asks for room while it refuses requests: rootless traces past the grace
+        # period are evicted as one worker's admission would (released at once, published).
+        keep = room[index - 1]
+        if keep != _NO_REQUEST:
+            pipeline.intake.evict_rootless(keep)
+
     def publisher() -> None:
         while not stop.wait(_PUBLISH_EVERY_S):
+            make_room()
             publish()
 
     thread = threading.Thread(target=publisher, name="tooltrail-worker-stats", daemon=True)
     thread.start()
-    ready.set()
     try:
+        try:
+            ready.send_bytes(_READY)  # a pipe, not an Event: nothing here waits on the router
+            ready.close()
+        except OSError:
+            raise ParentGone from None
         while True:
             try:
                 data = conn.recv_bytes()
@@ -122,6 +176,7 @@ def _worker_main(
             except Exception:  # noqa: BLE001 - one bad part must not stop the worker
                 _log.exception("worker %d could not take a request part", index)
     finally:
+        watch.stopping()
         pipeline.shutdown()
         stop.set()
         thread.join()
@@ -130,27 +185,48 @@ def _worker_main(
 
 
 class _Worker:
-    """The router's end of one worker: its process, pipe, send queue and sender thread."""
+    """The router's end of one worker: its process, pipes, send queue and sender thread."""
 
-    def __init__(self, index: int, config: ServeConfig, suite: TestSuite, shared: Any) -> None:
+    def __init__(
+        self, index: int, config: ServeConfig, suite: TestSuite, shared: Any, room: Any
+    ) -> None:
         context = mp.get_context("spawn")
         ours, theirs = context.Pipe(duplex=False)
-        self.ready = context.Event()
+        self._ready, ready = context.Pipe(duplex=False)
         self.index = index
         self.process = context.Process(
             target=_worker_main,
-            args=(index, config, suite, ours, shared, self.ready),
+            args=(index, config, suite, ours, shared, room, ready, os.getpid()),
             name=f"tooltrail-serve-worker-{index}",
             daemon=True,
         )
-        self.process.start()
-        ours.close()
+        try:
+            self.process.start()
+        finally:
+            ours.close()
+            ready.close()
         self._conn = theirs
         self._queue: queue.Queue[bytes] = queue.Queue()
         self.sent_spans = 0
         self.broken = False
         self._thread = threading.Thread(target=self._send_all, daemon=True)
         self._thread.start()
+
+    def started(self, timeout: float) -> bool:
+        """Whether the worker said it is ready within ``timeout`` seconds; raises
+        ``RuntimeError`` if it stopped instead."""
+        try:
+            if not self._ready.poll(timeout):
+                if not self.process.is_alive():
+                    raise EOFError
+                return False
+            self._ready.recv_bytes()
+        except (EOFError, OSError):
+            raise RuntimeError(
+                f"worker {self.index} stopped during start-up (exit code {self.process.exitcode})"
+            ) from None
+        self._ready.close()
+        return True
 
     def send(self, part: bytes, spans: int) -> None:
         self.sent_spans += spans
@@ -168,14 +244,25 @@ class _Worker:
             if part == _END:
                 return
 
-    def end(self, timeout: float) -> None:
-        """Send the end marker behind everything queued; wait for the worker to finish."""
+    def end(self) -> None:
+        """Queue the end marker behind everything sent so far."""
         self._queue.put(_END)
-        self._thread.join(timeout)
-        self.process.join(timeout)
+
+    def wait(self, deadline: float) -> None:
+        """Wait until ``deadline`` (``time.monotonic()``) for the worker to finish, then kill
+        it (SIGTERM would be ignored: the router is alive)."""
+        self._thread.join(max(0.0, deadline - time.monotonic()))
+        self.process.join(max(0.0, deadline - time.monotonic()))
         if self.process.is_alive():
-            _log.error("tooltrail serve: worker %d did not stop in time", self.index)
-            self.process.terminate()
+            _log.error("tooltrail serve: worker %d did not stop in time; killed", self.index)
+            self.kill()
+        self._conn.close()
+
+    def kill(self) -> None:
+        """Stop at once (start-up cancelled: the worker holds nothing yet)."""
+        self._ready.close()
+        self.process.kill()
+        self.process.join(10)
         self._conn.close()
 
 
@@ -183,21 +270,49 @@ class WorkerPool:
     """Same interface as ``TracePipeline`` (``ingest``, ``close``, ``stats``, ``shutdown``),
     backed by ``config.workers`` processes."""
 
-    def __init__(self, config: ServeConfig, suite: TestSuite) -> None:
+    def __init__(
+        self,
+        config: ServeConfig,
+        suite: TestSuite,
+        *,
+        stop_requested: threading.Event | None = None,
+    ) -> None:
+        """Start the workers and wait until each is ready. Raises ``StartCancelled`` once
+        ``stop_requested`` is set (SIGTERM during start-up) and ``RuntimeError`` if a worker
+        cannot start; either way every worker started is stopped first."""
         self.config = config
         self.counters = ReceiverCounters()
         self._n = config.workers
-        self._shared = mp.get_context("spawn").Array("q", self._n * len(WORKER_STATS), lock=False)
+        context = mp.get_context("spawn")
+        self._shared = context.Array("q", self._n * len(WORKER_STATS), lock=False)
+        #: Per worker: at most how many spans it should hold, evicting rootless traces past
+        #: the grace period (``_NO_REQUEST``: no need). Written here, read by the workers.
+        self._room = context.Array("q", [_NO_REQUEST] * self._n, lock=False)
+        self._asking = False
         self._limits = Limits()
         self._logs_seen = False
         self._closed = False
+        self._ended = False
         self._lock = threading.Lock()
-        self._workers = [_Worker(i + 1, config, suite, self._shared) for i in range(self._n)]
-        deadline = time.monotonic() + 60
-        for worker in self._workers:
-            if not worker.ready.wait(max(0.0, deadline - time.monotonic())):
-                self.shutdown()
-                raise RuntimeError(f"worker {worker.index} did not start")
+        self._workers: list[_Worker] = []
+        stop = stop_requested or threading.Event()
+        try:
+            for i in range(self._n):
+                _check(stop)
+                self._workers.append(_Worker(i + 1, config, suite, self._shared, self._room))
+            deadline = time.monotonic() + _START_S
+            for worker in self._workers:
+                while not worker.started(_POLL_S):
+                    _check(stop)
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"worker {worker.index} did not start in {_START_S:g} s")
+        except BaseException:
+            for worker in self._workers:
+                worker.kill()
+            raise
+        # Whatever ends this process without ``shutdown`` (an error, ``sys.exit``), the
+        # workers are stopped in order first (multiprocessing's own exit hook comes after).
+        atexit.register(self.shutdown)
 
     def _held_spans(self) -> int:
         sent = sum(w.sent_spans for w in self._workers)
@@ -225,6 +340,7 @@ class WorkerPool:
             for worker, part, spans in zip(self._workers, split.parts, split.spans, strict=True):
                 if part is not None:
                     worker.send(part, spans)
+            self._room_enough()
         reasons = split.rejected
         self.counters.add(spans_received=split.accepted, spans_rejected=len(reasons))
         message = "; ".join(reasons[:_MAX_REASONS])
@@ -260,13 +376,30 @@ class WorkerPool:
                 if part is not None:
                     worker.send(part, len(group))
             self._logs_seen = True
+            self._room_enough()
         return count_logs(self.counters, decoded, taken)
 
     def _throttled(self, held: int) -> Throttled:
+        self._ask_for_room()
         return Throttled(
             f"buffer full ({held} spans held by {self._n} workers); retry later",
             self.config.retry_after,
         )
+
+    def _ask_for_room(self) -> None:
+        """Refusing: every worker evicts its rootless traces past the grace period, as one
+        worker's admission would, down to its share of half the limit (so a retry fits)."""
+        keep = self.config.max_buffered_spans // (2 * self._n)
+        for i in range(self._n):
+            self._room[i] = keep
+        self._asking = True
+
+    def _room_enough(self) -> None:
+        """Taken: once at most half the limit is held, the workers stop evicting."""
+        if self._asking and self._held_spans() <= self.config.max_buffered_spans // 2:
+            self._asking = False
+            for i in range(self._n):
+                self._room[i] = _NO_REQUEST
 
     def close(self) -> None:
         with self._lock:
@@ -285,8 +418,21 @@ class WorkerPool:
         return stats
 
     def shutdown(self) -> None:
-        """Every worker evaluates what it was sent (incomplete traces partial), then exits."""
+        """Every worker evaluates what it was sent (incomplete traces partial), then exits;
+        one that has not within the time that takes is killed. Safe to call again."""
         self.close()
-        timeout = max(60.0, self.config.max_age)
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
+        atexit.unregister(self.shutdown)
         for worker in self._workers:
-            worker.end(timeout)
+            worker.end()
+        deadline = time.monotonic() + _START_S + buffer_shutdown_timeout(self.config)
+        for worker in self._workers:
+            worker.wait(deadline)
+
+
+def _check(stop: threading.Event) -> None:
+    if stop.is_set():
+        raise StartCancelled("stopped by a signal during start-up")
