@@ -14,9 +14,19 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.expectations import case_checks
-from tooltrail.checks.protocol import Check, CheckContext, case_context, run_checks
+from tooltrail.checks.protocol import Check, CheckContext, case_context
 from tooltrail.checks.registry import Registry, default_registry
 from tooltrail.checks.score import Score
+from tooltrail.checks.timelimit import (
+    DEFAULT_CHECK_TIMEOUT_S,
+    NotRun,
+    Outcome,
+    Raised,
+    Step,
+    TimedOut,
+    outcome_score,
+    run_steps,
+)
 from tooltrail.checks.turns import expect_checks
 from tooltrail.checks.view import CallView, tally
 from tooltrail.hints import did_you_mean
@@ -270,18 +280,31 @@ def _checks_failed(error: str) -> Score:
     return Score.failing("checks", "checks", f"The checks could not run: {error}.", error=error)
 
 
-def _evaluate(
+@dataclass(slots=True)
+class _Run:
+    """One case's checks on one trace, as steps of ``checks.timelimit``: its fields' and
+    turns' checks (``builtins`` of them), then its scorers."""
+
+    plan: _CasePlan
+    label: str | None
+    steps: list[Step]
+    builtins: int
+    #: Why the fields' and turns' checks cannot run (an exception type name), else ``None``.
+    broken: str | None
+
+
+def _prepare(
     plan: _CasePlan, trace: EvalTrace, view: CallView, output: str | None, label: str | None
-) -> CaseResult:
-    """Run a compiled case on ``trace`` with its call index ``view``; never raises."""
+) -> _Run:
+    """The steps of a compiled case on ``trace`` with its call index ``view``."""
     case = plan.case
+    limit = case.check_timeout if case.check_timeout is not None else DEFAULT_CHECK_TIMEOUT_S
     ctx = case_context(case, trace, output, view)
-    scores: list[Score] = []
-    if plan.broken is not None:
-        scores.append(_checks_failed(plan.broken))
-    else:
+    steps: list[Step] = []
+    broken = plan.broken
+    if broken is None:
         try:
-            run_checks(plan.checks, ctx, scores)
+            steps = [(check, ctx, limit) for check in plan.checks]
             for number, turn_checks in enumerate(plan.turns, start=1):
                 if turn_checks:
                     turn_ctx = CheckContext(
@@ -291,17 +314,68 @@ def _evaluate(
                         case=case,
                         turn=number,
                     )
-                    run_checks(turn_checks, turn_ctx, scores)
+                    steps.extend((check, turn_ctx, limit) for check in turn_checks)
+        except Exception as exc:  # bad input must cost one row, not the run
+            steps, broken = [], type(exc).__name__
+    builtins = len(steps)
+    steps.extend((check, ctx, limit) for check in plan.scorers)
+    return _Run(plan=plan, label=label, steps=steps, builtins=builtins, broken=broken)
+
+
+def _run_all(runs: list[_Run], trace: EvalTrace) -> list[CaseResult]:
+    """Run the steps of every run in one hand-off (``run_steps``), then make each row."""
+    if len(runs) == 1:
+        outcomes = run_steps(runs[0].steps)
+    else:
+        outcomes = run_steps([step for run in runs for step in run.steps])
+    results = []
+    at = 0
+    for run in runs:
+        count = len(run.steps)
+        results.append(_result(run, outcomes[at : at + count], trace))
+        at += count
+    return results
+
+
+def _result(run: _Run, outcomes: list[Outcome], trace: EvalTrace) -> CaseResult:
+    """The row of one case from its steps' outcomes; never raises."""
+    case = run.plan.case
+    steps = run.steps
+    builtins = run.builtins
+    scores: list[Score] = []
+    if run.broken is not None:
+        scores.append(_checks_failed(run.broken))
+    else:
+        try:
+            for index in range(builtins):
+                outcome = outcomes[index]
+                kind = outcome.__class__
+                if kind is Score:
+                    scores.append(outcome)  # type: ignore[arg-type]
+                elif kind is Raised:  # a built-in check's bug: the row says so, once
+                    scores = [_checks_failed(type(outcome.error).__name__)]  # type: ignore[union-attr]
+                    break
+                elif kind is TimedOut or kind is NotRun:
+                    scores.append(outcome_score(steps[index][0], outcome))  # type: ignore[arg-type]
+                else:
+                    scores.extend(outcome)  # type: ignore[arg-type]
         except Exception as exc:  # bad input must cost one row, not the run
             scores = [_checks_failed(type(exc).__name__)]
-    if plan.scorers:
-        run_checks(plan.scorers, ctx, scores)
+    for index in range(builtins, len(steps)):
+        outcome = outcomes[index]
+        kind = outcome.__class__
+        if kind is list:
+            scores.extend(outcome)  # type: ignore[arg-type]
+        elif kind is Score:
+            scores.append(outcome)  # type: ignore[arg-type]
+        else:  # a scorer's SystemExit and the like, a time limit
+            scores.append(outcome_score(steps[index][0], outcome))  # type: ignore[arg-type]
     passed = True
     for score in scores:
         if not score.passed and score.required and not score.skipped:
             passed = False
             break
-    return CaseResult(case.id, passed, scores, trace.trace_id, label or case.id)
+    return CaseResult(case.id, passed, scores, trace.trace_id, run.label or case.id)
 
 
 def evaluate_trace(
@@ -315,8 +389,10 @@ def evaluate_trace(
     """Run every expectation and scorer of ``case`` on ``trace``; never raises.
 
     ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
+    Each check runs under the case's ``check_timeout`` (``checks.timelimit``).
     """
-    return _evaluate(_plan(case, registry), trace, CallView(trace.tool_calls), output, label)
+    run = _prepare(_plan(case, registry), trace, CallView(trace.tool_calls), output, label)
+    return _run_all([run], trace)[0]
 
 
 def evaluate_cases(
@@ -328,12 +404,14 @@ def evaluate_cases(
     """``evaluate_trace`` for each case on one trace, in order, sharing one call index between
     them: the names, counts and duplicate calls (the canonical-argument fingerprints, the
     costliest part of a trace's evaluation) are worked out once per trace, not once per case.
+    The checks of every case go to the worker thread of ``checks.timelimit`` in one hand-off.
 
     Nothing is kept on the trace afterwards. Use it where one trace meets several cases or
     policies (the receiver, the live processor, the batch pass).
     """
     view = CallView(trace.tool_calls)
-    return [_evaluate(_plan(case, registry), trace, view, output, None) for case in cases]
+    runs = [_prepare(_plan(case, registry), trace, view, output, None) for case in cases]
+    return _run_all(runs, trace) if runs else []
 
 
 def evaluate_suite(
@@ -369,7 +447,8 @@ def evaluate_suite(
             seen[case_id] = seen.get(case_id, 0) + 1
             label = f"{case_id} run {seen[case_id]}"
         trace = sample.trace if sample.trace is not None else EvalTrace(trace_id="")
-        rows.append(_evaluate(plan, trace, CallView(trace.tool_calls), sample.output, label))
+        run = _prepare(plan, trace, CallView(trace.tool_calls), sample.output, label)
+        rows.extend(_run_all([run], trace))
     return EvaluationReport(suite.name, suite.version, rows, summarize(rows, cases))
 
 

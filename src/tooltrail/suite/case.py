@@ -176,6 +176,9 @@ class TestCase:
     match: Match | None = None
     #: Leave failed attempts (``status == "error"``) out of every check.
     ignore_failed_calls: bool = False
+    #: Seconds each check of the case may run (``None``: the suite's ``check_timeout``, else
+    #: ``checks.timelimit.DEFAULT_CHECK_TIMEOUT_S``); past it the check fails with an error.
+    check_timeout: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
