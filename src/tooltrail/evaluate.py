@@ -14,8 +14,8 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.expectations import case_checks
-from tooltrail.checks.protocol import Check, CheckContext, case_context
-from tooltrail.checks.registry import Registry, default_registry
+from tooltrail.checks.protocol import Check, CheckContext, case_context, run_checks
+from tooltrail.checks.registry import Registry, default_registry, is_builtin
 from tooltrail.checks.score import Score
 from tooltrail.checks.timelimit import (
     DEFAULT_CHECK_TIMEOUT_S,
@@ -244,8 +244,16 @@ class _CasePlan:
     #: Turn ``n``'s checks at index ``n - 1``.
     turns: list[list[Check]]
     scorers: list[Check]
+    #: Per scorer: whether it is one of tooltrail's own (no time limit: see ``_prepare``).
+    builtin_scorers: list[bool]
     #: The exception type name when the case's fields could not be compiled to checks.
     broken: str | None = None
+
+    @property
+    def timed(self) -> bool:
+        """Whether a scorer of the case is not tooltrail's own: the case's checks then run on
+        a worker thread, each under the case's time limit (``checks.timelimit``)."""
+        return not all(self.builtin_scorers)
 
 
 def _plan(case: TestCase, registry: Registry | None) -> _CasePlan:
@@ -261,7 +269,14 @@ def _plan(case: TestCase, registry: Registry | None) -> _CasePlan:
     if case.evaluators:
         build = (registry if registry is not None else default_registry()).build
         scorers = [build(evaluator) for evaluator in case.evaluators]
-    return _CasePlan(case=case, checks=checks, turns=turns, scorers=scorers, broken=broken)
+    return _CasePlan(
+        case=case,
+        checks=checks,
+        turns=turns,
+        scorers=scorers,
+        builtin_scorers=[is_builtin(scorer) for scorer in scorers],
+        broken=broken,
+    )
 
 
 def reads_usage(cases: Iterable[TestCase], registry: Registry | None = None) -> bool:
@@ -278,6 +293,43 @@ def reads_usage(cases: Iterable[TestCase], registry: Registry | None = None) -> 
 
 def _checks_failed(error: str) -> Score:
     return Score.failing("checks", "checks", f"The checks could not run: {error}.", error=error)
+
+
+def _evaluate(
+    plan: _CasePlan, trace: EvalTrace, view: CallView, output: str | None, label: str | None
+) -> CaseResult:
+    """Run a compiled case on ``trace`` with its call index ``view``, on this thread: only
+    for a case whose every check is tooltrail's own (``_CasePlan.timed`` is false)."""
+    case = plan.case
+    ctx = case_context(case, trace, output, view)
+    scores: list[Score] = []
+    if plan.broken is not None:
+        scores.append(_checks_failed(plan.broken))
+    else:
+        try:
+            run_checks(plan.checks, ctx, scores)
+            for number, turn_checks in enumerate(plan.turns, start=1):
+                if turn_checks:
+                    turn_ctx = CheckContext(
+                        trace=trace,
+                        view=ctx.view.turn(number),
+                        output=ctx.output,
+                        case=case,
+                        turn=number,
+                    )
+                    run_checks(turn_checks, turn_ctx, scores)
+        except Exception as exc:  # bad input must cost one row, not the run
+            scores = [_checks_failed(type(exc).__name__)]
+    if plan.scorers:
+        run_checks(plan.scorers, ctx, scores)
+    return CaseResult(case.id, _passed(scores), scores, trace.trace_id, label or case.id)
+
+
+def _passed(scores: list[Score]) -> bool:
+    for score in scores:
+        if not score.passed and score.required and not score.skipped:
+            return False
+    return True
 
 
 @dataclass(slots=True)
@@ -304,7 +356,7 @@ def _prepare(
     broken = plan.broken
     if broken is None:
         try:
-            steps = [(check, ctx, limit) for check in plan.checks]
+            steps = [(check, ctx, None) for check in plan.checks]
             for number, turn_checks in enumerate(plan.turns, start=1):
                 if turn_checks:
                     turn_ctx = CheckContext(
@@ -314,11 +366,14 @@ def _prepare(
                         case=case,
                         turn=number,
                     )
-                    steps.extend((check, turn_ctx, limit) for check in turn_checks)
+                    steps.extend((check, turn_ctx, None) for check in turn_checks)
         except Exception as exc:  # bad input must cost one row, not the run
             steps, broken = [], type(exc).__name__
     builtins = len(steps)
-    steps.extend((check, ctx, limit) for check in plan.scorers)
+    steps.extend(
+        (check, ctx, None if builtin else limit)
+        for check, builtin in zip(plan.scorers, plan.builtin_scorers, strict=True)
+    )
     return _Run(plan=plan, label=label, steps=steps, builtins=builtins, broken=broken)
 
 
@@ -370,12 +425,7 @@ def _result(run: _Run, outcomes: list[Outcome], trace: EvalTrace) -> CaseResult:
             scores.append(outcome)  # type: ignore[arg-type]
         else:  # a scorer's SystemExit and the like, a time limit
             scores.append(outcome_score(steps[index][0], outcome))  # type: ignore[arg-type]
-    passed = True
-    for score in scores:
-        if not score.passed and score.required and not score.skipped:
-            passed = False
-            break
-    return CaseResult(case.id, passed, scores, trace.trace_id, run.label or case.id)
+    return CaseResult(case.id, _passed(scores), scores, trace.trace_id, run.label or case.id)
 
 
 def evaluate_trace(
@@ -391,8 +441,11 @@ def evaluate_trace(
     ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
     Each check runs under the case's ``check_timeout`` (``checks.timelimit``).
     """
-    run = _prepare(_plan(case, registry), trace, CallView(trace.tool_calls), output, label)
-    return _run_all([run], trace)[0]
+    plan = _plan(case, registry)
+    view = CallView(trace.tool_calls)
+    if not plan.timed:
+        return _evaluate(plan, trace, view, output, label)
+    return _run_all([_prepare(plan, trace, view, output, label)], trace)[0]
 
 
 def evaluate_cases(
@@ -410,8 +463,10 @@ def evaluate_cases(
     policies (the receiver, the live processor, the batch pass).
     """
     view = CallView(trace.tool_calls)
-    runs = [_prepare(_plan(case, registry), trace, view, output, None) for case in cases]
-    return _run_all(runs, trace) if runs else []
+    plans = [_plan(case, registry) for case in cases]
+    if not any(plan.timed for plan in plans):  # tooltrail's own checks only: no hand-off
+        return [_evaluate(plan, trace, view, output, None) for plan in plans]
+    return _run_all([_prepare(plan, trace, view, output, None) for plan in plans], trace)
 
 
 def evaluate_suite(
@@ -447,8 +502,11 @@ def evaluate_suite(
             seen[case_id] = seen.get(case_id, 0) + 1
             label = f"{case_id} run {seen[case_id]}"
         trace = sample.trace if sample.trace is not None else EvalTrace(trace_id="")
-        run = _prepare(plan, trace, CallView(trace.tool_calls), sample.output, label)
-        rows.extend(_run_all([run], trace))
+        view = CallView(trace.tool_calls)
+        if plan.timed:
+            rows.extend(_run_all([_prepare(plan, trace, view, sample.output, label)], trace))
+        else:
+            rows.append(_evaluate(plan, trace, view, sample.output, label))
     return EvaluationReport(suite.name, suite.version, rows, summarize(rows, cases))
 
 

@@ -40,6 +40,8 @@ DEFAULT_CHECK_TIMEOUT_S = 10.0
 MAX_ABANDONED = 16
 #: Idle workers kept for the next evaluation (one per thread evaluating at once is enough).
 _MAX_IDLE = 32
+#: How often a wait on a built-in check (no limit) looks whether the next check began.
+_BUILTIN_POLL_S = 0.05
 #: At most one log line per kind of event in this many seconds.
 _LOG_INTERVAL_S = 60.0
 
@@ -71,8 +73,9 @@ class NotRun:
 
 
 Outcome = CheckResult | TimedOut | Raised | NotRun
-#: One check to run: the check, what it sees, its time limit in seconds.
-Step = tuple[Check, CheckContext, float]
+#: One check to run: the check, what it sees, its time limit in seconds (``None``: a
+#: built-in check, bounded by the size of the trace).
+Step = tuple[Check, CheckContext, float | None]
 
 
 @dataclass(slots=True, frozen=True)
@@ -213,7 +216,9 @@ def _give_back(worker: _Worker) -> None:
 
 def run_steps(steps: Sequence[Step]) -> list[Outcome]:
     """The outcome of each step, in order: what its check returned, or ``Raised``,
-    ``TimedOut``, ``NotRun``. Returns within the sum of the limits (plus scheduling)."""
+    ``TimedOut``, ``NotRun``. Every step goes to a worker thread, in one hand-off; returns
+    within the sum of the limits (plus the built-in checks' own time: those, limit ``None``,
+    run to their end)."""
     outcomes: list[Outcome] = []
     count = len(steps)
     while len(outcomes) < count:
@@ -249,6 +254,10 @@ def _wait(job: _Job, worker: _Worker) -> bool:
                 job.finished.acquire()
                 return True
             limit = steps[index][2]
+            if limit is None:  # a built-in check: no limit; look again at the next one
+                if job.finished.acquire(timeout=_BUILTIN_POLL_S):
+                    return True
+                continue
             if job.finished.acquire(timeout=max(0.0, started + limit - time.monotonic())):
                 return True
             with job.lock:
@@ -312,7 +321,7 @@ def outcome_score(check: Check, outcome: TimedOut | Raised | NotRun) -> Score:
     if outcome.__class__ is TimedOut:
         limit = outcome.limit  # type: ignore[union-attr]
         explanation = (
-            f"Check {name} ran past its time limit of {limit:g} s and was stopped "
+            f"Check {name} ran past its time limit of {limit:g} s and was given up "
             "(check_timeout)."
         )
         error = "CheckTimeout"
