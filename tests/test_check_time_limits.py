@@ -17,6 +17,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -24,13 +25,17 @@ from pathlib import Path
 import pytest
 from fixtures import REFUND_DUMP
 
+from tooltrail import EvalTrace, EvaluatorConfig, Score, TestCase, evaluate_cases
+from tooltrail.checks import Registry, default_registry, threadstop, timelimit
+from tooltrail.evaluate import evaluation_time_limit
+
 TOOLTRAIL = [sys.executable, "-c", "from tooltrail.cli import main; main()"]
 LISTENING = re.compile(r"OTLP/HTTP on http://127\.0\.0\.1:(\d+)")
 
 #: The hostile checks. ``allocates`` takes 64 KiB at most every 0.5 ms and gives up at
 #: 1 GiB: stopped by its time limit it holds some 50 MB; its last size and the exception that
 #: ended it are appended to the file ``$HOSTILE_LOG`` (when set), read by the tests.
-HOSTILE = r'''\
+HOSTILE = r"""\
 import os, sys, time
 from tooltrail import Score
 
@@ -80,7 +85,7 @@ TOOLTRAIL_CHECKS = {
     "sleeps": sleeps, "exits": exits, "interrupts": interrupts, "allocates": allocates,
     "fine": fine,
 }
-'''
+"""
 
 SUITE = """\
 name: hostile
@@ -145,7 +150,8 @@ def allocations(tmp_path: Path) -> list[tuple[str, int]]:
     log = tmp_path / "allocations.log"
     if not log.exists():
         return []
-    return [(kind, int(size)) for kind, size in (line.split() for line in log.read_text().split("\n") if line)]
+    ends = [line.split() for line in log.read_text().splitlines()]
+    return [(kind, int(size)) for kind, size in ends]
 
 
 def two_dumps(tmp_path: Path) -> list[Path]:
@@ -285,3 +291,350 @@ def refund_agent(tracer, run):
             pass
         return f"{root.get_span_context().trace_id:032x}"
 """
+
+
+# -- tooltrail serve -----------------------------------------------------------------------
+
+SEND_RUNS = """\
+import sys
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from scripted_agent import refund_agent
+
+provider = TracerProvider()
+provider.add_span_processor(
+    SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"http://127.0.0.1:{sys.argv[1]}/v1/traces"))
+)
+tracer = provider.get_tracer("refund-agent")
+for run in range(int(sys.argv[2])):
+    print(refund_agent(tracer, run))
+provider.shutdown()
+"""
+STOPPED = re.compile(r"tooltrail serve: stopped; (\{.*\})")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_serve_writes_a_results_line_for_every_trace_and_counts_it(
+    tmp_path: Path, plugin: Path, workers: int
+) -> None:
+    """Before: the sleeping check held the evaluator, so no trace got a results line and
+    every counter stayed 0."""
+    env = child_env(plugin, tmp_path)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(SUITE)
+    results = tmp_path / "results.jsonl"
+    process = subprocess.Popen(
+        [*TOOLTRAIL, "serve", "--suite", str(suite), "--no-grpc", "--http-port", "0",
+         "--grace", "0.1", "--results", str(results), "--explanations",
+         "--workers", str(workers)],
+        stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        found = LISTENING.search(line)
+        assert found is not None, line
+        port = found.group(1)
+        sent = subprocess.run(
+            [sys.executable, "-c", SEND_RUNS, port, "4"],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert sent.returncode == 0, sent.stderr
+        trace_ids = set(sent.stdout.split())
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and len(lines_of(results)) < 4:
+            time.sleep(0.1)
+        stats = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/stats").read())
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, rest = process.communicate(timeout=60)
+    assert process.returncode == 0, rest
+    rows = lines_of(results)
+    assert {row["trace_id"] for row in rows} == trace_ids
+    assert len(rows) == 4
+    for row in rows:
+        assert row["verdict"] == "fail"
+        (result,) = row["results"]
+        assert verdicts(result["scores"]) == dict(EXPECTED)
+    assert stats["traces_evaluated"] == 4
+    assert stats["cases_failed"] == 4
+    assert stats["traces_dropped"] == 0
+    summary = STOPPED.search(rest)
+    assert summary is not None, rest
+    assert json.loads(summary.group(1))["traces_evaluated"] == 4
+
+
+def lines_of(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
+
+
+# -- live inline, on the real SDK ----------------------------------------------------------
+
+LIVE_AGENT = """\
+import json, sys, threading, time
+from opentelemetry.sdk.trace import TracerProvider
+from tooltrail import live
+from tooltrail.checks import timelimit
+from scripted_agent import refund_agent
+
+rows = {}
+
+def on_result(trace, results):
+    rows[trace.trace_id] = [s.to_dict() for r in results for s in r.scores]
+
+provider = TracerProvider()
+live.install(provider=provider, suite=sys.argv[1], on_result=on_result, grace_ms=0,
+             handle_sigterm=False)
+tracer = provider.get_tracer("refund-agent")
+runs = [refund_agent(tracer, run) for run in range(3)]
+provider.force_flush(60_000)
+provider.shutdown()
+time.sleep(0.5)  # the given-up allocations end at their next bytecode
+stats = timelimit.stats()
+print(json.dumps({
+    "rows": [rows.get(trace_id) for trace_id in runs],
+    "timed_out": stats.timed_out,
+    "abandoned_alive": stats.abandoned_alive,
+    "threads": threading.active_count(),
+}))
+"""
+
+
+def test_live_inline_scores_every_trace_and_stops_the_allocating_check(
+    tmp_path: Path, plugin: Path
+) -> None:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(SUITE)
+    env = child_env(plugin, tmp_path)
+    _, status, usage, out, err = spawn_and_wait(
+        [sys.executable, "-c", LIVE_AGENT, str(suite)], env, timeout=120
+    )
+    assert os.waitstatus_to_exitcode(status) == 0, err
+    found = json.loads(out)
+    assert len(found["rows"]) == 3
+    for scores in found["rows"]:
+        assert scores is not None
+        assert verdicts(scores) == dict(EXPECTED)
+    assert found["timed_out"] == 6  # the sleep and the allocation of each trace
+    # The sleeping checks are still parked; the allocating ones were stopped and ended.
+    assert found["abandoned_alive"] == 3
+    ends = allocations(tmp_path)
+    assert [kind for kind, _ in ends] == ["CheckStopped"] * 3
+    assert all(size < 256 << 20 for _, size in ends), ends
+    assert usage.ru_maxrss * 1024 < MEMORY_CAP
+
+
+# -- the pytest plugin ---------------------------------------------------------------------
+
+PYTEST_FILE = """\
+from tooltrail.suite.case import EvaluatorConfig, TestCase
+from scripted_agent import refund_agent
+
+CASE = TestCase(
+    id="hostile",
+    evaluators=[
+        EvaluatorConfig(name) for name in ("sleeps", "exits", "interrupts", "allocates", "fine")
+    ],
+    check_timeout=0.5,
+)
+
+
+def test_every_check_is_scored(trail):
+    refund_agent(trail.tracer, 0)
+    scores = trail.check(CASE)
+    assert {s.name: s.error for s in scores} == {
+        "sleeps": "CheckTimeout", "exits": "SystemExit", "interrupts": "KeyboardInterrupt",
+        "allocates": "CheckTimeout", "fine": None,
+    }
+
+
+def test_assert_passes_fails_naming_the_time_limit(trail):
+    refund_agent(trail.tracer, 1)
+    trail.assert_passes(CASE)
+
+
+def test_after_them(trail):
+    refund_agent(trail.tracer, 2)
+    assert [s.name for s in trail.check(CASE) if s.passed] == ["fine"]
+"""
+
+
+def test_pytest_plugin_runs_every_test_to_its_verdict(tmp_path: Path, plugin: Path) -> None:
+    """Before: ``sys.exit`` in a check ended the pytest session; a sleeping check hung it."""
+    tests = tmp_path / "agent_tests"
+    tests.mkdir()
+    (tests / "test_hostile.py").write_text(PYTEST_FILE)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
+        capture_output=True, text=True, timeout=300, cwd=tests,
+        env=child_env(plugin, tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 2 passed" in done.stdout, done.stdout
+    assert "Check 'sleeps' ran past its time limit of 0.5 s" in done.stdout
+
+
+# -- the time limit itself, in this process ------------------------------------------------
+
+
+def case_of(*names: str, limit: float = 0.5) -> TestCase:
+    return TestCase(
+        id="limited", evaluators=[EvaluatorConfig(name) for name in names], check_timeout=limit
+    )
+
+
+def held_until(release: threading.Event) -> Registry:
+    """A registry whose check ``waits`` blocks until ``release`` is set (at most 60 s)."""
+    registry = Registry.with_builtins()
+
+    def waits(trace, case, config):
+        release.wait(60)
+        return Score.passing("waits", "waits", "released")
+
+    registry.register("waits", waits)
+    return registry
+
+
+def test_past_the_bound_of_running_given_up_checks_none_starts_until_one_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(timelimit, "MAX_ABANDONED", timelimit.stats().abandoned_alive + 1)
+    release = threading.Event()
+    registry = held_until(release)
+    trace = EvalTrace(trace_id="t")
+    try:
+        (first,) = evaluate_cases([case_of("waits")], trace, registry=registry)
+        assert [s.error for s in first.scores] == ["CheckTimeout"]
+        before = timelimit.stats()
+        started = time.monotonic()
+        (second,) = evaluate_cases([case_of("waits")], trace, registry=registry)
+        assert time.monotonic() - started < 0.5  # not started: no wait for the limit
+        (score,) = second.scores
+        assert score.error == "CheckNotRun"
+        assert score.explanation == (
+            "Check 'waits' was not run: 1 checks given up at their time limit are still running."
+        )
+        assert timelimit.stats().not_run == before.not_run + 1
+    finally:
+        release.set()
+    deadline = time.monotonic() + 30
+    while timelimit.stats().abandoned_alive >= timelimit.MAX_ABANDONED:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    (third,) = evaluate_cases([case_of("waits")], trace, registry=registry)
+    assert [s.explanation for s in third.scores] == ["released"]
+
+
+def test_without_the_async_exception_a_given_up_check_is_left_running_and_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fallback of an interpreter without ``PyThreadState_SetAsyncExc``: the run goes on
+    at the limit all the same; the busy check runs on, counted, until it ends by itself."""
+    monkeypatch.setattr(threadstop, "_SET_ASYNC_EXC", None)
+    assert threadstop.raise_in(threading.get_ident(), RuntimeError) is False
+    stop = threading.Event()
+    ended = threading.Event()
+    registry = Registry.with_builtins()
+
+    def spins(trace, case, config):
+        try:
+            while not stop.is_set():  # a busy loop: an async exception would end it
+                pass
+        finally:
+            ended.set()
+        return Score.passing("spins", "spins", "stopped")
+
+    registry.register("spins", spins)
+    alive = timelimit.stats().abandoned_alive
+    (row,) = evaluate_cases(
+        [case_of("spins", limit=0.2)], EvalTrace(trace_id="t"), registry=registry
+    )
+    assert [s.error for s in row.scores] == ["CheckTimeout"]
+    assert not ended.wait(0.3)
+    assert timelimit.stats().abandoned_alive == alive + 1
+    stop.set()
+    assert ended.wait(30)
+
+
+REAL_INTERRUPT = """\
+import os, signal, sys, threading, time
+from tooltrail import EvalTrace, EvaluatorConfig, TestCase, evaluate_cases
+from tooltrail.checks import Registry
+
+registry = Registry.with_builtins()
+registry.register("sleeps", lambda trace, case, config: time.sleep(60))
+case = TestCase(id="c", evaluators=[EvaluatorConfig("sleeps")], check_timeout=30)
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+started = time.monotonic()
+try:
+    evaluate_cases([case], EvalTrace(trace_id="t"), registry=registry)
+except KeyboardInterrupt:
+    print(f"interrupted after {time.monotonic() - started:.0f} s")
+    sys.exit(0)
+print("not interrupted")
+"""
+
+
+def test_a_real_sigint_of_the_process_still_interrupts_an_evaluation() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", REAL_INTERRUPT], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "interrupted after 0 s\n" or done.stdout == "interrupted after 1 s\n"
+
+
+def test_serve_does_not_call_the_evaluator_stuck_before_the_time_limits_are_up(
+    tmp_path: Path,
+) -> None:
+    """Two plug-in checks of 20 s: a trace may take 40 s to evaluate, so the buffer must wait
+    longer than that before it skips the evaluator (its traces were then neither scored
+    nor counted)."""
+    from tooltrail.serve.config import ServeConfig
+    from tooltrail.serve.pipeline import TracePipeline
+    from tooltrail.suite import TestSuite
+
+    default_registry().register("ct_judge_one", lambda t, c, k: [], replace=True)
+    default_registry().register("ct_judge_two", lambda t, c, k: [], replace=True)
+    suite = TestSuite(
+        name="judges",
+        cases=[
+            TestCase(
+                id="judged",
+                evaluators=[
+                    EvaluatorConfig(name)
+                    for name in ("ct_judge_one", "ct_judge_two", "tool_call_precision")
+                ],
+            )
+        ],
+        check_timeout=20,
+    )
+    assert evaluation_time_limit(suite.cases) == 40
+    pipeline = TracePipeline(ServeConfig(suite=str(tmp_path / "unused.yaml")), suite)
+    try:
+        assert pipeline.buffer.sink_timeout_s > 40
+    finally:
+        pipeline.shutdown()
+
+
+def _evaluate_in_child(limit: float) -> list[str | None]:
+    registry = Registry.with_builtins()
+    registry.register("quick", lambda trace, case, config: Score.passing("quick", "quick", "ok"))
+    (row,) = evaluate_cases(
+        [case_of("quick", limit=limit)], EvalTrace(trace_id="t"), registry=registry
+    )
+    return [s.error for s in row.scores]
+
+
+def test_a_forked_worker_process_gets_workers_of_its_own() -> None:
+    """The parent's idle worker thread does not exist in a forked child (a batch pool
+    worker): handing a check to it would wait out the limit."""
+    assert _evaluate_in_child(30) == [None]  # leaves an idle worker in this process
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        started = time.monotonic()
+        assert pool.apply(_evaluate_in_child, (30,)) == [None]
+        assert time.monotonic() - started < 20

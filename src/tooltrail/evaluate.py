@@ -291,6 +291,20 @@ def reads_usage(cases: Iterable[TestCase], registry: Registry | None = None) -> 
     return False
 
 
+def evaluation_time_limit(cases: Iterable[TestCase], registry: Registry | None = None) -> float:
+    """The longest one trace's evaluation can take because of time limits: every check under
+    one (not tooltrail's own) of every case running up to its case's ``check_timeout``.
+    Whoever watches an evaluation for being stuck (``serve``'s trace buffer) waits longer."""
+    total = 0.0
+    for case in cases:
+        plan = _plan(case, registry)
+        timed = sum(1 for builtin in plan.builtin_scorers if not builtin)
+        if timed:
+            limit = case.check_timeout
+            total += timed * (limit if limit is not None else DEFAULT_CHECK_TIMEOUT_S)
+    return total
+
+
 def _checks_failed(error: str) -> Score:
     return Score.failing("checks", "checks", f"The checks could not run: {error}.", error=error)
 

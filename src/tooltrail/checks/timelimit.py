@@ -321,8 +321,7 @@ def outcome_score(check: Check, outcome: TimedOut | Raised | NotRun) -> Score:
     if outcome.__class__ is TimedOut:
         limit = outcome.limit  # type: ignore[union-attr]
         explanation = (
-            f"Check {name} ran past its time limit of {limit:g} s and was given up "
-            "(check_timeout)."
+            f"Check {name} ran past its time limit of {limit:g} s and was given up (check_timeout)."
         )
         error = "CheckTimeout"
     elif outcome.__class__ is Raised:
@@ -336,5 +335,9 @@ def outcome_score(check: Check, outcome: TimedOut | Raised | NotRun) -> Score:
         )
         error = "CheckNotRun"
     return Score.failing(
-        label, label, explanation, error=error, required=getattr(check, "required", True) is not False
+        label,
+        label,
+        explanation,
+        error=error,
+        required=getattr(check, "required", True) is not False,
     )
