@@ -174,7 +174,8 @@ def test_eval_ends_with_every_trace_scored_and_each_hostile_check_named(
 ) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(SUITE)
-    dumps = two_dumps(tmp_path)
+    dumps = two_dumps(tmp_path)[:workers]  # two workers: a file each
+    traces = 4 * workers
     started = time.monotonic()
     pid, status, usage, out, err = spawn_and_wait(
         [*TOOLTRAIL, "eval", str(suite), *map(str, dumps), "--format", "json", "-q",
@@ -184,13 +185,13 @@ def test_eval_ends_with_every_trace_scored_and_each_hostile_check_named(
     )  # fmt: skip
     assert os.waitstatus_to_exitcode(status) == 1, err
     report = json.loads(out)
-    assert len(report["cases"]) == 8  # every trace of both files has its row
+    assert len(report["cases"]) == traces  # every trace has its row
     for row in report["cases"]:
         assert verdicts(row["scores"]) == {name: (e, x) for name, (e, x) in EXPECTED.items()}
         assert row["passed"] is False
     # Each allocation was stopped at its limit, holding far less than the loop's 1 GiB.
     ends = allocations(tmp_path)
-    assert len(ends) == 8, ends
+    assert len(ends) == traces, ends
     assert all(kind == "CheckStopped" and size < 256 << 20 for kind, size in ends), ends
     assert usage.ru_maxrss * 1024 < MEMORY_CAP
     # Two limits per trace: well under the two minutes a sleeping check would hold one.
@@ -337,13 +338,13 @@ def test_serve_writes_a_results_line_for_every_trace_and_counts_it(
         assert found is not None, line
         port = found.group(1)
         sent = subprocess.run(
-            [sys.executable, "-c", SEND_RUNS, port, "4"],
+            [sys.executable, "-c", SEND_RUNS, port, "3"],
             capture_output=True, text=True, timeout=120, env=env,
         )  # fmt: skip
         assert sent.returncode == 0, sent.stderr
         trace_ids = set(sent.stdout.split())
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and len(lines_of(results)) < 4:
+        while time.monotonic() < deadline and len(lines_of(results)) < 3:
             time.sleep(0.1)
         stats = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/stats").read())
     finally:
@@ -352,17 +353,17 @@ def test_serve_writes_a_results_line_for_every_trace_and_counts_it(
     assert process.returncode == 0, rest
     rows = lines_of(results)
     assert {row["trace_id"] for row in rows} == trace_ids
-    assert len(rows) == 4
+    assert len(rows) == 3
     for row in rows:
         assert row["verdict"] == "fail"
         (result,) = row["results"]
         assert verdicts(result["scores"]) == dict(EXPECTED)
-    assert stats["traces_evaluated"] == 4
-    assert stats["cases_failed"] == 4
+    assert stats["traces_evaluated"] == 3
+    assert stats["cases_failed"] == 3
     assert stats["traces_dropped"] == 0
     summary = STOPPED.search(rest)
     assert summary is not None, rest
-    assert json.loads(summary.group(1))["traces_evaluated"] == 4
+    assert json.loads(summary.group(1))["traces_evaluated"] == 3
 
 
 def lines_of(path: Path) -> list[dict]:
