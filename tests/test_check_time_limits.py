@@ -20,7 +20,9 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from fixtures import REFUND_DUMP
@@ -29,6 +31,7 @@ from tooltrail import EvalTrace, EvaluatorConfig, Score, TestCase, evaluate_case
 from tooltrail.checks import Registry, default_registry, threadstop, timelimit
 from tooltrail.evaluate import evaluation_time_limit
 
+T = TypeVar("T")
 TOOLTRAIL = [sys.executable, "-c", "from tooltrail.cli import main; main()"]
 LISTENING = re.compile(r"OTLP/HTTP on http://127\.0\.0\.1:(\d+)")
 
@@ -346,7 +349,11 @@ def test_serve_writes_a_results_line_for_every_trace_and_counts_it(
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and len(lines_of(results)) < 3:
             time.sleep(0.1)
-        stats = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/stats").read())
+        while True:  # with workers, the receiving process gathers their counters now and then
+            stats = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/stats").read())
+            if stats["traces_evaluated"] >= 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
     finally:
         process.send_signal(signal.SIGTERM)
         _, rest = process.communicate(timeout=60)
@@ -487,6 +494,17 @@ def case_of(*names: str, limit: float = 0.5) -> TestCase:
     )
 
 
+def off_main(fn: Callable[[], T]) -> T:
+    """``fn()`` on a thread of its own: checks then go to a worker thread (on the main
+    thread they run under SIGALRM instead, ``checks.checkalarm``)."""
+    found: list[T] = []
+    thread = threading.Thread(target=lambda: found.append(fn()))
+    thread.start()
+    thread.join(120)
+    assert found, "did not return"
+    return found[0]
+
+
 def held_until(release: threading.Event) -> Registry:
     """A registry whose check ``waits`` blocks until ``release`` is set (at most 60 s)."""
     registry = Registry.with_builtins()
@@ -507,11 +525,11 @@ def test_past_the_bound_of_running_given_up_checks_none_starts_until_one_ends(
     registry = held_until(release)
     trace = EvalTrace(trace_id="t")
     try:
-        (first,) = evaluate_cases([case_of("waits")], trace, registry=registry)
+        (first,) = off_main(lambda: evaluate_cases([case_of("waits")], trace, registry=registry))
         assert [s.error for s in first.scores] == ["CheckTimeout"]
         before = timelimit.stats()
         started = time.monotonic()
-        (second,) = evaluate_cases([case_of("waits")], trace, registry=registry)
+        (second,) = off_main(lambda: evaluate_cases([case_of("waits")], trace, registry=registry))
         assert time.monotonic() - started < 0.5  # not started: no wait for the limit
         (score,) = second.scores
         assert score.error == "CheckNotRun"
@@ -525,7 +543,7 @@ def test_past_the_bound_of_running_given_up_checks_none_starts_until_one_ends(
     while timelimit.stats().abandoned_alive >= timelimit.MAX_ABANDONED:
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    (third,) = evaluate_cases([case_of("waits")], trace, registry=registry)
+    (third,) = off_main(lambda: evaluate_cases([case_of("waits")], trace, registry=registry))
     assert [s.explanation for s in third.scores] == ["released"]
 
 
@@ -550,8 +568,10 @@ def test_without_the_async_exception_a_given_up_check_is_left_running_and_counte
 
     registry.register("spins", spins)
     alive = timelimit.stats().abandoned_alive
-    (row,) = evaluate_cases(
-        [case_of("spins", limit=0.2)], EvalTrace(trace_id="t"), registry=registry
+    (row,) = off_main(
+        lambda: evaluate_cases(
+            [case_of("spins", limit=0.2)], EvalTrace(trace_id="t"), registry=registry
+        )
     )
     assert [s.error for s in row.scores] == ["CheckTimeout"]
     assert not ended.wait(0.3)
@@ -562,6 +582,8 @@ def test_without_the_async_exception_a_given_up_check_is_left_running_and_counte
 
 REAL_INTERRUPT = """\
 import os, signal, sys, threading, time
+if sys.argv[1] == "alarm-taken":  # SIGALRM is someone else's: checks go to a worker thread
+    signal.signal(signal.SIGALRM, lambda signum, frame: None)
 from tooltrail import EvalTrace, EvaluatorConfig, TestCase, evaluate_cases
 from tooltrail.checks import Registry
 
@@ -579,9 +601,10 @@ print("not interrupted")
 """
 
 
-def test_a_real_sigint_of_the_process_still_interrupts_an_evaluation() -> None:
+@pytest.mark.parametrize("where", ["main-thread", "alarm-taken"])
+def test_a_real_sigint_of_the_process_still_interrupts_an_evaluation(where: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", REAL_INTERRUPT], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", REAL_INTERRUPT, where], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "interrupted after 0 s\n" or done.stdout == "interrupted after 1 s\n"
@@ -639,3 +662,44 @@ def test_a_forked_worker_process_gets_workers_of_its_own() -> None:
         started = time.monotonic()
         assert pool.apply(_evaluate_in_child, (30,)) == [None]
         assert time.monotonic() - started < 20
+
+
+def test_on_the_main_thread_a_timer_stops_checks_without_leaving_a_thread() -> None:
+    """The batch pass and pytest evaluate on the main thread: there SIGALRM stops a sleeping
+    check and an allocating one, and no thread is left behind."""
+    registry = Registry.with_builtins()
+    held: list[bytes] = []
+    ended: list[str] = []
+
+    def allocates(trace, case, config):
+        try:
+            while len(held) < 16384:
+                held.append(b"x" * 65536)
+                time.sleep(0.0005)
+        except BaseException as exc:
+            ended.append(f"{type(exc).__name__} {len(held) < 16384}")
+            held.clear()
+            raise
+        return Score.passing("allocates", "allocates", "done")
+
+    def raises(trace, case, config):
+        raise KeyboardInterrupt
+
+    registry.register("sleeps", lambda trace, case, config: time.sleep(60))
+    registry.register("allocates", allocates)
+    registry.register("raises", raises)
+    threads = threading.active_count()
+    before = timelimit.stats()
+    started = time.monotonic()
+    (row,) = evaluate_cases(
+        [case_of("sleeps", "allocates", "raises", limit=0.3)],
+        EvalTrace(trace_id="t"),
+        registry=registry,
+    )
+    assert time.monotonic() - started < 30
+    assert [s.error for s in row.scores] == ["CheckTimeout", "CheckTimeout", "KeyboardInterrupt"]
+    assert ended == ["CheckStopped True"]
+    assert threading.active_count() == threads
+    after = timelimit.stats()
+    assert after.timed_out == before.timed_out + 2
+    assert after.abandoned_alive == before.abandoned_alive

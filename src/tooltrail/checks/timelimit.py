@@ -28,9 +28,25 @@ from dataclasses import dataclass
 from queue import SimpleQueue
 from typing import Any
 
-from tooltrail.checks import threadstop
-from tooltrail.checks.protocol import Check, CheckContext, CheckResult
+from tooltrail.checks import checkalarm, threadstop
+from tooltrail.checks.outcomes import CheckStopped, NotRun, Outcome, Raised, Step, TimedOut
+from tooltrail.checks.protocol import Check
 from tooltrail.checks.score import Score
+
+__all__ = [
+    "DEFAULT_CHECK_TIMEOUT_S",
+    "MAX_ABANDONED",
+    "CheckStopped",
+    "NotRun",
+    "Outcome",
+    "Raised",
+    "Step",
+    "TimeLimitStats",
+    "TimedOut",
+    "outcome_score",
+    "run_steps",
+    "stats",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -44,38 +60,6 @@ _MAX_IDLE = 32
 _BUILTIN_POLL_S = 0.05
 #: At most one log line per kind of event in this many seconds.
 _LOG_INTERVAL_S = 60.0
-
-
-class CheckStopped(BaseException):
-    """Raised inside a check that ran past its time limit (a ``BaseException``, so that the
-    check's own ``except Exception`` does not swallow it)."""
-
-
-@dataclass(slots=True, frozen=True)
-class TimedOut:
-    """The check ran past ``limit`` seconds and was given up."""
-
-    limit: float
-
-
-@dataclass(slots=True, frozen=True)
-class Raised:
-    """The check raised ``error`` (any ``BaseException``)."""
-
-    error: BaseException
-
-
-@dataclass(slots=True, frozen=True)
-class NotRun:
-    """The check was not started: ``abandoned`` given-up checks are still running."""
-
-    abandoned: int
-
-
-Outcome = CheckResult | TimedOut | Raised | NotRun
-#: One check to run: the check, what it sees, its time limit in seconds (``None``: a
-#: built-in check, bounded by the size of the trace).
-Step = tuple[Check, CheckContext, float | None]
 
 
 @dataclass(slots=True, frozen=True)
@@ -216,9 +200,30 @@ def _give_back(worker: _Worker) -> None:
 
 def run_steps(steps: Sequence[Step]) -> list[Outcome]:
     """The outcome of each step, in order: what its check returned, or ``Raised``,
-    ``TimedOut``, ``NotRun``. Every step goes to a worker thread, in one hand-off; returns
-    within the sum of the limits (plus the built-in checks' own time: those, limit ``None``,
-    run to their end)."""
+    ``TimedOut``, ``NotRun``. Returns within the sum of the limits (plus the built-in checks'
+    own time: those, limit ``None``, run to their end).
+
+    On the main thread, with SIGALRM free, the checks run right here under an interval timer
+    (``checkalarm``): no hand-off. Elsewhere every step goes to a worker thread, in one
+    hand-off."""
+    if checkalarm.usable():
+        return checkalarm.run_here(steps, _timed_out_here)
+    return _run_on_worker(steps)
+
+
+def _timed_out_here(check: Check, limit: float) -> TimedOut:
+    with _counters.lock:
+        _counters.timed_out += 1
+    _warn(
+        "timed-out",
+        "tooltrail: check %s ran past its time limit of %s s and was given up (counter timed_out)",
+        _name_of(check),
+        f"{limit:g}",
+    )
+    return TimedOut(limit)
+
+
+def _run_on_worker(steps: Sequence[Step]) -> list[Outcome]:
     outcomes: list[Outcome] = []
     count = len(steps)
     while len(outcomes) < count:
