@@ -26,6 +26,13 @@ from typing import Any
 from tooltrail.checks.outcomes import CheckStopped, Outcome, Raised, Step
 from tooltrail.checks.protocol import Check
 
+try:  # ``signal``'s own C functions: the same calls, without the wrapping of each handler in
+    # an enum (that wrapping is most of the cost of a check run here)
+    from _signal import getsignal as _getsignal
+    from _signal import signal as _setsignal
+except ImportError:  # pragma: no cover - another interpreter
+    _getsignal, _setsignal = signal.getsignal, signal.signal
+
 #: After the first ``CheckStopped``, the timer fires again this often until the check returns.
 _REFIRE_S = 0.1
 
@@ -46,12 +53,12 @@ def usable() -> bool:
         or threading.current_thread() is not threading.main_thread()
     ):
         return False
-    handler = signal.getsignal(signal.SIGALRM)
+    handler = _getsignal(signal.SIGALRM)
     if handler is _on_alarm:
         return True
     if handler != signal.SIG_DFL:
         return False
-    signal.signal(signal.SIGALRM, _on_alarm)
+    _setsignal(signal.SIGALRM, _on_alarm)
     return True
 
 
@@ -59,11 +66,11 @@ def run_here(steps: Sequence[Step], timed_out: Callable[[Check, float], Outcome]
     """Run ``steps`` on this (the main) thread, each timed one under its limit; ``timed_out``
     makes the outcome of a check past it."""
     global _real_interrupt
-    previous = signal.getsignal(signal.SIGINT)
+    previous = _getsignal(signal.SIGINT)
     watch = callable(previous) or previous in (signal.SIG_DFL, signal.SIG_IGN)
     _real_interrupt = False
     if watch:
-        signal.signal(signal.SIGINT, _interrupt_handler(previous))
+        _setsignal(signal.SIGINT, _interrupt_handler(previous))
     outcomes: list[Outcome] = []
     append = outcomes.append
     try:
@@ -88,7 +95,7 @@ def run_here(steps: Sequence[Step], timed_out: Callable[[Check, float], Outcome]
     finally:
         _disarm()
         if watch:
-            signal.signal(signal.SIGINT, previous)
+            _setsignal(signal.SIGINT, previous)
     return outcomes
 
 
