@@ -610,12 +610,15 @@ def test_a_real_sigint_of_the_process_still_interrupts_an_evaluation(where: str)
     assert done.stdout == "interrupted after 0 s\n" or done.stdout == "interrupted after 1 s\n"
 
 
-def test_serve_does_not_call_the_evaluator_stuck_before_the_time_limits_are_up(
+def test_serve_and_live_do_not_call_the_evaluator_stuck_before_the_time_limits_are_up(
     tmp_path: Path,
 ) -> None:
     """Two plug-in checks of 20 s: a trace may take 40 s to evaluate, so the buffer must wait
     longer than that before it skips the evaluator (its traces were then neither scored
     nor counted)."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from tooltrail import live
     from tooltrail.serve.config import ServeConfig
     from tooltrail.serve.pipeline import TracePipeline
     from tooltrail.suite import TestSuite
@@ -641,6 +644,12 @@ def test_serve_does_not_call_the_evaluator_stuck_before_the_time_limits_are_up(
         assert pipeline.buffer.sink_timeout_s > 40
     finally:
         pipeline.shutdown()
+    installation = live.install(provider=TracerProvider(), suite=suite, handle_sigterm=False)
+    try:
+        assert installation.buffer is not None
+        assert installation.buffer.sink_timeout_s > 40
+    finally:
+        installation.shutdown()
 
 
 def _evaluate_in_child(limit: float) -> list[str | None]:
