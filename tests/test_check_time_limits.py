@@ -21,6 +21,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -529,9 +530,12 @@ def test_past_the_bound_of_running_given_up_checks_none_starts_until_one_ends(
         assert [s.error for s in first.scores] == ["CheckTimeout"]
         before = timelimit.stats()
         started = time.monotonic()
-        (second,) = off_main(lambda: evaluate_cases([case_of("waits")], trace, registry=registry))
+        bounded = replace(case_of("waits"), required_tools=["lookup_order"])
+        (second,) = off_main(lambda: evaluate_cases([bounded], trace, registry=registry))
         assert time.monotonic() - started < 0.5  # not started: no wait for the limit
-        (score,) = second.scores
+        required, score = second.scores
+        assert required.name == "required_tool:lookup_order"  # tooltrail's own check still ran
+        assert required.error is None
         assert score.error == "CheckNotRun"
         assert score.explanation == (
             "Check 'waits' was not run: 1 checks given up at their time limit are still running."

@@ -1,20 +1,23 @@
-"""Run checks on a worker thread, each under a time limit, so that no check can hang a run.
+"""Run checks each under a time limit, so that no check can hang or end a run.
 
-Python cannot kill a thread. So the checks of one evaluation (a trace and every case it
-meets) go to a worker thread in one hand-off, and the caller waits. A check past its limit is
-given up: its result is a ``TimedOut``, the remaining checks go on on a fresh worker, and the
-old worker is abandoned (a daemon thread) after ``threadstop`` asks it to raise ``CheckStopped``:
-a busy or allocating Python loop stops at once; a check blocked inside C (``time.sleep``, a
-socket read) stays parked until that call returns, and its thread then ends.
+On the main thread (the batch pass and its worker processes, the pytest plugin) the checks run
+right there under a timer (``checkalarm``): no hand-off. Anywhere else (``serve``, the live
+inline evaluator) the checks of one evaluation (a trace and every case it meets) go to a
+worker thread in one hand-off, and the caller waits. Python cannot kill a thread: a check past
+its limit is given up, its result is a ``TimedOut``, the remaining checks go on on a fresh
+worker, and the old worker is abandoned (a daemon thread) after ``threadstop`` asks it to
+raise ``CheckStopped``: a busy or allocating Python loop stops at once; a check blocked inside
+C (``time.sleep``, a socket read) stays parked until that call returns, and its thread then
+ends.
 
 Abandoned threads still alive are counted; at most ``MAX_ABANDONED`` at once. Past that, no
-check starts (each is ``NotRun``) until one of them ends: a check that hangs every time cannot
-pile up threads without bound. ``stats()`` has the counters; each event is logged at most once
-a minute.
+check with a limit starts (each is ``NotRun``) until one of them ends: a check that hangs every
+time cannot pile up threads without bound. ``stats()`` has the counters; each event is logged
+at most once a minute.
 
 Whatever a check raises, ``SystemExit`` and ``KeyboardInterrupt`` included, comes back as
-``Raised``: a check runs on a worker thread, and a real interrupt of the process (SIGINT)
-is delivered to the main thread, the one waiting here, where it propagates as usual.
+``Raised``; a real interrupt of the process (SIGINT) propagates as usual: it reaches the main
+thread, which is waiting here for a worker, or tells ``checkalarm`` it is real.
 """
 
 from __future__ import annotations
@@ -229,8 +232,6 @@ def _run_on_worker(steps: Sequence[Step]) -> list[Outcome]:
     while len(outcomes) < count:
         with _counters.lock:
             abandoned = _counters.abandoned_alive
-            if abandoned >= MAX_ABANDONED:
-                _counters.not_run += count - len(outcomes)
         if abandoned >= MAX_ABANDONED:
             _warn(
                 "not-run",
@@ -238,7 +239,7 @@ def _run_on_worker(steps: Sequence[Step]) -> list[Outcome]:
                 "checks are not started until one ends (counter not_run)",
                 abandoned,
             )
-            outcomes.extend([NotRun(abandoned)] * (count - len(outcomes)))
+            _run_without_timed(steps, outcomes, abandoned)
             break
         worker = _take_worker()
         job = _Job(steps, outcomes, len(outcomes))
@@ -246,6 +247,23 @@ def _run_on_worker(steps: Sequence[Step]) -> list[Outcome]:
         if _wait(job, worker):
             _give_back(worker)
     return outcomes
+
+
+def _run_without_timed(steps: Sequence[Step], outcomes: list[Outcome], abandoned: int) -> None:
+    """The rest of ``steps`` past the bound of abandoned checks: tooltrail's own checks run
+    here, the others are ``NotRun``."""
+    not_run = 0
+    for check, ctx, limit in steps[len(outcomes) :]:
+        if limit is not None:
+            outcomes.append(NotRun(abandoned))
+            not_run += 1
+            continue
+        try:
+            outcomes.append(check.evaluate(ctx))
+        except Exception as exc:  # noqa: BLE001 - reported as the check's error
+            outcomes.append(Raised(exc))
+    with _counters.lock:
+        _counters.not_run += not_run
 
 
 def _wait(job: _Job, worker: _Worker) -> bool:
