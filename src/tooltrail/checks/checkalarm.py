@@ -13,7 +13,8 @@ installed (``KeyboardInterrupt`` by default): a ``KeyboardInterrupt`` the check 
 its error, a real one stops the run.
 
 Used only where it can be: on the main thread, on a platform with ``setitimer``, and while
-nothing else has a handler for SIGALRM (``usable``).
+nothing else uses SIGALRM (``usable``); its handler, once installed, stays (it does nothing
+outside a check). Elsewhere ``timelimit`` hands the checks to a worker thread.
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ def usable() -> bool:
     handler = _getsignal(signal.SIGALRM)
     if handler is _on_alarm:
         return True
-    if handler != signal.SIG_DFL:
-        return False
-    _setsignal(signal.SIGALRM, _on_alarm)
+    if handler != signal.SIG_DFL or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        return False  # someone else's handler, or a timer of the program's own is running
+    _setsignal(signal.SIGALRM, _on_alarm)  # kept: it does nothing outside a check
     return True
 
 
