@@ -267,7 +267,7 @@ def test_sigint_during_eval_exits_130_naming_the_interrupt_and_the_partial_count
     lines = err.strip().splitlines()
     assert re.fullmatch(
         r"tooltrail eval: interrupted \(SIGINT\) after (\d+) finished chunks: (\d+) traces "
-        r"read \(\d+ spans\) and evaluated; no report written",
+        r"read \(\d+ spans\) and evaluated; no complete report",
         lines[-1],
     ), err
     if workers == 1:

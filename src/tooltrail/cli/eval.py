@@ -184,9 +184,9 @@ def eval_command(
         gate = Gate.load(gate_path) if gate_path else suite.gate
     except (SuiteError, PluginError) as exc:
         fail("eval", str(exc))
-    with ExitStack() as cleanup:
+    done = _Done()
+    with _on_interrupt(done), ExitStack() as cleanup:
         with _stdin_spooled(paths) as (inputs, stdin_copy):
-            done = _Done()
             try:
                 with _progress(enabled=not quiet and sys.stderr.isatty()) as on_progress:
                     batch = run_batch(
@@ -199,8 +199,6 @@ def eval_command(
                         on_progress=done.counting(on_progress),
                     )
                 cleanup.callback(batch.close)  # rows spilled to disk: removed however this ends
-            except KeyboardInterrupt:
-                fail("eval", done.interrupted(), EXIT_INTERRUPTED)
             except (InputError, DaskUnavailableError) as exc:
                 fail("eval", str(exc))
             except OSError as exc:
@@ -374,8 +372,17 @@ class _Done:
     def interrupted(self) -> str:
         return (
             f"interrupted (SIGINT) after {self.chunks} finished chunks: {self.traces} traces "
-            f"read ({self.spans} spans) and evaluated; no report written"
+            f"read ({self.spans} spans) and evaluated; no complete report"
         )
+
+
+@contextmanager
+def _on_interrupt(done: _Done) -> Iterator[None]:
+    """Ctrl-C anywhere in the run: one line saying what was done, exit 130, no traceback."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        fail("eval", done.interrupted(), EXIT_INTERRUPTED)
 
 
 @contextmanager
