@@ -716,3 +716,63 @@ def test_on_the_main_thread_a_timer_stops_checks_without_leaving_a_thread() -> N
     after = timelimit.stats()
     assert after.timed_out == before.timed_out + 2
     assert after.abandoned_alive <= before.abandoned_alive
+
+
+# -- where the limit is set ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("check_timeout: 0\n", "suite.yaml:2: check_timeout: must be more than 0 seconds, got 0"),
+        (
+            "check_timeout: soon\n",
+            "suite.yaml:2: check_timeout: expected a number (0 or more), got a string ('soon')",
+        ),
+        (
+            "cases:\n  - id: c\n    required_tools: [a]\n    check_timeout: -1\n",
+            "suite.yaml:5: cases[0].check_timeout: must be a finite number, 0 or more, got -1",
+        ),
+    ],
+)
+def test_a_bad_check_timeout_is_an_error_naming_its_line(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    from tooltrail.suite import SuiteError, TestSuite
+
+    cases = "" if "cases:" in text else "cases:\n  - id: c\n    required_tools: [a]\n"
+    path = tmp_path / "suite.yaml"
+    path.write_text(f"name: s\n{text}{cases}")
+    with pytest.raises(SuiteError) as raised:
+        TestSuite.load(path)
+    assert str(raised.value).endswith(message), str(raised.value)
+    with pytest.raises(SuiteError, match="check_timeout must be a number of seconds"):
+        TestCase(id="c", required_tools=["a"], check_timeout=0)
+
+
+def test_the_suite_limit_applies_to_cases_without_their_own_and_the_option_wins(
+    tmp_path: Path, plugin: Path
+) -> None:
+    from tooltrail.suite import TestSuite
+
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "name: s\ncheck_timeout: 60\ncases:\n"
+        "  - id: own\n    match: all\n    check_timeout: 0.3\n    evaluators: [sleeps]\n"
+        "  - id: inherited\n    match: all\n    evaluators: [sleeps]\n"
+    )
+    suite = TestSuite.load(path)
+    assert [case.check_timeout for case in suite.cases] == [0.3, 60]
+    assert [case.check_timeout for case in suite.with_check_timeout(0.4).cases] == [0.4, 0.4]
+    done = subprocess.run(
+        [*TOOLTRAIL, "eval", str(path), str(REFUND_DUMP), "--format", "json", "-q",
+         "--workers", "1", "--check-timeout", "0.4"],
+        capture_output=True, text=True, timeout=120, env=child_env(plugin, tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    explanations = {
+        score["explanation"] for row in json.loads(done.stdout)["cases"] for score in row["scores"]
+    }
+    assert explanations == {
+        "Check 'sleeps' ran past its time limit of 0.4 s and was given up (check_timeout)."
+    }

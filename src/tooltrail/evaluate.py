@@ -251,8 +251,8 @@ class _CasePlan:
 
     @property
     def timed(self) -> bool:
-        """Whether a scorer of the case is not tooltrail's own: the case's checks then run on
-        a worker thread, each under the case's time limit (``checks.timelimit``)."""
+        """Whether a scorer of the case is not tooltrail's own: the case's checks then run
+        through ``checks.timelimit``, that scorer under the case's time limit."""
         return not all(self.builtin_scorers)
 
 
@@ -471,7 +471,8 @@ def evaluate_cases(
     """``evaluate_trace`` for each case on one trace, in order, sharing one call index between
     them: the names, counts and duplicate calls (the canonical-argument fingerprints, the
     costliest part of a trace's evaluation) are worked out once per trace, not once per case.
-    The checks of every case go to the worker thread of ``checks.timelimit`` in one hand-off.
+    When a case has a check under a time limit, the checks of every case go through
+    ``checks.timelimit`` together (off the main thread, in one hand-off to a worker thread).
 
     Nothing is kept on the trace afterwards. Use it where one trace meets several cases or
     policies (the receiver, the live processor, the batch pass).
