@@ -15,8 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.expectations import case_checks
 from tooltrail.checks.protocol import Check, CheckContext, case_context, run_checks
-from tooltrail.checks.registry import Registry, default_registry
+from tooltrail.checks.registry import Registry, default_registry, is_builtin
 from tooltrail.checks.score import Score
+from tooltrail.checks.timelimit import (
+    DEFAULT_CHECK_TIMEOUT_S,
+    NotRun,
+    Outcome,
+    Raised,
+    Step,
+    TimedOut,
+    outcome_score,
+    run_steps,
+)
 from tooltrail.checks.turns import expect_checks
 from tooltrail.checks.view import CallView, tally
 from tooltrail.hints import did_you_mean
@@ -234,8 +244,16 @@ class _CasePlan:
     #: Turn ``n``'s checks at index ``n - 1``.
     turns: list[list[Check]]
     scorers: list[Check]
+    #: Per scorer: whether it is one of tooltrail's own (no time limit: see ``_prepare``).
+    builtin_scorers: list[bool]
     #: The exception type name when the case's fields could not be compiled to checks.
     broken: str | None = None
+
+    @property
+    def timed(self) -> bool:
+        """Whether a scorer of the case is not tooltrail's own: the case's checks then run
+        through ``checks.timelimit``, that scorer under the case's time limit."""
+        return not all(self.builtin_scorers)
 
 
 def _plan(case: TestCase, registry: Registry | None) -> _CasePlan:
@@ -251,7 +269,14 @@ def _plan(case: TestCase, registry: Registry | None) -> _CasePlan:
     if case.evaluators:
         build = (registry if registry is not None else default_registry()).build
         scorers = [build(evaluator) for evaluator in case.evaluators]
-    return _CasePlan(case=case, checks=checks, turns=turns, scorers=scorers, broken=broken)
+    return _CasePlan(
+        case=case,
+        checks=checks,
+        turns=turns,
+        scorers=scorers,
+        builtin_scorers=[is_builtin(scorer) for scorer in scorers],
+        broken=broken,
+    )
 
 
 def reads_usage(cases: Iterable[TestCase], registry: Registry | None = None) -> bool:
@@ -266,6 +291,20 @@ def reads_usage(cases: Iterable[TestCase], registry: Registry | None = None) -> 
     return False
 
 
+def evaluation_time_limit(cases: Iterable[TestCase], registry: Registry | None = None) -> float:
+    """The longest one trace's evaluation can take because of time limits: every check under
+    one (not tooltrail's own) of every case running up to its case's ``check_timeout``.
+    Whoever watches an evaluation for being stuck (``serve``'s trace buffer) waits longer."""
+    total = 0.0
+    for case in cases:
+        plan = _plan(case, registry)
+        timed = sum(1 for builtin in plan.builtin_scorers if not builtin)
+        if timed:
+            limit = case.check_timeout
+            total += timed * (limit if limit is not None else DEFAULT_CHECK_TIMEOUT_S)
+    return total
+
+
 def _checks_failed(error: str) -> Score:
     return Score.failing("checks", "checks", f"The checks could not run: {error}.", error=error)
 
@@ -273,7 +312,8 @@ def _checks_failed(error: str) -> Score:
 def _evaluate(
     plan: _CasePlan, trace: EvalTrace, view: CallView, output: str | None, label: str | None
 ) -> CaseResult:
-    """Run a compiled case on ``trace`` with its call index ``view``; never raises."""
+    """Run a compiled case on ``trace`` with its call index ``view``, on this thread: only
+    for a case whose every check is tooltrail's own (``_CasePlan.timed`` is false)."""
     case = plan.case
     ctx = case_context(case, trace, output, view)
     scores: list[Score] = []
@@ -296,12 +336,110 @@ def _evaluate(
             scores = [_checks_failed(type(exc).__name__)]
     if plan.scorers:
         run_checks(plan.scorers, ctx, scores)
-    passed = True
+    return CaseResult(case.id, _passed(scores), scores, trace.trace_id, label or case.id)
+
+
+def _passed(scores: list[Score]) -> bool:
     for score in scores:
         if not score.passed and score.required and not score.skipped:
-            passed = False
-            break
-    return CaseResult(case.id, passed, scores, trace.trace_id, label or case.id)
+            return False
+    return True
+
+
+@dataclass(slots=True)
+class _Run:
+    """One case's checks on one trace, as steps of ``checks.timelimit``: its fields' and
+    turns' checks (``builtins`` of them), then its scorers."""
+
+    plan: _CasePlan
+    label: str | None
+    steps: list[Step]
+    builtins: int
+    #: Why the fields' and turns' checks cannot run (an exception type name), else ``None``.
+    broken: str | None
+
+
+def _prepare(
+    plan: _CasePlan, trace: EvalTrace, view: CallView, output: str | None, label: str | None
+) -> _Run:
+    """The steps of a compiled case on ``trace`` with its call index ``view``."""
+    case = plan.case
+    limit = case.check_timeout if case.check_timeout is not None else DEFAULT_CHECK_TIMEOUT_S
+    ctx = case_context(case, trace, output, view)
+    steps: list[Step] = []
+    broken = plan.broken
+    if broken is None:
+        try:
+            steps = [(check, ctx, None) for check in plan.checks]
+            for number, turn_checks in enumerate(plan.turns, start=1):
+                if turn_checks:
+                    turn_ctx = CheckContext(
+                        trace=trace,
+                        view=ctx.view.turn(number),
+                        output=ctx.output,
+                        case=case,
+                        turn=number,
+                    )
+                    steps.extend((check, turn_ctx, None) for check in turn_checks)
+        except Exception as exc:  # bad input must cost one row, not the run
+            steps, broken = [], type(exc).__name__
+    builtins = len(steps)
+    steps.extend(
+        (check, ctx, None if builtin else limit)
+        for check, builtin in zip(plan.scorers, plan.builtin_scorers, strict=True)
+    )
+    return _Run(plan=plan, label=label, steps=steps, builtins=builtins, broken=broken)
+
+
+def _run_all(runs: list[_Run], trace: EvalTrace) -> list[CaseResult]:
+    """Run the steps of every run in one hand-off (``run_steps``), then make each row."""
+    if len(runs) == 1:
+        outcomes = run_steps(runs[0].steps)
+    else:
+        outcomes = run_steps([step for run in runs for step in run.steps])
+    results = []
+    at = 0
+    for run in runs:
+        count = len(run.steps)
+        results.append(_result(run, outcomes[at : at + count], trace))
+        at += count
+    return results
+
+
+def _result(run: _Run, outcomes: list[Outcome], trace: EvalTrace) -> CaseResult:
+    """The row of one case from its steps' outcomes; never raises."""
+    case = run.plan.case
+    steps = run.steps
+    builtins = run.builtins
+    scores: list[Score] = []
+    if run.broken is not None:
+        scores.append(_checks_failed(run.broken))
+    else:
+        try:
+            for index in range(builtins):
+                outcome = outcomes[index]
+                kind = outcome.__class__
+                if kind is Score:
+                    scores.append(outcome)  # type: ignore[arg-type]
+                elif kind is Raised:  # a built-in check's bug: the row says so, once
+                    scores = [_checks_failed(type(outcome.error).__name__)]  # type: ignore[union-attr]
+                    break
+                elif kind is TimedOut or kind is NotRun:
+                    scores.append(outcome_score(steps[index][0], outcome))  # type: ignore[arg-type]
+                else:
+                    scores.extend(outcome)  # type: ignore[arg-type]
+        except Exception as exc:  # bad input must cost one row, not the run
+            scores = [_checks_failed(type(exc).__name__)]
+    for index in range(builtins, len(steps)):
+        outcome = outcomes[index]
+        kind = outcome.__class__
+        if kind is list:
+            scores.extend(outcome)  # type: ignore[arg-type]
+        elif kind is Score:
+            scores.append(outcome)  # type: ignore[arg-type]
+        else:  # a scorer's SystemExit and the like, a time limit
+            scores.append(outcome_score(steps[index][0], outcome))  # type: ignore[arg-type]
+    return CaseResult(case.id, _passed(scores), scores, trace.trace_id, run.label or case.id)
 
 
 def evaluate_trace(
@@ -315,8 +453,13 @@ def evaluate_trace(
     """Run every expectation and scorer of ``case`` on ``trace``; never raises.
 
     ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
+    Each check runs under the case's ``check_timeout`` (``checks.timelimit``).
     """
-    return _evaluate(_plan(case, registry), trace, CallView(trace.tool_calls), output, label)
+    plan = _plan(case, registry)
+    view = CallView(trace.tool_calls)
+    if not plan.timed:
+        return _evaluate(plan, trace, view, output, label)
+    return _run_all([_prepare(plan, trace, view, output, label)], trace)[0]
 
 
 def evaluate_cases(
@@ -328,12 +471,17 @@ def evaluate_cases(
     """``evaluate_trace`` for each case on one trace, in order, sharing one call index between
     them: the names, counts and duplicate calls (the canonical-argument fingerprints, the
     costliest part of a trace's evaluation) are worked out once per trace, not once per case.
+    When a case has a check under a time limit, the checks of every case go through
+    ``checks.timelimit`` together (off the main thread, in one hand-off to a worker thread).
 
     Nothing is kept on the trace afterwards. Use it where one trace meets several cases or
     policies (the receiver, the live processor, the batch pass).
     """
     view = CallView(trace.tool_calls)
-    return [_evaluate(_plan(case, registry), trace, view, output, None) for case in cases]
+    plans = [_plan(case, registry) for case in cases]
+    if not any(plan.timed for plan in plans):  # tooltrail's own checks only: no hand-off
+        return [_evaluate(plan, trace, view, output, None) for plan in plans]
+    return _run_all([_prepare(plan, trace, view, output, None) for plan in plans], trace)
 
 
 def evaluate_suite(
@@ -369,7 +517,11 @@ def evaluate_suite(
             seen[case_id] = seen.get(case_id, 0) + 1
             label = f"{case_id} run {seen[case_id]}"
         trace = sample.trace if sample.trace is not None else EvalTrace(trace_id="")
-        rows.append(_evaluate(plan, trace, CallView(trace.tool_calls), sample.output, label))
+        view = CallView(trace.tool_calls)
+        if plan.timed:
+            rows.extend(_run_all([_prepare(plan, trace, view, sample.output, label)], trace))
+        else:
+            rows.append(_evaluate(plan, trace, view, sample.output, label))
     return EvaluationReport(suite.name, suite.version, rows, summarize(rows, cases))
 
 

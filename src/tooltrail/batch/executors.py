@@ -7,7 +7,10 @@ yielded as they complete; the driver puts them back in a deterministic order.
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol, TypeVar
@@ -48,7 +51,7 @@ class ProcessExecutor:
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
-        self._pool = ProcessPoolExecutor(max_workers=workers)
+        self._pool = ProcessPoolExecutor(max_workers=workers, initializer=_interrupt_tasks_only)
 
     def run(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         pending: set[Future[R]] = set()
@@ -57,17 +60,58 @@ class ProcessExecutor:
         while True:
             while not exhausted and len(pending) < 2 * self.workers:
                 try:
-                    pending.add(self._pool.submit(fn, next(source)))
+                    pending.add(self._pool.submit(_as_task, fn, next(source)))
                 except StopIteration:
                     exhausted = True
             if not pending:
                 return
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            try:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            except KeyboardInterrupt:
+                _interrupt_workers()
+                raise
             for future in done:
                 yield future.result()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+#: In a pool's worker: whether a task is running (SIGINT then interrupts it).
+_in_task = False
+
+
+def _interrupt_tasks_only() -> None:
+    """A pool worker's SIGINT handler: interrupt the task running, if any. Ctrl-C reaches
+    every process of the terminal's group, and the driver sends SIGINT to its workers when it
+    is interrupted (``_interrupt_workers``): a task ends at once, with ``KeyboardInterrupt``
+    as its outcome, so the pool shuts down without waiting for it; an idle worker goes on
+    waiting (no traceback of its own)."""
+    signal.signal(signal.SIGINT, _on_sigint)
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    if _in_task:
+        raise KeyboardInterrupt
+
+
+def _as_task(fn: Callable[[T], R], item: T) -> R:
+    """``fn(item)`` in a pool worker, interruptible by SIGINT while it runs."""
+    global _in_task
+    _in_task = True
+    try:
+        return fn(item)
+    finally:
+        _in_task = False
+
+
+def _interrupt_workers() -> None:
+    """SIGINT to this process's worker processes (``multiprocessing.active_children``: the
+    pool's; the batch driver starts no others)."""
+    for child in multiprocessing.active_children():
+        if child.pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(child.pid, signal.SIGINT)
 
 
 class DaskExecutor:

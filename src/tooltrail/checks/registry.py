@@ -135,6 +135,19 @@ class ConfiguredCheck:
         return scores
 
 
+_BUILTIN_CLASSES = frozenset(BUILTIN_SCORERS.values())
+
+
+def is_builtin(check: Check) -> bool:
+    """Whether ``check`` (as ``Registry.build`` made it) is tooltrail's own code: a built-in
+    scorer, or a check that only reports a configuration problem. Those run without a time
+    limit; every other check runs under one (``checks.timelimit``)."""
+    kind = type(check)
+    if kind is Broken:
+        return True
+    return kind is ConfiguredCheck and type(check.check) in _BUILTIN_CLASSES  # type: ignore[attr-defined]
+
+
 def _declared_keys(registered: type | ScorerFn) -> frozenset[str] | None:
     """The config keys of a dataclass check: its fields set by ``__init__``."""
     if isinstance(registered, type) and is_dataclass(registered):

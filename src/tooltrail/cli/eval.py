@@ -4,7 +4,8 @@
 ``gate`` checks a report written earlier. Exit codes: 0 all cases pass (or the gate passes),
 1 failures (or the gate failed), 2 usage or suite error, 3 input records were skipped and
 nothing failed, or no trace was evaluated at all (an empty or unreadable input, or no trace
-any case selects) unless ``--allow-empty``: a CI gate never passes on zero rows. Diagnostics
+any case selects) unless ``--allow-empty``: a CI gate never passes on zero rows; 130
+interrupted (SIGINT), with what was evaluated so far. Diagnostics
 go to stderr as ``file:line: reason``; the report goes to stdout or ``--out``.
 """
 
@@ -30,6 +31,7 @@ from tooltrail.batch import (
 )
 from tooltrail.checks import default_registry
 from tooltrail.checks.plugins import ENV_PLUGINS, PluginError, load_plugins
+from tooltrail.checks.timelimit import DEFAULT_CHECK_TIMEOUT_S
 from tooltrail.cli.errors import fail, standard_input
 from tooltrail.cli.gates import load_gate
 from tooltrail.cli.report import write_rich_report
@@ -47,6 +49,8 @@ from tooltrail.report.stream import TextSink
 from tooltrail.suite import SuiteError, TestSuite
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
+#: Stopped by SIGINT (Ctrl-C): 128 + the signal's number, as a shell reports it.
+EXIT_INTERRUPTED = 130
 #: Diagnostics printed before the rest are only counted.
 MAX_DIAGNOSTICS_SHOWN = 100
 
@@ -133,6 +137,13 @@ WRITERS: dict[str, Callable[[EvaluationReport, TextSink], None]] = {
     help="Write a copy of the evaluated traces with one tooltrail.evaluation span per case.",
 )
 @click.option(
+    "--check-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Time limit of each plug-in check; a check past it fails its case with an error "
+    f"[default: the suite's check_timeout, else {DEFAULT_CHECK_TIMEOUT_S:g}].",
+)
+@click.option(
     "--plugin",
     "plugins",
     metavar="MODULE",
@@ -156,6 +167,7 @@ def eval_command(
     chunk_mb: int | None,
     annotate_path: str | None,
     annotate_traces_path: str | None,
+    check_timeout: float | None,
     plugins: tuple[str, ...],
 ) -> None:
     """Evaluate the traces in OTLP dumps (files, directories, globs, - for stdin) against SUITE.
@@ -165,12 +177,15 @@ def eval_command(
     """
     try:
         suite = TestSuite.load(suite_path)
+        if check_timeout is not None:
+            suite = suite.with_check_timeout(check_timeout)
         load_plugins(plugins)
         default_registry().check(suite)
         gate = Gate.load(gate_path) if gate_path else suite.gate
     except (SuiteError, PluginError) as exc:
         fail("eval", str(exc))
-    with ExitStack() as cleanup:
+    done = _Done()
+    with _on_interrupt(done), ExitStack() as cleanup:
         with _stdin_spooled(paths) as (inputs, stdin_copy):
             try:
                 with _progress(enabled=not quiet and sys.stderr.isatty()) as on_progress:
@@ -181,7 +196,7 @@ def eval_command(
                         workers=workers,
                         dask_address=dask_address,
                         chunk_bytes=chunk_mb << 20 if chunk_mb else None,
-                        on_progress=on_progress,
+                        on_progress=done.counting(on_progress),
                     )
                 cleanup.callback(batch.close)  # rows spilled to disk: removed however this ends
             except (InputError, DaskUnavailableError) as exc:
@@ -332,6 +347,42 @@ def _summary(batch: BatchResult) -> str:
     if batch.merged_count:
         text += f", {batch.merged_count} merged across files or chunks"
     return text
+
+
+class _Done:
+    """What the batch pass finished before an interrupt: counted from its progress calls."""
+
+    def __init__(self) -> None:
+        self.chunks = 0
+        self.traces = 0
+        self.spans = 0
+
+    def counting(self, forward: Any) -> Callable[[int, int, int], None]:
+        """A progress callback that counts, then calls ``forward`` (the progress bar)."""
+
+        def update(groups: int, spans: int, read: int) -> None:
+            self.chunks += 1
+            self.traces += groups
+            self.spans += spans
+            if forward is not None:
+                forward(groups, spans, read)
+
+        return update
+
+    def interrupted(self) -> str:
+        return (
+            f"interrupted (SIGINT) after {self.chunks} finished chunks: {self.traces} traces "
+            f"read ({self.spans} spans) and evaluated; no complete report"
+        )
+
+
+@contextmanager
+def _on_interrupt(done: _Done) -> Iterator[None]:
+    """Ctrl-C anywhere in the run: one line saying what was done, exit 130, no traceback."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        fail("eval", done.interrupted(), EXIT_INTERRUPTED)
 
 
 @contextmanager

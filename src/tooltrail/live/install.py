@@ -26,6 +26,7 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
 from tooltrail.checks.plugins import load_plugins
+from tooltrail.evaluate import evaluation_time_limit
 from tooltrail.live.config import LiveConfig
 from tooltrail.live.processor import ToolArgsProcessor
 from tooltrail.pipeline.buffer import BufferStats, TraceBuffer, TraceSink, sinks_of
@@ -127,7 +128,10 @@ def install(
                 max_traces=config.max_traces,
                 max_spans=config.max_spans_per_trace,
                 max_buffered_spans=config.max_buffered_spans,
-                sink_timeout_s=config.sink_timeout_ms / 1000,
+                # plus the time limits of a trace's checks (``checks.timelimit``): the
+                # evaluator is not reported stuck before they are up
+                sink_timeout_s=config.sink_timeout_ms / 1000
+                + (evaluation_time_limit(evaluator.suite.cases) if evaluator else 0.0),
                 shutdown_timeout_s=config.shutdown_timeout_ms / 1000,
             )
             if trace_sinks

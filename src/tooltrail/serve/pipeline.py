@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tooltrail.evaluate import evaluation_time_limit
 from tooltrail.otlp import Limits
-from tooltrail.pipeline.buffer import TraceBuffer, TraceSink
+from tooltrail.pipeline.buffer import DEFAULT_SINK_TIMEOUT_S, TraceBuffer, TraceSink
 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
 from tooltrail.serve.config import LOGS_PATH, ServeConfig
 from tooltrail.serve.confirmed import ConfirmedExporter
@@ -157,6 +158,9 @@ class TracePipeline:
             # (``export_dropped``) only past twice that (one request far over the limit).
             max_buffered_spans=2 * config.max_buffered_spans,
             shutdown_timeout_s=buffer_shutdown_timeout(config),
+            # A trace's checks may take their time limits (``checks.timelimit``): the
+            # evaluator is not reported stuck before they are up.
+            sink_timeout_s=DEFAULT_SINK_TIMEOUT_S + evaluation_time_limit(suite.cases),
         )
         unbounded = 1 << 62
         self.intake = TraceIntake(

@@ -176,9 +176,22 @@ class TestCase:
     match: Match | None = None
     #: Leave failed attempts (``status == "error"``) out of every check.
     ignore_failed_calls: bool = False
+    #: Seconds each check of the case may run (``None``: the suite's ``check_timeout``, else
+    #: ``checks.timelimit.DEFAULT_CHECK_TIMEOUT_S``); past it the check fails with an error.
+    check_timeout: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        limit = self.check_timeout
+        if limit is not None and (
+            isinstance(limit, bool)
+            or not isinstance(limit, (int, float))
+            or not 0 < limit < float("inf")
+        ):
+            raise SuiteError(
+                f"case {self.id!r}: check_timeout must be a number of seconds more than 0, "
+                f"not {limit!r}"
+            )
         for key in _NAME_LISTS:
             if isinstance(getattr(self, key), (str, bytes)):
                 raise SuiteError(f"case {self.id!r}: {key} must be a list of strings, not a string")

@@ -23,7 +23,7 @@ from tooltrail.suite.fields import FieldReader, KeyPath, read_document
 from tooltrail.suite.gate import gate_from_data
 from tooltrail.suite.match import Match
 
-SUITE_KEYS = ("name", "version", "description", "gate", "prices", "cases")
+SUITE_KEYS = ("name", "version", "description", "gate", "prices", "check_timeout", "cases")
 CASE_KEYS = (
     "id",
     "name",
@@ -45,6 +45,7 @@ CASE_KEYS = (
     "runs",
     "threshold",
     "ignore_failed_calls",
+    "check_timeout",
     "metadata",
 )
 EVALUATOR_KEYS = ("name", "threshold", "config", "required")
@@ -101,7 +102,25 @@ def suite_fields(data: Any, reader: FieldReader) -> dict[str, Any]:
     gate = None
     if top.get("gate") is not None:
         gate = gate_from_data(top["gate"], reader, ("gate",))
-    return {"name": name, "version": version, "cases": cases, "gate": gate, "prices": prices}
+    limit = None
+    if top.get("check_timeout") is not None:
+        limit = check_timeout(top["check_timeout"], ("check_timeout",), reader)
+    return {
+        "name": name,
+        "version": version,
+        "cases": cases,
+        "gate": gate,
+        "prices": prices,
+        "check_timeout": limit,
+    }
+
+
+def check_timeout(value: Any, path: KeyPath, reader: FieldReader) -> float:
+    """A check's time limit: seconds, more than 0."""
+    seconds = reader.limit(value, path)
+    if seconds <= 0:
+        reader.fail(path, f"must be more than 0 seconds, got {value!r}")
+    return seconds
 
 
 def _prices(raw: Any, path: KeyPath, reader: FieldReader) -> Prices:
@@ -172,6 +191,10 @@ def _case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
     if get("ignore_failed_calls") is not None:
         fields["ignore_failed_calls"] = reader.boolean(
             data["ignore_failed_calls"], path + ("ignore_failed_calls",)
+        )
+    if get("check_timeout") is not None:
+        fields["check_timeout"] = check_timeout(
+            data["check_timeout"], path + ("check_timeout",), reader
         )
     if get("metadata") is not None:
         fields["metadata"] = reader.free_mapping(data["metadata"], path + ("metadata",))

@@ -29,11 +29,20 @@ class TestSuite:
     gate: Gate | None = None
     #: model -> price, for the cases' ``max_cost_usd`` (a case's own ``prices`` win).
     prices: Prices | None = None
+    #: Seconds each check may run, for the cases without a ``check_timeout`` of their own.
+    check_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if self.prices:  # copies, so that a case shared by two suites keeps each one's prices
             self.cases = [
                 replace(case, prices=self.prices) if case.prices is None else case
+                for case in self.cases
+            ]
+        if self.check_timeout is not None:  # copies likewise
+            self.cases = [
+                replace(case, check_timeout=self.check_timeout)
+                if case.check_timeout is None
+                else case
                 for case in self.cases
             ]
         seen: set[str] = set()
@@ -54,6 +63,12 @@ class TestSuite:
     def from_dict(cls, data: Any, source: str | None = None) -> TestSuite:
         """Build a suite from already-parsed data with the same strict checks as ``load``."""
         return cls(**suite_fields(data, FieldReader(source)))
+
+    def with_check_timeout(self, seconds: float) -> TestSuite:
+        """A copy whose every case's checks run under ``seconds`` (``eval --check-timeout``:
+        the command line wins over the suite file)."""
+        cases = [replace(case, check_timeout=seconds) for case in self.cases]
+        return replace(self, cases=cases, check_timeout=seconds)
 
     def case(self, case_id: str) -> TestCase:
         """The case with this id; ``KeyError`` with a did-you-mean hint otherwise."""
