@@ -21,6 +21,7 @@ from tooltrail.checks.turns import expect_checks
 from tooltrail.checks.view import CallView, tally
 from tooltrail.hints import did_you_mean
 from tooltrail.model import EvalTrace
+from tooltrail.redact import Redaction, redacted_explanations
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.gate import meets
 
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 #: Version of the ``EvaluationReport.to_dict`` layout; bumped on incompatible changes.
 SCHEMA_VERSION = 1
+#: What explanations are redacted with when the caller names no ``Redaction``.
+DEFAULT_REDACTION = Redaction()
 
 
 class ReportError(ValueError):
@@ -271,9 +274,15 @@ def _checks_failed(error: str) -> Score:
 
 
 def _evaluate(
-    plan: _CasePlan, trace: EvalTrace, view: CallView, output: str | None, label: str | None
+    plan: _CasePlan,
+    trace: EvalTrace,
+    view: CallView,
+    output: str | None,
+    label: str | None,
+    redaction: Redaction | None = None,
 ) -> CaseResult:
-    """Run a compiled case on ``trace`` with its call index ``view``; never raises."""
+    """Run a compiled case on ``trace`` with its call index ``view``; never raises. Explanations
+    are redacted (``tooltrail.redact``) before the scores leave."""
     case = plan.case
     ctx = case_context(case, trace, output, view)
     scores: list[Score] = []
@@ -301,6 +310,7 @@ def _evaluate(
         if not score.passed and score.required and not score.skipped:
             passed = False
             break
+    scores = redacted_explanations(redaction or DEFAULT_REDACTION, scores)
     return CaseResult(case.id, passed, scores, trace.trace_id, label or case.id)
 
 
@@ -311,12 +321,15 @@ def evaluate_trace(
     registry: Registry | None = None,
     *,
     label: str | None = None,
+    redaction: Redaction | None = None,
 ) -> CaseResult:
     """Run every expectation and scorer of ``case`` on ``trace``; never raises.
 
     ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
+    ``redaction``: the rules explanations are redacted with (default ``Redaction()``).
     """
-    return _evaluate(_plan(case, registry), trace, CallView(trace.tool_calls), output, label)
+    view = CallView(trace.tool_calls)
+    return _evaluate(_plan(case, registry), trace, view, output, label, redaction)
 
 
 def evaluate_cases(
@@ -324,6 +337,8 @@ def evaluate_cases(
     trace: EvalTrace,
     output: str | None = None,
     registry: Registry | None = None,
+    *,
+    redaction: Redaction | None = None,
 ) -> list[CaseResult]:
     """``evaluate_trace`` for each case on one trace, in order, sharing one call index between
     them: the names, counts and duplicate calls (the canonical-argument fingerprints, the
@@ -333,13 +348,16 @@ def evaluate_cases(
     policies (the receiver, the live processor, the batch pass).
     """
     view = CallView(trace.tool_calls)
-    return [_evaluate(_plan(case, registry), trace, view, output, None) for case in cases]
+    plans = [_plan(case, registry) for case in cases]
+    return [_evaluate(plan, trace, view, output, None, redaction) for plan in plans]
 
 
 def evaluate_suite(
     suite: TestSuite,
     samples: Iterable[EvaluationSample],
     registry: Registry | None = None,
+    *,
+    redaction: Redaction | None = None,
 ) -> EvaluationReport:
     """Evaluate each sample against the case it names; rows keep the samples' order.
 
@@ -369,7 +387,8 @@ def evaluate_suite(
             seen[case_id] = seen.get(case_id, 0) + 1
             label = f"{case_id} run {seen[case_id]}"
         trace = sample.trace if sample.trace is not None else EvalTrace(trace_id="")
-        rows.append(_evaluate(plan, trace, CallView(trace.tool_calls), sample.output, label))
+        view = CallView(trace.tool_calls)
+        rows.append(_evaluate(plan, trace, view, sample.output, label, redaction))
     return EvaluationReport(suite.name, suite.version, rows, summarize(rows, cases))
 
 

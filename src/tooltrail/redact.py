@@ -27,12 +27,13 @@ reports apply the same rules as the live processor and the receiver.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import orjson
 
@@ -203,6 +204,30 @@ class Redaction:
             return text
         keep = max(0, limit - 32)
         return text[:keep] + truncation_marker(len(text) - keep)
+
+
+class _Explained(Protocol):
+    explanation: str
+
+
+_E = TypeVar("_E", bound=_Explained)
+
+
+def redacted_explanations(rules: Redaction, scores: list[_E]) -> list[_E]:
+    """``scores`` (dataclasses with an ``explanation``, such as ``Score``) with each explanation
+    through ``rules.redact_text``: a copy of a score whose text changed, the same list when none
+    did. Evaluation applies it to every score it returns, so no report, results file, event or
+    assertion message quotes a secret an explanation held."""
+    out: list[_E] | None = None
+    for i, score in enumerate(scores):
+        text = rules.redact_text(score.explanation)
+        if text is not score.explanation and out is None:
+            out = scores[:i]
+        if out is not None:
+            out.append(
+                score if text is score.explanation else dataclasses.replace(score, explanation=text)  # type: ignore[type-var]
+            )
+    return scores if out is None else out
 
 
 def _value_span(text: str, start: int) -> tuple[int, int]:

@@ -1,5 +1,9 @@
 """A JSON report written earlier (``tooltrail eval --format json``), read back with its optional
-keys: the gate's verdict and the rows' trajectories (see ``tooltrail.report.json``)."""
+keys: the gate's verdict and the rows' trajectories (see ``tooltrail.report.json``).
+
+The file may come from an older tooltrail or another machine, so what it holds is redacted
+again with the configured rules (``TOOLTRAIL_REDACT_*``) as it is read: explanations
+(``redacted_explanations``, as evaluation does) and trajectories (``redact_trajectory``)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from dataclasses import dataclass, field
 import orjson
 
 from tooltrail.evaluate import EvaluationReport, ReportError
-from tooltrail.report.trajectory import Trajectory
+from tooltrail.redact import Redaction, redacted_explanations
+from tooltrail.report.trajectory import Trajectory, redact_trajectory, redaction_from_env
 from tooltrail.suite.gate import GateResult
 
 
@@ -21,9 +26,13 @@ class SavedReport:
     gate: GateResult | None = None
 
 
-def read_saved_report(path: str | os.PathLike[str]) -> SavedReport:
-    """Read a JSON report file. Raises ``ReportError`` naming the file (and the row) when it is
-    not JSON or not a report, ``OSError`` when it cannot be read."""
+def read_saved_report(
+    path: str | os.PathLike[str], redaction: Redaction | None = None
+) -> SavedReport:
+    """Read a JSON report file, redacted with ``redaction`` (default: the configured rules).
+    Raises ``ReportError`` naming the file (and the row) when it is not JSON or not a report,
+    ``OSError`` when it cannot be read."""
+    rules = redaction if redaction is not None else redaction_from_env()
     with open(path, "rb") as handle:
         raw = handle.read()
     try:
@@ -34,13 +43,15 @@ def read_saved_report(path: str | os.PathLike[str]) -> SavedReport:
         report = EvaluationReport.from_dict(data)
     except ReportError as exc:
         raise ReportError(f"{os.fspath(path)}: {exc}") from None
+    for row in report.cases:
+        row.scores = redacted_explanations(rules, row.scores)
     trajectories: dict[int, Trajectory] = {}
     for index, row in enumerate(data.get("cases") or ()):
         found = row.get("trajectory") if isinstance(row, dict) else None
         if found is None:
             continue
         try:
-            trajectories[index] = Trajectory.from_dict(found)
+            trajectories[index] = redact_trajectory(Trajectory.from_dict(found), rules)
         except (TypeError, ValueError, AttributeError) as exc:
             raise ReportError(
                 f"{os.fspath(path)}: cases[{index}].trajectory: malformed: {exc}"
