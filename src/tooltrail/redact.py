@@ -66,8 +66,11 @@ MAX_DEPTH = 64
 _INT64 = 1 << 63
 #: Escapes that can spell a key name in JSON or Python text (``\u0070assword``, ``\x70``).
 _ESCAPE = re.compile(r"\\[uUxN0-7]")
-#: ``key`` then an optional (escaped) closing quote, then ``:``, ``=`` or ``=>``.
-_ASSIGNMENT = re.compile(r"(?<![\w-])([\w-]+)(\\*['\"])?[ \t]*(?:=>|[:=])\s*")
+#: ``key`` then an optional (escaped) closing quote, then ``:``, ``=`` or ``=>``, with white
+#: space around it, also escaped (``\\n`` in a repr or in JSON text).
+_ASSIGNMENT = re.compile(
+    r"(?<![\w-])([\w-]+)(\\*['\"])?(?:\s|\\+[ntr])*(?:=>|[:=])(?:\s|\\+[ntr])*"
+)
 _QUOTE = re.compile(r"(\\*)(['\"])")
 #: Where an unquoted value ends: a delimiter, a closing bracket, or a (possibly escaped) quote.
 _BARE_END = re.compile(r"[,;&\r\n)\]}]|\\*['\"]")

@@ -32,17 +32,22 @@ def read_saved_report(
     """Read a JSON report file, redacted with ``redaction`` (default: the configured rules).
     Raises ``ReportError`` naming the file (and the row) when it is not JSON or not a report,
     ``OSError`` when it cannot be read."""
-    rules = redaction if redaction is not None else redaction_from_env()
     with open(path, "rb") as handle:
         raw = handle.read()
+    return saved_report_of(raw, os.fspath(path), redaction)
+
+
+def saved_report_of(raw: bytes | str, name: str, redaction: Redaction | None = None) -> SavedReport:
+    """``read_saved_report`` of a file's content; ``name`` is what messages call it."""
+    rules = redaction if redaction is not None else redaction_from_env()
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise ReportError(f"{os.fspath(path)}: not JSON: {exc}") from None
+        raise ReportError(f"{name}: not JSON: {exc}") from None
     try:
         report = EvaluationReport.from_dict(data)
     except ReportError as exc:
-        raise ReportError(f"{os.fspath(path)}: {exc}") from None
+        raise ReportError(f"{name}: {exc}") from None
     for row in report.cases:
         row.scores = redacted_explanations(rules, row.scores)
     trajectories: dict[int, Trajectory] = {}
@@ -53,9 +58,7 @@ def read_saved_report(
         try:
             trajectories[index] = redact_trajectory(Trajectory.from_dict(found), rules)
         except (TypeError, ValueError, AttributeError) as exc:
-            raise ReportError(
-                f"{os.fspath(path)}: cases[{index}].trajectory: malformed: {exc}"
-            ) from None
+            raise ReportError(f"{name}: cases[{index}].trajectory: malformed: {exc}") from None
     gate = None
     recorded = data.get("gate")
     if isinstance(recorded, dict) and isinstance(recorded.get("passed"), bool):
