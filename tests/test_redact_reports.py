@@ -102,20 +102,39 @@ def older_report(path: Path) -> Path:
     """A JSON report as an older tooltrail wrote it: the explanation and the reply quote the
     secrets, and so does a trajectory's nested argument text."""
     explanation = f"Tool 'login' was called with [{ARGS!r}], not {{'user': 'bob'}}."
-    score = {"name": "tool_arg_values:login", "metric": "tool_arg_values", "value": 0.0,
-             "passed": False, "explanation": explanation, "required": True, "skipped": False,
-             "span_ids": ["b1"], "error": None, "turn": None}  # fmt: skip
-    span = {"span_id": "b1", "parent_span_id": "a1", "name": "execute_tool login",
-            "kind": "tool", "start_ms": 0.0, "duration_ms": 1.0, "status": "ok", "turn": 1,
-            "tool_name": "login", "error": f"login failed: password={PASSWORD}",
-            "arguments": json.dumps({"user": "alice", "payload": " " + json.dumps(ARGS)})}  # fmt: skip
-    row = {"case_id": "login", "passed": False, "scores": [score], "trace_id": "t1",
-           "label": "login",
-           "trajectory": {"trace_ids": ["t1"], "turns": 1, "reply": f"Logged in, api_key: {API_KEY}",
-                          "marks": {}, "spans_dropped": 0, "spans": [span]}}  # fmt: skip
-    report = {"schema_version": 1, "suite": {"name": "logins", "version": ""},
-              "summary": {"passed_cases": 0, "total_cases": 1, "average_score": 0.0,
-                          "metrics": {}}, "cases": [row]}  # fmt: skip
+    score = {
+        "name": "tool_arg_values:login",
+        "metric": "tool_arg_values",
+        "value": 0.0,
+        "passed": False,
+        "explanation": explanation,
+        "span_ids": ["b1"],
+    }
+    span = {
+        "span_id": "b1",
+        "parent_span_id": "a1",
+        "name": "execute_tool login",
+        "kind": "tool",
+        "tool_name": "login",
+        "error": f"login failed: password={PASSWORD}",
+        "arguments": json.dumps({"user": "alice", "payload": " " + json.dumps(ARGS)}),
+    }
+    trajectory = {"trace_ids": ["t1"], "reply": f"Logged in, api_key: {API_KEY}", "spans": [span]}
+    row = {
+        "case_id": "login",
+        "passed": False,
+        "scores": [score],
+        "trace_id": "t1",
+        "label": "login",
+        "trajectory": trajectory,
+    }
+    summary = {"passed_cases": 0, "total_cases": 1, "average_score": 0.0, "metrics": {}}
+    report = {
+        "schema_version": 1,
+        "suite": {"name": "logins", "version": ""},
+        "summary": summary,
+        "cases": [row],
+    }
     path.write_text(json.dumps(report), encoding="utf-8")
     return path
 

@@ -227,10 +227,13 @@ def redacted_explanations(rules: Redaction, scores: list[_E]) -> list[_E]:
         if text is not score.explanation and out is None:
             out = scores[:i]
         if out is not None:
-            out.append(
-                score if text is score.explanation else dataclasses.replace(score, explanation=text)  # type: ignore[type-var]
-            )
+            out.append(score if text is score.explanation else _with_explanation(score, text))
     return scores if out is None else out
+
+
+def _with_explanation(score: _E, text: str) -> _E:
+    copy: _E = dataclasses.replace(score, explanation=text)  # type: ignore[type-var]
+    return copy
 
 
 def _value_span(text: str, start: int) -> tuple[int, int]:

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltrail.evaluate import CaseResult
-from tooltrail.redact import Redaction, clean_attribute, tool_args_text
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Limits
 from tooltrail.otlp.span import STATUS_ERROR, STATUS_OK
+from tooltrail.redact import Redaction, clean_attribute, tool_args_text
 from tooltrail.scores import LABEL_FAIL, SCORE_LABEL, EventOptions, evaluation_events
 
 #: Failing rows whose trajectory a report embeds; the rest are listed with their scores only.
