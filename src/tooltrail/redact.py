@@ -75,6 +75,12 @@ _QUOTE = re.compile(r"(\\*)(['\"])")
 #: Where an unquoted value ends: a delimiter, a closing bracket, or a (possibly escaped) quote.
 _BARE_END = re.compile(r"[,;&\r\n)\]}]|\\*['\"]")
 _CLOSE = {"{": "}", "[": "]", "(": ")"}
+#: Free texts whose redaction a ``Redaction`` remembers (then it starts again), and the
+#: longest one it remembers: at most 4 MiB of text held.
+_TEXT_CACHE_SIZE = 4096
+_CACHED_TEXT_CHARS = 1024
+#: Cached for a text that redaction leaves as it is.
+_UNCHANGED = "\x00unchanged"
 
 
 def normalize_key(key: str) -> str:
@@ -107,6 +113,8 @@ class Redaction:
     _value_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _tail_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _names_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    #: Free texts seen recently and what they became: explanations repeat from trace to trace.
+    _texts: dict[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.max_value_chars < 16 or self.max_args_bytes < 64:
@@ -118,6 +126,7 @@ class Redaction:
         object.__setattr__(self, "_names_re", re.compile(alternatives) if names else None)
         object.__setattr__(self, "_key_re", _combine(self.key_patterns, re.IGNORECASE))
         object.__setattr__(self, "_value_re", _combine(self.value_patterns, 0))
+        object.__setattr__(self, "_texts", {})
 
     def needs_no_cleaning(self, text: str) -> bool:
         """A fast, conservative test on (JSON) text: ``True`` only when it names no configured
@@ -169,6 +178,21 @@ class Redaction:
         """Free text (an explanation, a reply, an error) with the value of every secret
         ``key: value`` / ``key=value`` replaced by the marker, whatever its quoting, and value
         patterns applied. Not capped. The same object back when nothing changed."""
+        if self._value_re is None and ":" not in text and "=" not in text:
+            return text  # no assignment, nothing to replace: most explanations
+        if len(text) > _CACHED_TEXT_CHARS:
+            return self._redact_text(text)
+        cache = self._texts
+        known = cache.get(text)
+        if known is not None:
+            return text if known is _UNCHANGED else known
+        redacted = self._redact_text(text)
+        if len(cache) >= _TEXT_CACHE_SIZE:
+            cache.clear()
+        cache[text] = _UNCHANGED if redacted is text else redacted
+        return redacted
+
+    def _redact_text(self, text: str) -> str:
         if self._names_nothing(text):
             return text
         pieces: list[str] = []
