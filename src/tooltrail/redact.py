@@ -247,11 +247,12 @@ def redacted_explanations(rules: Redaction, scores: list[_E]) -> list[_E]:
     assertion message quotes a secret an explanation held."""
     out: list[_E] | None = None
     for i, score in enumerate(scores):
-        text = rules.redact_text(score.explanation)
-        if text is not score.explanation and out is None:
+        given = score.explanation
+        text = rules.redact_text(given if type(given) is str else str(given))  # a plug-in's
+        if text is not given and out is None:
             out = scores[:i]
         if out is not None:
-            out.append(score if text is score.explanation else _with_explanation(score, text))
+            out.append(score if text is given else _with_explanation(score, text))
     return scores if out is None else out
 
 
