@@ -5,6 +5,7 @@ it to every explanation with the caller's rules."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -87,3 +88,24 @@ def test_evaluation_redacts_explanations_with_the_callers_rules() -> None:
     assert "8841" in score.explanation  # pin is not a default key
     [score] = evaluate_trace(case, trace, redaction=Redaction(keys=("pin",))).scores
     assert "8841" not in score.explanation and "alice" in score.explanation
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=" + "\\" * 200_000 + "x",  # a run of backslashes where a value ends
+        "password" + "\\" * 200_000 + "n: x",  # an escaped line break, escaped again
+        "password: '" + "\\'" * 100_000,  # a quote never closed
+        "password: " + "[" * 200_000,  # a bracket never closed
+        "password:'a' " * 20_000,  # many assignments
+    ],
+    ids=["backslashes-in-value", "backslashes-after-key", "unclosed-quote", "unclosed", "many"],
+)
+def test_hostile_free_text_costs_linear_time(text: str) -> None:
+    """Each of these took minutes when a value's end was searched from every backslash; a
+    linear scan takes milliseconds. The limit is generous: it only catches quadratic work."""
+    started = time.process_time()
+    redacted = RULES.redact_text(text)
+    cleaned, _ = RULES.clean({"q": text})
+    assert time.process_time() - started < 10
+    assert "[REDACTED]" in redacted and cleaned == {"q": "[REDACTED]"}

@@ -73,7 +73,7 @@ _ASSIGNMENT = re.compile(
 )
 _QUOTE = re.compile(r"(\\*)(['\"])")
 #: Where an unquoted value ends: a delimiter, a closing bracket, or a (possibly escaped) quote.
-_BARE_END = re.compile(r"[,;&\r\n)\]}]|\\*['\"]")
+_BARE_END = re.compile(r"[,;&\r\n)\]}]|(?<!\\)\\*['\"]")
 _CLOSE = {"{": "}", "[": "]", "(": ")"}
 #: Free texts whose redaction a ``Redaction`` remembers (then it starts again), and the
 #: longest one it remembers: at most 4 MiB of text held.
