@@ -175,3 +175,14 @@ def test_python_literals_are_parsed_never_evaluated() -> None:
     hostile = "{'password': __import__('os').getpid()}"
     cleaned, changed = Redaction().clean({"payload": hostile})
     assert changed and cleaned == {"payload": "[REDACTED]"}  # not a literal: hidden whole
+
+
+def test_objects_in_arguments_are_judged_by_the_text_written_for_them() -> None:
+    """``@tool`` arguments may hold any object; ``tool_args`` writes its ``str``."""
+
+    class Login:
+        def __str__(self) -> str:
+            return f"Login(user='bob', password='{SECRET}')"
+
+    text, _ = tool_args_text(Redaction(), {"login": Login(), "raw": f"api_key={SECRET}".encode()})
+    assert SECRET not in text and "[REDACTED]" in text

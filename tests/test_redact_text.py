@@ -26,6 +26,8 @@ RULES = Redaction()
         ("{'apiKey': \"it's\"}", "{'apiKey': \"[REDACTED]\"}"),
         ("{'password': 'a\\'b', 'user': 'bob'}", "{'password': '[REDACTED]', 'user': 'bob'}"),
         ("{'cvv': 123, 'n': 1}", "{'cvv': [REDACTED], 'n': 1}"),
+        ("{'password': b'x y', 'n': 1}", "{'password': b'[REDACTED]', 'n': 1}"),
+        ("Login(user='bob', password='x y')", "Login(user='bob', password='[REDACTED]')"),
         ("{'secret': {'a': [1, 2]}, 'n': 1}", "{'secret': [REDACTED], 'n': 1}"),
         ("GET /login?password=abc&user=bob", "GET /login?password=[REDACTED]&user=bob"),
         ("Authorization: Bearer abc.def, then", "Authorization: [REDACTED], then"),

@@ -71,7 +71,8 @@ _ESCAPE = re.compile(r"\\[uUxN0-7]")
 _ASSIGNMENT = re.compile(
     r"(?<![\w-])([\w-]+)(\\*['\"])?(?:\s|\\+[ntr])*(?:=>|[:=])(?:\s|\\+[ntr])*"
 )
-_QUOTE = re.compile(r"(\\*)(['\"])")
+#: A quoted value's opening: a Python string prefix (``b'...'``), escapes, the quote.
+_QUOTE = re.compile(r"(?:[bBrRuU]{1,2}(?=\\*['\"]))?(\\*)(['\"])")
 #: Where an unquoted value ends: a delimiter, a closing bracket, or a (possibly escaped) quote.
 _BARE_END = re.compile(r"[,;&\r\n)\]}]|(?<!\\)\\*['\"]")
 _CLOSE = {"{": "}", "[": "]", "(": ")"}
@@ -347,7 +348,19 @@ def _clean(rules: Redaction, value: Any, depth: int, budget: _Budget) -> tuple[A
         if items is None:
             return value, False
         return (items if kind is list else tuple(items)), True
-    return value, False
+    return _clean_other(rules, value, depth, budget)
+
+
+def _clean_other(rules: Redaction, value: Any, depth: int, budget: _Budget) -> tuple[Any, bool]:
+    """Any other object (``@tool`` arguments may be dataclasses, bytes...) is written as its
+    ``str`` (``canonical_json``), so that text is what is judged: cleaned as a string when it
+    changes, else the object itself."""
+    try:
+        text = str(value)
+    except Exception:  # noqa: BLE001 - an object that cannot say what it is shows nothing
+        return rules.marker, True
+    cleaned, changed = _clean_string(rules, text, depth, budget)
+    return (cleaned, True) if changed else (value, False)
 
 
 #: How nested text may start: JSON or a Python literal (object, list, tuple, encoded string).
