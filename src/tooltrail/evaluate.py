@@ -345,11 +345,13 @@ def evaluate_cases(
     costliest part of a trace's evaluation) are worked out once per trace, not once per case.
 
     Nothing is kept on the trace afterwards. Use it where one trace meets several cases or
-    policies (the receiver, the live processor, the batch pass).
+    policies (the receiver, the live processor, the batch pass). ``redaction``: as for
+    ``evaluate_trace``.
     """
     view = CallView(trace.tool_calls)
-    plans = [_plan(case, registry) for case in cases]
-    return [_evaluate(plan, trace, view, output, None, redaction) for plan in plans]
+    return [
+        _evaluate(_plan(case, registry), trace, view, output, None, redaction) for case in cases
+    ]
 
 
 def evaluate_suite(
