@@ -251,3 +251,14 @@ def test_pytest_plugin_messages_hold_no_secret(pytester: pytest.Pytester) -> Non
         text = str(failure.longrepr)
         assert "alice" in text and "Calls made" in text, text
         assert_no_secret(text, failure.nodeid)
+
+
+def test_the_annotated_trace_copy_is_redacted(run: tuple[Path, Path], tmp_path: Path) -> None:
+    """``--annotate-traces`` copies the input's spans: tool spans are copied redacted, as
+    ``serve --dump`` writes them."""
+    suite, dump = run
+    copy = tmp_path / "annotated.jsonl"
+    cli("eval", str(suite), str(dump), "--workers", "1", "-q", "--annotate-traces", str(copy))
+    text = copy.read_text(encoding="utf-8")
+    assert "alice" in text and "[REDACTED]" in text and "tooltrail.evaluation" in text
+    assert_no_secret(text, "the annotated trace copy")

@@ -1,5 +1,6 @@
 """The live path's name for the redaction rules, which live in ``tooltrail.redact`` (layer 0)
-so that evaluation, evaluation events and reports apply the same rules."""
+so that evaluation, evaluation events and reports apply the same rules. Whole spans and log
+records are redacted by ``tooltrail.live.span_redaction``."""
 
 from __future__ import annotations
 
