@@ -13,7 +13,7 @@ space around it, encoded once or several times), a Python literal (parsed with
 whole when it assigns a secret key. Nesting is followed to any depth within a bounded cost per
 value: at most ``NESTED_PARSE_BUDGET`` characters of nested text are parsed per value (besides
 the value itself), and
-containers deeper than ``MAX_DEPTH`` are hidden; past either bound a string that names a
+containers deeper than ``MAX_DEPTH`` are hidden; past either bound a string that assigns a
 secret key is hidden whole, never passed on unparsed.
 
 Free text made from arguments (a check's explanation, a reply, an error) goes through
@@ -437,7 +437,7 @@ def clean_attribute(rules: Redaction, value: Any) -> tuple[Any, bool]:
 
     Structured values are cleaned in place of their items. Text holding JSON (possibly encoded
     twice, as MLflow does) or a Python literal (LangChain) is parsed, cleaned and written back
-    in the same encoding; text that cannot be parsed but names a secret key is hidden whole.
+    in the same encoding; text that cannot be parsed but assigns a secret key is hidden whole.
     """
     kind = type(value)
     if kind is str:
