@@ -12,9 +12,8 @@ space around it, encoded once or several times), a Python literal (parsed with
 ``ast.literal_eval``, never evaluated), or ``key=value`` / ``key: value`` text, which is hidden
 whole when it assigns a secret key. Nesting is followed to any depth within a bounded cost per
 value: at most ``NESTED_PARSE_BUDGET`` characters of nested text are parsed per value (besides
-the value itself), and
-containers deeper than ``MAX_DEPTH`` are hidden; past either bound a string that assigns a
-secret key is hidden whole, never passed on unparsed.
+the value itself), and containers deeper than ``MAX_DEPTH`` are hidden; past either bound a
+string that assigns a secret key is hidden whole, never passed on unparsed.
 
 Free text made from arguments (a check's explanation, a reply, an error) goes through
 ``Redaction.redact_text``: each ``key: value`` or ``key=value`` of a secret key, in any quoting
