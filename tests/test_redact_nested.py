@@ -186,3 +186,9 @@ def test_objects_in_arguments_are_judged_by_the_text_written_for_them() -> None:
 
     text, _ = tool_args_text(Redaction(), {"login": Login(), "raw": f"api_key={SECRET}".encode()})
     assert SECRET not in text and "[REDACTED]" in text
+
+
+@pytest.mark.parametrize("literal", ["{'password=%s'}", "b'api_key=%s'", "frozenset({'ssn: %s'})"])
+def test_other_python_literals_are_judged_as_text(literal: str) -> None:
+    cleaned, changed = Redaction().clean({"payload": literal % SECRET})
+    assert changed and cleaned == {"payload": "[REDACTED]"}

@@ -470,10 +470,12 @@ def _clean_encoded(rules: Redaction, text: str, depth: int, budget: _Budget) -> 
     if isinstance(parsed, str):  # text encoded once more (MLflow), or a quoted literal
         cleaned, changed = _clean_string(rules, parsed, depth, budget)
         return encode(cleaned) if changed else text
-    if not isinstance(parsed, (dict, list, tuple)):
+    if isinstance(parsed, (dict, list, tuple)):
+        cleaned, changed = _clean(rules, parsed, depth, budget)
+        return encode(cleaned) if changed else text
+    if parsed is None or isinstance(parsed, (int, float, complex)):
         return text
-    cleaned, changed = _clean(rules, parsed, depth, budget)
-    return encode(cleaned) if changed else text
+    return None  # a set, bytes...: judged as text (hidden whole when it assigns a secret key)
 
 
 def _json_text(value: Any) -> str:
