@@ -1,9 +1,10 @@
 """Issue 22: no generated secret reaches any output, whatever its shape and position.
 
 Hypothesis places a secret under a default key (spelled in any case, with ``_``, ``-`` or in
-camelCase) in a tool call's arguments: as an object's value, or as ``key=value`` /
-``key: value`` text, wrapped up to ten times in objects and lists and (up to five times)
-in JSON text (with white space around it, or indented) or Python-literal text, or in prose.
+camelCase) in a tool call's arguments: as an object's value, or as ``key=value``,
+``key="value"``, ``key: value`` or ``"key": "value"`` text, wrapped up to ten times in objects
+and lists and (up to five times) in JSON text (with white space around it, or indented) or
+Python-literal text, or in prose.
 Each case goes through every output, in process: the trace is converted and evaluated as
 everywhere else, then rendered as text, JSON with trajectories, JUnit, Markdown and HTML, read
 back as a saved report, compared, turned into evaluation events (explanations on) and a
@@ -103,12 +104,14 @@ def _wrap(value: Any, how: str, pad: str, name: str) -> Any:
 def placed(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     """A secret and tool arguments holding it somewhere."""
     key, secret = draw(KEYS), draw(SECRETS)
-    base = draw(st.sampled_from(["object", "equals", "colon"]))
+    base = draw(st.sampled_from(["object", "equals", "quoted", "colon", "fragment"]))
     pad = draw(SPACE)
     value: Any = {
         "object": {key: secret, "user": "alice"},
         "equals": f"user=alice&{key}{pad}={pad}{secret}",
+        "quoted": f"user='alice' {key}{pad}={pad}\"{secret}\"",
         "colon": f"{key}:{pad or ' '}{secret}",
+        "fragment": f'"user": "alice", "{key}"{pad}:{pad}"{secret}"',  # JSON cut short
     }[base]
     texts = 0
     for how in draw(st.lists(st.sampled_from(WRAPPERS), max_size=10)):
