@@ -4,9 +4,10 @@ Two outputs, both readable by tooltrail's own reader and by any OTLP/JSON tool:
 
 - ``write_annotations``: the run's ``gen_ai.evaluation.result`` events as an OTLP logs file
   (one request per trace), each record carrying the judged span's trace and span ids;
-- ``write_annotated_traces``: a copy of the evaluated traces plus one ``tooltrail.evaluation``
-  span per evaluated case, a child of the trace's root span, so a backend that shows only
-  traces shows the verdict too.
+- ``write_annotated_traces``: a copy of the evaluated traces (tool spans redacted as
+  ``tooltrail serve --dump`` redacts them) plus one ``tooltrail.evaluation`` span per evaluated
+  case, a child of the trace's root span, so a backend that shows only traces shows the verdict
+  too.
 
 ``annotate_run`` does both from the input files and the results of ``tooltrail eval``, which
 keeps only results, not traces: it reads the input again, streaming. Which span each verdict
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltrail.evaluate import CaseResult
+from tooltrail.live.config import LiveConfig
+from tooltrail.live.span_redaction import redacted
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import (
     Diagnostic,
@@ -36,6 +39,7 @@ from tooltrail.otlp import (
     read_spans,
 )
 from tooltrail.otlp.span import STATUS_ERROR, STATUS_UNSET
+from tooltrail.redact import Redaction
 from tooltrail.scores import (
     CASE_SCORE_NAME,
     EVALUATION_NAME,
@@ -227,9 +231,12 @@ def write_annotated_traces(
     traces: Iterable[EvalTrace] | None = None,
     suite: str | None = None,
     explanations: bool = False,
+    redaction: Redaction | None = None,
 ) -> int:
     """Copy the spans of every evaluated trace to ``path``, adding one ``tooltrail.evaluation``
-    span per result as a child of the trace's root span; return how many were added.
+    span per result as a child of the trace's root span; return how many were added. Tool
+    spans are copied redacted with ``redaction`` (default: ``TOOLTRAIL_REDACT_*``), as
+    ``tooltrail serve`` dumps them.
 
     ``spans`` is streamed (e.g. ``tooltrail.otlp.read_spans(inputs)``); spans of traces
     without a result are not copied. ``traces`` (the evaluated ``EvalTrace`` objects) tell the
@@ -238,6 +245,7 @@ def write_annotated_traces(
     id. A result whose trace has no span in ``spans`` gets no evaluation span.
     """
     options = EventOptions(explanations=explanations, suite=suite)
+    rules = redaction if redaction is not None else LiveConfig.from_env().redaction()
     anchors, copy_ids = _anchors(results, traces)
     written = 0
     with _writer(path) as writer:
@@ -250,10 +258,10 @@ def write_annotated_traces(
                 anchor.note(span)
             batch.append(span)
             if len(batch) >= _SPANS_PER_REQUEST:
-                writer.write_spans(batch)
+                writer.write_spans(redacted(rules, batch))
                 batch.clear()
         if batch:
-            writer.write_spans(batch)
+            writer.write_spans(redacted(rules, batch))
         added: list[Span] = []
         for anchor in anchors.values():
             added.extend(_evaluation_spans(anchor, options))

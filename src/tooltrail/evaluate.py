@@ -31,6 +31,7 @@ from tooltrail.checks.turns import expect_checks
 from tooltrail.checks.view import CallView, tally
 from tooltrail.hints import did_you_mean
 from tooltrail.model import EvalTrace
+from tooltrail.redact import Redaction, redacted_explanations
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.gate import meets
 
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 
 #: Version of the ``EvaluationReport.to_dict`` layout; bumped on incompatible changes.
 SCHEMA_VERSION = 1
+#: What explanations are redacted with when the caller names no ``Redaction``.
+DEFAULT_REDACTION = Redaction()
 
 
 class ReportError(ValueError):
@@ -310,7 +313,12 @@ def _checks_failed(error: str) -> Score:
 
 
 def _evaluate(
-    plan: _CasePlan, trace: EvalTrace, view: CallView, output: str | None, label: str | None
+    plan: _CasePlan,
+    trace: EvalTrace,
+    view: CallView,
+    output: str | None,
+    label: str | None,
+    redaction: Redaction | None = None,
 ) -> CaseResult:
     """Run a compiled case on ``trace`` with its call index ``view``, on this thread: only
     for a case whose every check is tooltrail's own (``_CasePlan.timed`` is false)."""
@@ -336,7 +344,7 @@ def _evaluate(
             scores = [_checks_failed(type(exc).__name__)]
     if plan.scorers:
         run_checks(plan.scorers, ctx, scores)
-    return CaseResult(case.id, _passed(scores), scores, trace.trace_id, label or case.id)
+    return _row(case.id, scores, trace, label, redaction)
 
 
 def _passed(scores: list[Score]) -> bool:
@@ -391,7 +399,9 @@ def _prepare(
     return _Run(plan=plan, label=label, steps=steps, builtins=builtins, broken=broken)
 
 
-def _run_all(runs: list[_Run], trace: EvalTrace) -> list[CaseResult]:
+def _run_all(
+    runs: list[_Run], trace: EvalTrace, redaction: Redaction | None = None
+) -> list[CaseResult]:
     """Run the steps of every run in one hand-off (``run_steps``), then make each row."""
     if len(runs) == 1:
         outcomes = run_steps(runs[0].steps)
@@ -401,12 +411,14 @@ def _run_all(runs: list[_Run], trace: EvalTrace) -> list[CaseResult]:
     at = 0
     for run in runs:
         count = len(run.steps)
-        results.append(_result(run, outcomes[at : at + count], trace))
+        results.append(_result(run, outcomes[at : at + count], trace, redaction))
         at += count
     return results
 
 
-def _result(run: _Run, outcomes: list[Outcome], trace: EvalTrace) -> CaseResult:
+def _result(
+    run: _Run, outcomes: list[Outcome], trace: EvalTrace, redaction: Redaction | None
+) -> CaseResult:
     """The row of one case from its steps' outcomes; never raises."""
     case = run.plan.case
     steps = run.steps
@@ -439,7 +451,19 @@ def _result(run: _Run, outcomes: list[Outcome], trace: EvalTrace) -> CaseResult:
             scores.append(outcome)  # type: ignore[arg-type]
         else:  # a scorer's SystemExit and the like, a time limit
             scores.append(outcome_score(steps[index][0], outcome))  # type: ignore[arg-type]
-    return CaseResult(case.id, _passed(scores), scores, trace.trace_id, run.label or case.id)
+    return _row(case.id, scores, trace, run.label, redaction)
+
+
+def _row(
+    case_id: str,
+    scores: list[Score],
+    trace: EvalTrace,
+    label: str | None,
+    redaction: Redaction | None,
+) -> CaseResult:
+    """A case's row, its explanations redacted (``tooltrail.redact``) before they leave."""
+    scores = redacted_explanations(redaction or DEFAULT_REDACTION, scores)
+    return CaseResult(case_id, _passed(scores), scores, trace.trace_id, label or case_id)
 
 
 def evaluate_trace(
@@ -449,17 +473,19 @@ def evaluate_trace(
     registry: Registry | None = None,
     *,
     label: str | None = None,
+    redaction: Redaction | None = None,
 ) -> CaseResult:
     """Run every expectation and scorer of ``case`` on ``trace``; never raises.
 
     ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
     Each check runs under the case's ``check_timeout`` (``checks.timelimit``).
+    ``redaction``: the rules explanations are redacted with (default ``Redaction()``).
     """
     plan = _plan(case, registry)
     view = CallView(trace.tool_calls)
     if not plan.timed:
-        return _evaluate(plan, trace, view, output, label)
-    return _run_all([_prepare(plan, trace, view, output, label)], trace)[0]
+        return _evaluate(plan, trace, view, output, label, redaction)
+    return _run_all([_prepare(plan, trace, view, output, label)], trace, redaction)[0]
 
 
 def evaluate_cases(
@@ -467,6 +493,8 @@ def evaluate_cases(
     trace: EvalTrace,
     output: str | None = None,
     registry: Registry | None = None,
+    *,
+    redaction: Redaction | None = None,
 ) -> list[CaseResult]:
     """``evaluate_trace`` for each case on one trace, in order, sharing one call index between
     them: the names, counts and duplicate calls (the canonical-argument fingerprints, the
@@ -475,19 +503,23 @@ def evaluate_cases(
     ``checks.timelimit`` together (off the main thread, in one hand-off to a worker thread).
 
     Nothing is kept on the trace afterwards. Use it where one trace meets several cases or
-    policies (the receiver, the live processor, the batch pass).
+    policies (the receiver, the live processor, the batch pass). ``redaction``: as for
+    ``evaluate_trace``.
     """
     view = CallView(trace.tool_calls)
     plans = [_plan(case, registry) for case in cases]
     if not any(plan.timed for plan in plans):  # tooltrail's own checks only: no hand-off
-        return [_evaluate(plan, trace, view, output, None) for plan in plans]
-    return _run_all([_prepare(plan, trace, view, output, None) for plan in plans], trace)
+        return [_evaluate(plan, trace, view, output, None, redaction) for plan in plans]
+    runs = [_prepare(plan, trace, view, output, None) for plan in plans]
+    return _run_all(runs, trace, redaction)
 
 
 def evaluate_suite(
     suite: TestSuite,
     samples: Iterable[EvaluationSample],
     registry: Registry | None = None,
+    *,
+    redaction: Redaction | None = None,
 ) -> EvaluationReport:
     """Evaluate each sample against the case it names; rows keep the samples' order.
 
@@ -519,9 +551,10 @@ def evaluate_suite(
         trace = sample.trace if sample.trace is not None else EvalTrace(trace_id="")
         view = CallView(trace.tool_calls)
         if plan.timed:
-            rows.extend(_run_all([_prepare(plan, trace, view, sample.output, label)], trace))
+            run = _prepare(plan, trace, view, sample.output, label)
+            rows.extend(_run_all([run], trace, redaction))
         else:
-            rows.append(_evaluate(plan, trace, view, sample.output, label))
+            rows.append(_evaluate(plan, trace, view, sample.output, label, redaction))
     return EvaluationReport(suite.name, suite.version, rows, summarize(rows, cases))
 
 

@@ -8,7 +8,9 @@ carries. The live emitter (``tooltrail.pipeline.evaluation_events``) and the off
 verdict on the same span.
 
 Explanations can quote argument values (customer data), so they are left out unless asked
-for (``TOOLTRAIL_EVALUATION_EXPLANATIONS=true``, or explicitly).
+for (``TOOLTRAIL_EVALUATION_EXPLANATIONS=true``, or explicitly). Those that are put on events
+were redacted when evaluation made them (``tooltrail.redact.redacted_explanations``): secret
+keys' values are hidden, the rest of what a call was given is not.
 """
 
 from __future__ import annotations

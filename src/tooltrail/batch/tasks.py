@@ -26,6 +26,7 @@ from tooltrail.convert import TraceFacts
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.evaluate import evaluate_cases, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
+from tooltrail.live.config import LiveConfig
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
 from tooltrail.otlp.logs import LogRecord
 from tooltrail.suite import TestSuite
@@ -190,6 +191,7 @@ def _evaluate_groups(
     where: str,
 ) -> list[GroupOutcome]:
     registry = default_registry()
+    redaction = LiveConfig.from_env().redaction()  # explanations: the rules reports use
     compactor = RowCompactor()
     suite = settings.suite
     outcomes: list[GroupOutcome] = []
@@ -220,7 +222,7 @@ def _evaluate_groups(
         if not cases:
             outcome.unmatched = unmatched(trace)
             continue
-        results = evaluate_cases(cases, trace, registry=registry)
+        results = evaluate_cases(cases, trace, registry=registry, redaction=redaction)
         for case, result in zip(cases, results, strict=True):
             result.label = row_label(case, trace, suite)
             compactor.row(result)

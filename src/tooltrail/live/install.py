@@ -113,7 +113,10 @@ def install(
         chosen_suite = suite_object if suite_object is not None else config.suite
         if chosen_suite is not None:
             evaluator = InlineEvaluator(
-                chosen_suite, on_result=on_result, results_path=config.results
+                chosen_suite,
+                on_result=on_result,
+                results_path=config.results,
+                redaction=config.redaction(),
             )
             if config.evaluation_events:
                 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter

@@ -27,6 +27,7 @@ from tooltrail.model import EvalTrace
 from tooltrail.pipeline.adapt import otlp_spans
 from tooltrail.pipeline.buffer import LATE, CompletedTrace
 from tooltrail.pipeline.throttle import ThrottledWarning
+from tooltrail.redact import Redaction
 from tooltrail.suite import TestSuite
 
 _log = logging.getLogger(__name__)
@@ -105,7 +106,8 @@ class InlineEvaluator:
     trace at least one case applies to. ``results_path``: append one JSON line per such trace.
     ``explanations``: keep score explanations in the results file (they may quote argument
     values); default ``TOOLTRAIL_EVALUATION_EXPLANATIONS``, else off. ``skip_partial``: do not
-    score traces handed on partial (their missing calls would fail checks).
+    score traces handed on partial (their missing calls would fail checks). ``redaction``: the
+    rules explanations are redacted with (default ``Redaction()``).
 
     One verdict per trace: a ``late`` piece (spans of a trace already handed on) is not
     scored again (counted in ``late_pieces``), and a trace the buffer gave up gets one
@@ -121,6 +123,7 @@ class InlineEvaluator:
         registry: Any = None,
         explanations: bool | None = None,
         skip_partial: bool = False,
+        redaction: Redaction | None = None,
     ) -> None:
         self.suite = suite if isinstance(suite, TestSuite) else TestSuite.load(Path(suite))
         (registry or default_registry()).check(self.suite)
@@ -131,6 +134,8 @@ class InlineEvaluator:
         else:
             self.callbacks = list(on_result)
         self.registry = registry
+        #: The rules score explanations are redacted with (``tooltrail.redact``).
+        self.redaction = redaction
         #: Whether traces are converted with what they used (a budget of the suite reads it).
         self.usage = reads_usage(self.suite.cases, registry)
         self.explanations = _explanations_default() if explanations is None else explanations
@@ -206,7 +211,10 @@ class InlineEvaluator:
         cases = self.suite.cases_for(eval_trace)
         if not cases:
             return None
-        return eval_trace, evaluate_cases(cases, eval_trace, registry=self.registry)
+        results = evaluate_cases(
+            cases, eval_trace, registry=self.registry, redaction=self.redaction
+        )
+        return eval_trace, results
 
     def _write(
         self, eval_trace: EvalTrace, trace: CompletedTrace, results: list[CaseResult]

@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from tooltrail.checks.score import Score
 from tooltrail.evaluate import CaseResult, evaluate_trace, meets
+from tooltrail.live.config import LiveConfig
 from tooltrail.model import EvalSpan, EvalTrace, ToolCall
 from tooltrail.pytest.agent_calls import (
     Agent,
@@ -28,14 +29,24 @@ from tooltrail.pytest.agent_calls import (
     run_turns_sync,
 )
 from tooltrail.pytest.messages import format_turn_calls
+from tooltrail.redact import Redaction
 from tooltrail.suite.case import TestCase
 
 #: Turns SDK spans into the trajectory (``tooltrail.pytest.trail.trace_of_spans``).
 SpanConverter = Callable[[list[ReadableSpan]], EvalTrace]
 
 
+def redaction() -> Redaction:
+    """The rules (``TOOLTRAIL_REDACT_*``) the plug-in's messages and scores are redacted with."""
+    return LiveConfig.from_env().redaction()
+
+
 class TrajectoryAssertionError(AssertionError):
-    """A trail assertion failed; the message holds the check explanations and the calls made."""
+    """A trail assertion failed; the message holds the check explanations and the calls made,
+    secrets redacted (``Redaction.redact_text``)."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(redaction().redact_text(message))
 
 
 @dataclass(slots=True)
@@ -218,7 +229,7 @@ def judge_run(
     Expectations of the turn that raised, and of the turns after it, are left out: the
     agent's error is the reason those turns did not do what they should.
     """
-    result = evaluate_trace(case, trace, label=label)
+    result = evaluate_trace(case, trace, label=label, redaction=redaction())
     failed = next((record for record in records if record.error is not None), None)
     if failed is None:
         return result

@@ -30,10 +30,12 @@ from tooltrail.pytest.messages import format_calls
 from tooltrail.pytest.runs import (
     RunsResult,
     TrajectoryAssertionError,
+    redaction,
     run_conversations,
     run_conversations_async,
 )
 from tooltrail.pytest.sdk_spans import trace_of_spans
+from tooltrail.redact import redacted_explanations
 from tooltrail.suite.case import Expect, Turn
 from tooltrail.suite.case import TestCase as Case
 
@@ -120,16 +122,18 @@ class Trail:
         """
         trace = self.trace
         if isinstance(expectation, Case):
-            return evaluate_trace(expectation, trace, label=self.test_id).scores
+            return evaluate_trace(
+                expectation, trace, label=self.test_id, redaction=redaction()
+            ).scores
         if isinstance(expectation, Turn):
             expectation = expectation.expect
         if isinstance(expectation, Expect):
             scores: list[Score] = []
             run_checks(expect_checks(expectation), self._context(), scores)
-            return scores
+            return redacted_explanations(redaction(), scores)
         turns = list(expectation)
         case = Case(id=self.test_id, turns=turns)
-        return evaluate_trace(case, trace, label=self.test_id).scores
+        return evaluate_trace(case, trace, label=self.test_id, redaction=redaction()).scores
 
     def assert_passes(self, expectation: Expectation) -> list[Score]:
         """:meth:`check`, failing with every failed score's explanation and the calls made."""
@@ -192,6 +196,7 @@ class Trail:
         __tracebackhide__ = True
         result = check.evaluate(self._context())
         score = result if isinstance(result, Score) else result[0]
+        score = redacted_explanations(redaction(), [score])[0]
         self._record([score])
         if not score.passed:
             self._fail(score.explanation)

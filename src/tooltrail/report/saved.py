@@ -1,5 +1,9 @@
 """A JSON report written earlier (``tooltrail eval --format json``), read back with its optional
-keys: the gate's verdict and the rows' trajectories (see ``tooltrail.report.json``)."""
+keys: the gate's verdict and the rows' trajectories (see ``tooltrail.report.json``).
+
+The file may come from an older tooltrail or another machine, so what it holds is redacted
+again with the configured rules (``TOOLTRAIL_REDACT_*``) as it is read: explanations
+(``redacted_explanations``, as evaluation does) and trajectories (``redact_trajectory``)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from dataclasses import dataclass, field
 import orjson
 
 from tooltrail.evaluate import EvaluationReport, ReportError
-from tooltrail.report.trajectory import Trajectory
+from tooltrail.redact import Redaction, redacted_explanations
+from tooltrail.report.trajectory import Trajectory, redact_trajectory, redaction_from_env
 from tooltrail.suite.gate import GateResult
 
 
@@ -21,30 +26,39 @@ class SavedReport:
     gate: GateResult | None = None
 
 
-def read_saved_report(path: str | os.PathLike[str]) -> SavedReport:
-    """Read a JSON report file. Raises ``ReportError`` naming the file (and the row) when it is
-    not JSON or not a report, ``OSError`` when it cannot be read."""
+def read_saved_report(
+    path: str | os.PathLike[str], redaction: Redaction | None = None
+) -> SavedReport:
+    """Read a JSON report file, redacted with ``redaction`` (default: the configured rules).
+    Raises ``ReportError`` naming the file (and the row) when it is not JSON or not a report,
+    ``OSError`` when it cannot be read."""
     with open(path, "rb") as handle:
         raw = handle.read()
+    return saved_report_of(raw, os.fspath(path), redaction)
+
+
+def saved_report_of(raw: bytes | str, name: str, redaction: Redaction | None = None) -> SavedReport:
+    """``read_saved_report`` of a file's content; ``name`` is what messages call it."""
+    rules = redaction if redaction is not None else redaction_from_env()
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise ReportError(f"{os.fspath(path)}: not JSON: {exc}") from None
+        raise ReportError(f"{name}: not JSON: {exc}") from None
     try:
         report = EvaluationReport.from_dict(data)
     except ReportError as exc:
-        raise ReportError(f"{os.fspath(path)}: {exc}") from None
+        raise ReportError(f"{name}: {exc}") from None
+    for row in report.cases:
+        row.scores = redacted_explanations(rules, row.scores)
     trajectories: dict[int, Trajectory] = {}
     for index, row in enumerate(data.get("cases") or ()):
         found = row.get("trajectory") if isinstance(row, dict) else None
         if found is None:
             continue
         try:
-            trajectories[index] = Trajectory.from_dict(found)
+            trajectories[index] = redact_trajectory(Trajectory.from_dict(found), rules)
         except (TypeError, ValueError, AttributeError) as exc:
-            raise ReportError(
-                f"{os.fspath(path)}: cases[{index}].trajectory: malformed: {exc}"
-            ) from None
+            raise ReportError(f"{name}: cases[{index}].trajectory: malformed: {exc}") from None
     gate = None
     recorded = data.get("gate")
     if isinstance(recorded, dict) and isinstance(recorded.get("passed"), bool):

@@ -2,7 +2,8 @@
 
 A ``Trajectory`` holds a trace's agent, model and tool spans (times relative to the first
 span, parents, status), each tool call's arguments **redacted** with the live path's rules
-(``TOOLTRAIL_REDACT_*``, ``tooltrail.live.redact``), the final reply, the turn of each span,
+(``TOOLTRAIL_REDACT_*``, ``tooltrail.redact``), the final reply, span names and call errors
+redacted as free text (``Redaction.redact_text``), the turn of each span,
 and ``marks``: which failing score lands on which span. Marks come from
 ``tooltrail.scores.evaluation_events``, so the HTML report highlights the same span the
 ``gen_ai.evaluation.result`` event points at.
@@ -21,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltrail.evaluate import CaseResult
-from tooltrail.live.redact import Redaction, tool_args_text
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Limits
 from tooltrail.otlp.span import STATUS_ERROR, STATUS_OK
+from tooltrail.redact import Redaction, clean_attribute, tool_args_text
 from tooltrail.scores import LABEL_FAIL, SCORE_LABEL, EventOptions, evaluation_events
 
 #: Failing rows whose trajectory a report embeds; the rest are listed with their scores only.
@@ -172,7 +173,7 @@ def collect_trajectories(
     wanted = {row.trace_id for row in wanted_rows.values() if row.trace_id}
     if not wanted:
         return {}
-    rules = redaction if redaction is not None else _redaction_from_env()
+    rules = redaction if redaction is not None else redaction_from_env()
     read_kwargs: dict[str, Any] = {"diagnostics": []}
     if limits is not None:
         read_kwargs["limits"] = limits
@@ -301,7 +302,7 @@ def build_trajectory(
             TimelineSpan(
                 span_id=raw.span_id,
                 parent_span_id=raw.parent_span_id,
-                name=raw.name,
+                name=redaction.redact_text(raw.name),
                 kind=kind,
                 start_ms=ms(raw.start_ns),
                 duration_ms=_duration(raw.start_ns, raw.end_ns),
@@ -313,7 +314,7 @@ def build_trajectory(
     by_id = {span.span_id: span for span in spans}
     for call in trace.tool_calls:
         arguments = None if call.args is None else tool_args_text(redaction, call.args)[0]
-        error = redaction.clean_text(call.error) if call.error else None
+        error = _free_text(redaction, call.error, redaction.max_value_chars)
         span = by_id.get(call.span_id or "")
         if span is not None and span.kind == "tool" and span.tool_name is None:
             span.tool_name, span.arguments, span.error = call.name, arguments, error
@@ -337,16 +338,32 @@ def build_trajectory(
         )
     if not per_turn_traces:
         _turns_from_calls(spans)
-    reply = trace.output
-    if reply is not None:
-        reply = redaction.cap(redaction.replace_values(reply), MAX_REPLY_CHARS)
     return Trajectory(
         trace_ids=trace_ids,
         spans=spans,
-        reply=reply,
+        reply=_free_text(redaction, trace.output, MAX_REPLY_CHARS),
         turns=trace.turn_count or max((s.turn or 1 for s in spans), default=1),
         spans_dropped=spans_dropped,
     )
+
+
+def _free_text(redaction: Redaction, text: str | None, limit: int) -> str | None:
+    """A reply, error or name as a report may show it: redacted as free text, capped."""
+    return redaction.cap(redaction.redact_text(text), limit) if text else text
+
+
+def redact_trajectory(trajectory: Trajectory, redaction: Redaction) -> Trajectory:
+    """``trajectory`` (read from a report file, which any version may have written) with
+    ``redaction`` applied again: arguments cleaned as argument text, names, errors and the
+    reply as free text. The rules only ever hide more, so this is a no-op on what
+    ``build_trajectory`` made with the same rules."""
+    for span in trajectory.spans:
+        span.name = redaction.redact_text(span.name)
+        if span.arguments is not None:
+            span.arguments = clean_attribute(redaction, span.arguments)[0]
+        span.error = _free_text(redaction, span.error, redaction.max_value_chars)
+    trajectory.reply = _free_text(redaction, trajectory.reply, MAX_REPLY_CHARS)
+    return trajectory
 
 
 def _turns_from_calls(spans: list[TimelineSpan]) -> None:
@@ -386,7 +403,8 @@ def _text_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _redaction_from_env() -> Redaction:
+def redaction_from_env() -> Redaction:
+    """The rules reports are made with: ``TOOLTRAIL_REDACT_*``, else the defaults."""
     from tooltrail.live.config import LiveConfig
 
     return LiveConfig.from_env().redaction()

@@ -144,6 +144,7 @@ class TracePipeline:
             logs=self.logs,
             on_result=[self.emitter] if self.emitter is not None else None,
             explanations=config.explanations,
+            redaction=redaction,
         )
         sinks.append(self.evaluator)
         sinks.append(ReleaseSink(lambda trace_id, n: self.intake.release(trace_id, n)))

@@ -141,7 +141,11 @@ class ReceivedTraceEvaluator(InlineEvaluator):
                 self._unjoined(trace, diagnostics)
             eval_trace.partial = eval_trace.partial or trace.partial
             cases = self.suite.cases_for(eval_trace)
-            results = evaluate_cases(cases, eval_trace, registry=self.registry) if cases else []
+            results = (
+                evaluate_cases(cases, eval_trace, registry=self.registry, redaction=self.redaction)
+                if cases
+                else []
+            )
         except Exception:
             self._counters.add(evaluation_errors=1, traces_evaluated=1)
             raise
