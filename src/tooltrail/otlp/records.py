@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import io
 import os
+import stat
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -97,11 +98,19 @@ def expand_paths(
     ``-`` is stdin; directories are walked recursively (files ending in ``DUMP_SUFFIXES``);
     glob patterns are expanded (``**`` recurses). A path matching nothing is a diagnostic.
     A directory that cannot be listed is a diagnostic too, in ``unreadable`` when given (its
-    files are skipped input, not a path that names nothing), else in ``diagnostics``.
+    files are skipped input, not a path that names nothing), else in ``diagnostics``; so is
+    a FIFO, socket or device, named or found, which is never opened: reading a FIFO with no
+    writer blocks for ever, and the batch pass reads its inputs more than once.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     skipped = unreadable if unreadable is not None else diagnostics
+
+    def regular(path: str) -> bool:
+        kind = not_regular(path)
+        if kind is not None and skipped is not None:
+            skipped.append(Diagnostic(path, None, None, f"{NOT_REGULAR} ({kind}): skipped unread"))
+        return kind is None
 
     def cannot_list(exc: OSError) -> None:
         if skipped is not None:
@@ -118,9 +127,12 @@ def expand_paths(
                 dirs.sort()
                 for name in sorted(files):
                     if name.lower().endswith(DUMP_SUFFIXES) and not name.startswith("."):
-                        yield os.path.join(root, name), False
+                        found = os.path.join(root, name)
+                        if regular(found):
+                            yield found, False
         elif os.path.exists(text):
-            yield text, True
+            if regular(text):
+                yield text, True
         elif glob.has_magic(text):
             matches = sorted(glob.glob(text, recursive=True))
             if not matches and diagnostics is not None:
@@ -128,10 +140,36 @@ def expand_paths(
             for match in matches:
                 if os.path.isdir(match):
                     yield from expand_paths([match], diagnostics, unreadable=unreadable)
-                else:
+                elif regular(match):
                     yield match, True
         elif diagnostics is not None:
             diagnostics.append(Diagnostic(text, None, None, "no such file or directory"))
+
+
+#: How a skipped FIFO, socket or device is reported; read a pipe as ``-`` instead.
+NOT_REGULAR = "not a regular file"
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO; pipe it to standard input as -"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def not_regular(path: str) -> str | None:
+    """What ``path`` is when it is not a regular file (following links), else ``None``; also
+    ``None`` when it cannot be looked at (opening it then says why)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return _kind(mode)
+
+
+def _kind(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
 
 
 def read_spans(
@@ -199,10 +237,13 @@ def _records(
             stream: IO[bytes] = sys.stdin.buffer
             size = None
         else:
-            stream = open(path, "rb")  # noqa: SIM115 - closed below
+            stream = _open_regular(path)
             size = os.fstat(stream.fileno()).st_size
     except OSError as exc:
         report(None, None, f"cannot open: {exc.strerror or exc}")
+        return
+    except _NotRegular as exc:
+        report(None, None, f"{NOT_REGULAR} ({exc}): skipped unread")
         return
     try:
         reader = _FileReader(path, stream, size, limits, diagnostics, report, signal)
@@ -220,6 +261,28 @@ def _records(
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
+
+
+class _NotRegular(Exception):
+    """A path named directly (``iter_records``) that is a FIFO, socket or device."""
+
+
+def _open_regular(path: str) -> IO[bytes]:
+    """``path`` opened for reading, without blocking: a FIFO with no writer would block
+    ``open`` for ever, so it is opened non-blocking and refused when it is not a regular file
+    (which ``expand_paths`` already leaves out; this covers a path given to ``iter_records``,
+    or replaced after it was listed)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        kind = _kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise _NotRegular(kind)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return open(fd, "rb", closefd=True)  # noqa: SIM115 - the caller closes it
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 #: How every protobuf request starts: field 1 (``resource_spans``), length-delimited. JSON
