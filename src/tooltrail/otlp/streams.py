@@ -151,6 +151,9 @@ class _PrefixedRaw(io.RawIOBase):
                 self._prefix.release()
                 self._prefix = memoryview(b"")
             return n
+        readinto = getattr(self._inner, "readinto", None)
+        if readinto is not None:  # straight into the caller's buffer: no second copy of it
+            return int(readinto(view) or 0)
         data = self._inner.read(len(view))
         view[: len(data)] = data
         return len(data)
