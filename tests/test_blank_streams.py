@@ -27,7 +27,8 @@ from tooltrail.convert import read_traces
 from tooltrail.otlp import Diagnostic, Limits, frame, iter_records, read_spans
 
 MiB = 1 << 20
-BOUND = Limits().max_blank_bytes
+#: ``Limits.max_blank_bytes`` by default.
+BOUND = 64 * MiB
 #: Where a stream of nothing stops: one byte past the bound, in decompressed bytes.
 STOP = BOUND + 1
 TOOLTRAIL = str(Path(sys.executable).with_name("tooltrail"))
@@ -191,6 +192,10 @@ def test_a_plain_file_starting_blank_is_sniffed_in_one_buffer_of_memory(tmp_path
     assert ([r.line for r in records], diagnostics) == ([32 * MiB + 1], [])
     room = Limits().max_record_bytes  # (``read`` of it reserves that much, then shrinks)
     assert peak < room + 8 * MiB, f"peak {peak / MiB:.0f} MiB for a 32 MiB sample"
+
+
+def test_the_default_blank_bound_is_64_mib() -> None:
+    assert Limits().max_blank_bytes == BOUND
 
 
 def test_read_spans_and_read_traces_stop_at_the_bound(newlines_gz) -> None:
