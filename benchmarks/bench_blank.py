@@ -51,9 +51,7 @@ def blank_block(size: int, every: int, seed: int = 1) -> bytes:
 def spaces_block(size: int, every: int, seed: int = 2) -> bytes:
     """Spaces and tabs, no newline at all."""
     rnd = random.Random(seed)
-    return b"".join(b" " * rnd.randrange(1, every) + b"\t" for _ in range(size // every * 2))[
-        :size
-    ]
+    return b"".join(b" " * rnd.randrange(1, every) + b"\t" for _ in range(size // every * 2))[:size]
 
 
 def write_compressed(path: Path, codec: str, pieces: Iterator[bytes]) -> None:

@@ -148,14 +148,12 @@ def test_white_space_under_the_bound_loses_nothing(tmp_path) -> None:
 
 def test_compressed_empty_messages_count_as_blank(tmp_path) -> None:
     """Zero words (empty length-prefixed messages) are the protobuf framing's blank lines."""
-    body = b"".join(frame(line.strip()) for line in _runs()[:2])  # JSON bodies, framed
-    first, second = body[: len(body) // 2], body  # (the split is only for the record count)
-    del first
-    zeros = bytes(4 * MiB)
+    first, second, *_ = (frame(line.strip()) for line in _runs())  # JSON bodies, framed
     path = tmp_path / "empties.pb.gz"
-    path.write_bytes(_gzip_bytes(frame(_runs()[0].strip()) + zeros + second))
-    records, diagnostics = _read(path, Limits(max_blank_bytes=2 * MiB, max_compression_ratio=10**6))
-    assert len(records) == 1
+    path.write_bytes(_gzip_bytes(first + bytes(4 * MiB) + second))
+    limits = Limits(max_blank_bytes=2 * MiB, max_compression_ratio=10**6)  # (zeros: 1030:1)
+    records, diagnostics = _read(path, limits)
+    assert [r.offset for r in records] == [0]
     (problem,) = diagnostics
     assert "over the max_blank_bytes limit of 2 MiB" in problem.message
     assert problem.message.endswith("rest of file skipped")
