@@ -172,24 +172,32 @@ def test_a_plain_file_is_not_bounded_by_blank_runs(tmp_path) -> None:
     assert ([r.line for r in records], diagnostics) == ([1, 3 * MiB + 2], [])
 
 
-def test_a_plain_file_starting_blank_is_sniffed_in_one_buffer_of_memory(tmp_path) -> None:
-    """A file that starts with a newline may be protobuf (``\\n`` is its first byte): its first
-    ``max_record_bytes`` are sniffed, then read again. That sample was parsed as JSON whole
-    (``orjson`` reserves twelve times its length), read through a second buffer as large, and
-    handed out by slicing, one copy of what was left per read: seconds per megabyte and
-    hundreds of megabytes for a file of newlines."""
-    first, *_ = _runs()
+@pytest.mark.parametrize("layout", ["blank, record", "newline, record, blank, record"])
+def test_a_plain_file_starting_with_a_newline_is_sniffed_in_one_buffer_of_memory(
+    layout: str, tmp_path: Path
+) -> None:
+    """A file that starts with a newline may be protobuf (``\\n`` is its first byte), so its
+    first ``max_record_bytes`` were sniffed, then read again. That sample was parsed as JSON
+    whole (``orjson`` reserves twelve times its length), read through a second buffer as
+    large, and handed out by slicing, one copy of what was left per read: seconds per megabyte
+    and hundreds of megabytes for a file of newlines."""
+    first, second, *_ = _runs()
     path = tmp_path / "blank.jsonl"
-    path.write_bytes(b"\n" * (32 * MiB) + first)
+    if layout == "blank, record":
+        path.write_bytes(b"\n" * (32 * MiB) + first)
+        lines = [32 * MiB + 1]
+    else:
+        path.write_bytes(b"\n" + first + b"\n" * (32 * MiB) + second)
+        lines = [2, 32 * MiB + 3]
     tracemalloc.start()
     try:
         records, diagnostics = _read(path)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert ([r.line for r in records], diagnostics) == ([32 * MiB + 1], [])
-    room = Limits().max_record_bytes  # (``read`` of it reserves that much, then shrinks)
-    assert peak < room + 8 * MiB, f"peak {peak / MiB:.0f} MiB for a 32 MiB sample"
+    assert ([r.line for r in records], diagnostics) == (lines, [])
+    room = Limits().max_record_bytes  # (``read`` of that much reserves it, then shrinks)
+    assert peak < room + 8 * MiB, f"peak {peak / MiB:.0f} MiB for a 32 MiB file"
 
 
 def test_the_default_blank_bound_is_64_mib() -> None:

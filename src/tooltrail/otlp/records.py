@@ -295,6 +295,13 @@ def _open_regular(path: str) -> IO[bytes]:
 _PROTOBUF_FIRST_BYTE = b"\n"
 
 
+#: A file that starts with this many bytes of white space is blank lines, not protobuf, and is
+#: not sniffed further (which reads ``max_record_bytes``). Read as protobuf, white space bytes
+#: make only ``resource_spans`` of at most 32 bytes each, without ``scope_spans`` (tag
+#: ``0x12``): no exporter writes thousands of those before its spans.
+_BLANK_START = 64 << 10
+
+
 def _looks_like_json_but_may_be_protobuf(head: bytes) -> bool:
     """Whether ``head`` (a record's or file's first bytes) starts as protobuf does and reads as
     JSON or white space after its white space: only then is a closer look needed."""
@@ -306,25 +313,20 @@ def _protobuf_not_json(sample: bytes) -> bool:
     protobuf traces message rather than JSON: it parses as one, with spans, and neither the
     whole sample nor its first non-blank line parses as JSON.
 
-    White space is passed over, not parsed: ``orjson`` reserves about twelve times the
-    length of what it is given, 770 MB for a sample of 64 MiB of newlines, and only white
-    space (which holds no span) is not worth a look."""
+    The first line is tried first, and white space is passed over, not parsed: ``orjson``
+    reserves about twelve times the length of what it is given, 770 MB for a sample of 64 MiB,
+    which only a pretty-printed document (whose first line is not JSON) needs."""
     start = _LEADING_WHITESPACE.match(sample).end()  # type: ignore[union-attr]
     if start == len(sample):
-        return False
+        return False  # only white space: it holds no span
     view = memoryview(sample)
-    try:
-        orjson.loads(view[start:])
-        return False
-    except orjson.JSONDecodeError:
-        pass
     end = sample.find(b"\n", start)
-    line = view[start : end if end != -1 else len(sample)]
-    try:
-        orjson.loads(line)
-        return False
-    except orjson.JSONDecodeError:
-        pass
+    for text in (view[start : end if end != -1 else len(sample)], view[start:]):
+        try:
+            orjson.loads(text)
+            return False
+        except orjson.JSONDecodeError:
+            pass
     try:
         message = TracesData.FromString(sample)
     except (ProtobufDecodeError, RecursionError, ValueError):
@@ -388,10 +390,12 @@ class _FileReader:
             head, stream = peek(stream, 4)
         first = head.lstrip(_WHITESPACE)[:1]
         if _looks_like_json_but_may_be_protobuf(head):
-            sample, stream = peek(stream, self.limits.max_record_bytes + 1)
-            if _protobuf_not_json(sample):
-                yield from self._binary(stream, head, size)
-                return
+            start, stream = peek(stream, _BLANK_START)
+            if not (len(start) == _BLANK_START and start.isspace()):
+                sample, stream = peek(stream, self.limits.max_record_bytes + 1)
+                if _protobuf_not_json(sample):
+                    yield from self._binary(stream, head, size)
+                    return
         if first == b"{" or (not first and head):
             yield from self._json(stream)
         elif head:
