@@ -51,6 +51,9 @@ _WHITESPACE = b" \t\r\n\xef\xbb\xbf"  # and a UTF-8 byte order mark
 _LEADING_WHITESPACE = re.compile(b"[" + re.escape(_WHITESPACE) + b"]*")
 #: What ``bytes.isspace`` counts: a line of these only is blank.
 _BLANK = b" \t\n\r\x0b\x0c"
+#: A buffer's worth of newlines and of zero bytes, to compare whole buffers of padding with.
+_NEWLINES = b"\n" * _SKIP_CHUNK
+_ZEROS = bytes(_SKIP_CHUNK)
 #: Name endings picked up when walking a directory; named files are read whatever their name.
 DUMP_SUFFIXES = (
     ".json",
@@ -622,14 +625,19 @@ def skip_blank_lines(stream: IO[bytes], limit: int | None = None) -> tuple[int, 
     end of the stream (or of ``limit``).
 
     Called only after a blank line, so lines of data never pay for it; a run of millions of
-    blank lines (padding, a bomb of newlines) costs one ``lstrip`` per buffer, not one
-    ``readline`` per line."""
+    blank lines (padding, a bomb of newlines) costs a comparison or an ``isspace`` per
+    buffer, not one ``readline`` per line."""
     skipped = lines = 0
     peek_ = getattr(stream, "peek", None)
     while peek_ is not None:
         buf = peek_(_SKIP_CHUNK)[:_SKIP_CHUNK]
-        # (``isspace`` runs at memory speed; ``lstrip`` of six characters at a third of it)
-        blank = len(buf) if buf.isspace() else len(buf) - len(buf.lstrip(_BLANK))
+        # A buffer of newlines only is compared at memcmp speed (30 times ``isspace``, which
+        # is three times ``lstrip`` of six characters), and its lines need no count.
+        newlines = buf == _NEWLINES[: len(buf)]
+        if newlines or buf.isspace():
+            blank = len(buf)
+        else:
+            blank = len(buf) - len(buf.lstrip(_BLANK))
         take = buf.rfind(b"\n", 0, blank) + 1
         if limit is not None:
             take = min(take, limit - skipped)
@@ -637,7 +645,7 @@ def skip_blank_lines(stream: IO[bytes], limit: int | None = None) -> tuple[int, 
             break
         stream.read(take)
         skipped += take
-        lines += buf.count(b"\n", 0, take)
+        lines += take if newlines else buf.count(b"\n", 0, take)
         if take < blank or blank < len(buf):
             break
     return skipped, lines
@@ -650,7 +658,10 @@ def skip_zero_words(stream: IO[bytes], limit: int | None = None) -> int:
     peek_ = getattr(stream, "peek", None)
     while peek_ is not None:
         buf = peek_(_SKIP_CHUNK)[:_SKIP_CHUNK]
-        zeros = len(buf) - len(buf.lstrip(b"\0"))
+        if buf == _ZEROS[: len(buf)]:  # (memcmp speed; ``lstrip`` is a hundred times slower)
+            zeros = len(buf)
+        else:
+            zeros = len(buf) - len(buf.lstrip(b"\0"))
         if limit is not None:
             zeros = min(zeros, limit - skipped)
         take = zeros - zeros % 4
