@@ -26,6 +26,12 @@ class Limits:
     #: Decompressed / compressed bytes of a compressed file, checked once more than
     #: ``max_record_bytes`` came out. Real OTLP compresses 5-50x; a bomb 1000x and more.
     max_compression_ratio: int = 1000
+    #: White space (blank lines, lines of spaces) and empty length-prefixed messages that one
+    #: decompressed stream may yield in all; past it the rest of the input is skipped. A dump
+    #: holds a few bytes of it per record; a stream of newlines at a ratio under the cap would
+    #: otherwise be read to ``max_decompressed_bytes``. Plain files are not bounded by it: they
+    #: cost what reading their bytes costs, and nothing after a blank run in them is lost.
+    max_blank_bytes: int = 64 * MiB
     #: A string or bytes attribute value longer than this is truncated to this many bytes and
     #: ends with ``TRUNCATED_MARKER``; a diagnostic says which span and key.
     max_attribute_value_bytes: int = 4 * MiB

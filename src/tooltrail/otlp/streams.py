@@ -49,6 +49,30 @@ class DecompressionBudget:
             )
 
 
+class BlankBudget:
+    """White space and empty messages one decompressed stream may still yield
+    (``Limits.max_blank_bytes``): a stream of newlines is refused after it, not after the
+    whole decompression budget."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limit = limits.max_blank_bytes
+        self.seen = 0
+
+    def room(self) -> int:
+        """Bytes that may still be skipped as blank, plus one (reaching it raises)."""
+        return max(self.limit - self.seen, 0) + 1
+
+    def take(self, n: int) -> None:
+        """Count ``n`` more blank bytes; raises ``LimitExceeded`` past the limit."""
+        self.seen += n
+        if self.seen > self.limit:
+            raise LimitExceeded(
+                f"{self.seen} bytes of blank lines or empty messages came out of this "
+                f"compressed stream, over the max_blank_bytes limit of {_size_text(self.limit)}; "
+                "likely a decompression bomb"
+            )
+
+
 def _size_text(n: int) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size and n % size == 0:
@@ -104,10 +128,14 @@ class _CountingRaw(io.RawIOBase):
 
 
 class _PrefixedRaw(io.RawIOBase):
-    """Bytes already read (for sniffing), then the rest of the stream."""
+    """Bytes already read (for sniffing), then the rest of the stream.
+
+    The prefix is handed out through a moving view: slicing the bytes instead copied what was
+    left of a 64 MiB sniffing sample on every read, quadratic work that made a blank file
+    take seconds per megabyte."""
 
     def __init__(self, prefix: bytes, inner: IO[bytes]) -> None:
-        self._prefix = prefix
+        self._prefix = memoryview(prefix)
         self._inner = inner
 
     def readable(self) -> bool:
@@ -119,7 +147,13 @@ class _PrefixedRaw(io.RawIOBase):
             n = min(len(view), len(self._prefix))
             view[:n] = self._prefix[:n]
             self._prefix = self._prefix[n:]
+            if not self._prefix:
+                self._prefix.release()
+                self._prefix = memoryview(b"")
             return n
+        readinto = getattr(self._inner, "readinto", None)
+        if readinto is not None:  # straight into the caller's buffer: no second copy of it
+            return int(readinto(view) or 0)
         data = self._inner.read(len(view))
         view[: len(data)] = data
         return len(data)
