@@ -6,6 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tooltrail.live.redact import Redaction
+from tooltrail.pipeline.revisions import (
+    DEFAULT_MAX_KEPT_ITEMS,
+    DEFAULT_MAX_REVISIONS,
+    DEFAULT_REVISION_WINDOW_S,
+)
 
 DEFAULT_HOST = "127.0.0.1"
 #: The OTLP defaults, so an SDK pointed at "localhost" with no port finds the receiver.
@@ -43,6 +48,13 @@ class ServeConfig:
     #: Once the receiver has taken any logs request: seconds to wait after a trace's root span
     #: arrives, for its log records (the wait is the longer of this and ``grace``).
     logs_grace: float = 2.0
+    #: Seconds after a trace's first verdict that late spans or log records of it are merged
+    #: and judged again (the SDK's schedule delay plus its export timeout: 5 + 30 s).
+    revision_window: float = DEFAULT_REVISION_WINDOW_S
+    #: Times a trace is judged again within the window.
+    max_revisions: int = DEFAULT_MAX_REVISIONS
+    #: Spans and log records kept of judged traces for revisions, all traces together.
+    revision_max_spans: int = DEFAULT_MAX_KEPT_ITEMS
     #: A trace whose root never arrives is evaluated as partial after this many seconds.
     max_age: float = 300.0
     #: Seconds a throttled client is told to wait (``Retry-After`` / gRPC ``RetryInfo``).

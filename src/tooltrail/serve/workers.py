@@ -58,6 +58,14 @@ WORKER_STATS = (
     "log_records_orphaned",
     "log_records_unjoined",
     "traces_dropped",
+    "traces_revised",
+    "verdicts_changed",
+    "late_spans_unjudged",
+    "log_records_unjudged",
+    "spans_duplicate",
+    "log_records_duplicate",
+    "revision_spans_kept",
+    "revision_traces_evicted",
 )
 _RELEASED = WORKER_STATS.index("spans_released")
 _PUBLISH_EVERY_S = 0.1
