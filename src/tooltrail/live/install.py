@@ -112,7 +112,12 @@ def install(
         chosen_suite = suite_object if suite_object is not None else config.suite
         if chosen_suite is not None:
             evaluator = InlineEvaluator(
-                chosen_suite, on_result=on_result, results_path=config.results
+                chosen_suite,
+                on_result=on_result,
+                results_path=config.results,
+                revision_window_s=config.revision_window_ms / 1000,
+                max_revisions=config.max_revisions,
+                max_kept_spans=config.revision_max_spans,
             )
             if config.evaluation_events:
                 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter
