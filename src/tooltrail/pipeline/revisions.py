@@ -26,10 +26,12 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The OpenTelemetry SDK's BatchSpanProcessor/BatchLogRecordProcessor export every 5 s
-#: (``schedule_delay``) and give one export up to 30 s (``export_timeout``): another process's
-#: spans of a trace arrive at most about that long after the root's.
+#: The OpenTelemetry SDK's BatchSpanProcessor exports every 5 s (``schedule_delay``) and gives
+#: one export up to 30 s (``export_timeout``): another process's spans of a trace arrive at
+#: most about that long after the root's. Its BatchLogRecordProcessor exports every 1 s (the
+#: same 30 s export timeout).
 SDK_SCHEDULE_DELAY_S = 5.0
+SDK_LOGS_SCHEDULE_DELAY_S = 1.0
 SDK_EXPORT_TIMEOUT_S = 30.0
 DEFAULT_REVISION_WINDOW_S = SDK_SCHEDULE_DELAY_S + SDK_EXPORT_TIMEOUT_S
 DEFAULT_MAX_REVISIONS = 3
