@@ -96,13 +96,20 @@ def score_map(results: list[CaseResult]) -> dict[str, bool]:
     }
 
 
-def changes(prior: Judged, verdict: str, calls: int, scores: dict[str, bool]) -> dict[str, Any]:
+def changes(
+    prior: Judged,
+    verdict: str,
+    calls: int,
+    before: list[CaseResult],
+    after: list[CaseResult],
+) -> dict[str, Any]:
     """What a revision changed: ``verdict`` and ``calls`` as ``[old, new]``, and ``scores``
     whose outcome differs (``null``: the score was not there)."""
+    old, new = score_map(before), score_map(after)
     changed_scores = {
-        name: [prior.scores.get(name), scores.get(name)]
-        for name in dict.fromkeys([*prior.scores, *scores])
-        if prior.scores.get(name) != scores.get(name)
+        name: [old.get(name), new.get(name)]
+        for name in dict.fromkeys([*old, *new])
+        if old.get(name) != new.get(name)
     }
     return {
         "verdict": [prior.verdict, verdict],
@@ -331,44 +338,37 @@ class InlineEvaluator:
             if cases and eval_trace is not None
             else []
         )
-        converted = prior is not None and prior.converted
-        if eval_trace is not None and not converted:
-            converted = True
+        if prior is None:
+            judged = Judged(items=items, partial=partial, judged_at=time.monotonic())
+        else:
+            judged = prior  # the same entry, judged once more
+            judged.items, judged.partial = items, partial
+            judged.rejudged += 1
+        if eval_trace is not None and not judged.converted:
+            judged.converted = True
             self._judged(trace, eval_trace, bool(cases))
-        judged = Judged(
-            items=items,
-            partial=partial,
-            judged_at=prior.judged_at if prior is not None else time.monotonic(),
-            revision=prior.revision if prior is not None else -1,
-            rejudged=prior.rejudged + 1 if prior is not None else 0,
-            verdict=prior.verdict if prior is not None else None,
-            calls=prior.calls if prior is not None else 0,
-            scores=prior.scores if prior is not None else {},
-            keys=prior.keys if prior is not None else None,
-            converted=converted,
-        )
         if not cases or eval_trace is None:
             with self._store_lock:
                 self.revisions.keep(trace.trace_id, judged)
             return None
         verdict = verdict_of(partial, results)
         calls = len(eval_trace.tool_calls)
-        scores = score_map(results)
         revision = judged.revision + 1
         changed = None
         if revision > 0:
             eval_trace.metadata["revision"] = revision
             if judged.revision >= 0:
                 eval_trace.metadata["supersedes_revision"] = judged.revision
-                changed = changes(judged, verdict, calls, scores)
+                before = self._results_before(trace, judged)
+                changed = changes(judged, verdict, calls, before, results)
             self._count(traces_revised=1, verdicts_changed=int(judged.verdict != verdict))
         else:
             self.traces_evaluated += 1
-        judged.revision, judged.verdict, judged.calls, judged.scores = (
+        judged.revision, judged.verdict, judged.calls, judged.judged_items = (
             revision,
             verdict,
             calls,
-            scores,
+            len(items),
         )
         with self._store_lock:
             self.revisions.keep(trace.trace_id, judged)
@@ -384,6 +384,17 @@ class InlineEvaluator:
             changed=changed,
         )
         return eval_trace, results, line
+
+    def _results_before(self, trace: CompletedTrace, judged: Judged) -> list[CaseResult]:
+        """The results of the revision a new one supersedes, judged again from the items it
+        was judged on: kept only as spans, so what a judged trace holds stays small."""
+        eval_trace = self._convert(
+            trace, judged.items[: judged.judged_items], judged.verdict == "partial"
+        )
+        if eval_trace is None:
+            return []
+        cases = self.suite.cases_for(eval_trace)
+        return evaluate_cases(cases, eval_trace, registry=self.registry) if cases else []
 
     def _unjudged(self, trace: CompletedTrace, why: str) -> None:
         """Late data that cannot revise: counted, and its trace named in one line."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 #: The OpenTelemetry SDK's BatchSpanProcessor exports every 5 s (``schedule_delay``) and gives
@@ -42,6 +42,8 @@ REVISION_LIMIT = "revision_limit"
 WINDOW_PASSED = "window_passed"
 NOT_KEPT = "not_kept"
 
+#: Traces kept between two looks for those past the window (a look costs a clock read).
+_EXPIRE_EVERY = 64
 #: Traces let go that are remembered (for the ``why`` and the once-per-trace line).
 _MAX_GONE = 1 << 16
 
@@ -63,8 +65,9 @@ class Judged:
     converted: bool = False
     verdict: str | None = None
     calls: int = 0
-    #: ``case_id/score name`` -> passed, of the last line written.
-    scores: dict[str, bool] = field(default_factory=dict)
+    #: How many of ``items`` the last line written was judged on (a revision judges them
+    #: again for what it ``changed``: nothing more is kept).
+    judged_items: int = 0
     #: De-duplication keys of ``items``, built when the first late piece comes.
     keys: set[Hashable] | None = None
 
@@ -89,13 +92,17 @@ class RevisionStore:
         self._kept: OrderedDict[int, Judged] = OrderedDict()
         #: Traces let go (trace id -> why), and whether their late data was named already.
         self._gone: OrderedDict[int, tuple[str, bool]] = OrderedDict()
+        self._enabled = window_s > 0 and max_revisions > 0 and max_items > 0
+        #: Keeps until the next look for traces past the window (``keep`` looks every
+        #: ``_EXPIRE_EVERY``; ``find`` every time).
+        self._until_expire = 0
         self.items_kept = 0
         #: Kept traces let go before their window ended (``max_items``).
         self.traces_evicted = 0
 
     @property
     def enabled(self) -> bool:
-        return self.window_s > 0 and self.max_revisions > 0 and self.max_items > 0
+        return self._enabled
 
     @property
     def traces_kept(self) -> int:
@@ -103,7 +110,7 @@ class RevisionStore:
 
     def keep(self, trace_id: int, judged: Judged) -> None:
         """Keep (or replace) what was judged of ``trace_id``; the oldest go past the bounds."""
-        if not self.enabled:
+        if not self._enabled:
             return
         earlier = self._kept.get(trace_id)
         if earlier is not None:
@@ -114,7 +121,10 @@ class RevisionStore:
             return
         self._kept[trace_id] = judged  # a revised trace keeps its place: window from its first
         self.items_kept += len(judged.items)
-        self.expire()
+        self._until_expire -= 1
+        if self._until_expire < 0:
+            self._until_expire = _EXPIRE_EVERY
+            self.expire()
         while self.items_kept > self.max_items and self._kept:
             oldest = next(iter(self._kept))
             self.items_kept -= len(self._kept.pop(oldest).items)
