@@ -156,7 +156,10 @@ def service_of(group: dict[str, Any]) -> str:
 
 
 @pytest.mark.skipif(not KAGENT.exists(), reason="the external corpus is not here")
-def test_a_process_exporting_after_the_verdict_revises_it(serve, tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_process_exporting_after_the_verdict_revises_it(
+    serve, tmp_path: Path, workers: int
+) -> None:
     """The kagent Go ADK trace: the root (``POST /agents/``) is the controller's; the Go
     runtime's spans, with both tool calls, export on their own tick after the verdict."""
     doc = json.loads(KAGENT.read_text())
@@ -171,7 +174,9 @@ def test_a_process_exporting_after_the_verdict_revises_it(serve, tmp_path: Path)
     for group in doc["resourceSpans"]:
         by_service.setdefault(service_of(group), []).append(group)
     assert set(by_service) == {"kagent-controller", "adk-go-test"}
-    server = serve(KAGENT_SUITE, "--grace", "0.3", "--logs-grace", "0.3")
+    server = serve(
+        KAGENT_SUITE, "--grace", "0.3", "--logs-grace", "0.3", "--workers", str(workers)
+    )
 
     assert server.post({"resourceSpans": by_service["kagent-controller"]}) == 200
     [first] = server.wait_for_lines(1)  # the root's process alone: judged

@@ -65,6 +65,7 @@ WORKER_STATS = (
     "spans_duplicate",
     "log_records_duplicate",
     "revision_spans_kept",
+    "revision_traces_kept",
     "revision_traces_evicted",
 )
 _RELEASED = WORKER_STATS.index("spans_released")
