@@ -167,3 +167,27 @@ def test_the_memory_cap_lets_the_oldest_judged_trace_go(tmp_path: Path) -> None:
     assert by_trace[ids[0]] == [(0, "complete"), (None, "late_unjudged")]
     assert by_trace[ids[2]] == [(0, "complete"), (1, "late")]
     assert store.items_kept <= 2
+
+
+def test_a_skipped_partial_piece_is_judged_with_the_piece_that_completes_it(
+    tmp_path: Path,
+) -> None:
+    """``skip_partial``: the piece cut at ``max_age`` gets no line; the late piece that ends
+    the root completes it, and the whole trace gets its first verdict."""
+    results = tmp_path / "results.jsonl"
+    evaluator = InlineEvaluator(SUITE, results_path=results, skip_partial=True)
+    buffer = TraceBuffer(evaluator, grace_s=0, max_age_s=0.1)
+    agent = Agent(buffer)
+    root = agent.tracer.start_span("invoke_agent bg_agent", attributes=AGENT)
+    agent.background_lookup(root)  # ends; the root has not
+    wait_for(lambda: buffer.stats().traces_partial == 1)
+    root.end()
+    wait_for(lambda: evaluator.late_pieces == 1)
+    buffer.shutdown()
+    [line] = lines_of(results)
+    assert (line["revision"], line["verdict"], line["reason"], line["partial"]) == (
+        0,
+        "pass",
+        "late",
+        False,
+    )

@@ -185,7 +185,7 @@ class InlineEvaluator:
     line per such trace. ``explanations``: keep score explanations in the results file (they
     may quote argument values); default ``TOOLTRAIL_EVALUATION_EXPLANATIONS``, else off.
     ``skip_partial``: do not score traces handed on partial (their missing calls would fail
-    checks).
+    checks); such a piece is kept, and judged with a later piece that completes it.
 
     A verdict can be revised: what was judged of a trace is kept ``revision_window_s`` after
     its first verdict (at most ``max_kept_spans`` spans, all traces together), and a piece
@@ -258,6 +258,12 @@ class InlineEvaluator:
         """Score one complete trace, or revise the verdict of its trace; never raises."""
         later = trace.continued or trace.reason == LATE
         if trace.partial and self.skip_partial and not later:
+            # Not judged, but kept: a later piece that completes the trace is judged with it.
+            with self._store_lock:
+                self.revisions.keep(
+                    trace.trace_id,
+                    Judged(items=trace.spans, partial=True, judged_at=time.monotonic()),
+                )
             return
         try:
             outcome = self._revise(trace) if later else self._first(trace)
