@@ -358,7 +358,10 @@ def test_spans_past_the_revision_limit_are_named_once_unjudged(serve, tmp_path) 
     wait_for_stats(receiver, "traces_evaluated", 1)
     post(receiver.http_port, children, PB)
     stats = wait_for_stats(receiver, "late_pieces", 1)
-    assert (stats["traces_revised"], stats["late_spans_unjudged"]) == (0, stats["spans_received"] - 1)
+    assert (stats["traces_revised"], stats["late_spans_unjudged"]) == (
+        0,
+        stats["spans_received"] - 1,
+    )
     receiver.stop()
     first, unjudged = results_lines(tmp_path / "results.jsonl")
     assert first["revision"] == 0

@@ -22,9 +22,12 @@ from typing import Any
 import pytest
 from external_truth import EXTERNAL
 from serve_helpers import post, write_suite
+from test_evaluation_events import LogsReceiver, attributes_of
 
 from tooltrail.convert import read_traces
 from tooltrail.otlp.logs import LogRecord
+from tooltrail.scores import CASE_SCORE_NAME
+from tooltrail.serve import ServeConfig, start_in_thread
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX child processes")
 
@@ -174,9 +177,7 @@ def test_a_process_exporting_after_the_verdict_revises_it(
     for group in doc["resourceSpans"]:
         by_service.setdefault(service_of(group), []).append(group)
     assert set(by_service) == {"kagent-controller", "adk-go-test"}
-    server = serve(
-        KAGENT_SUITE, "--grace", "0.3", "--logs-grace", "0.3", "--workers", str(workers)
-    )
+    server = serve(KAGENT_SUITE, "--grace", "0.3", "--logs-grace", "0.3", "--workers", str(workers))
 
     assert server.post({"resourceSpans": by_service["kagent-controller"]}) == 200
     [first] = server.wait_for_lines(1)  # the root's process alone: judged
@@ -295,3 +296,42 @@ def test_the_key_of_a_log_record_is_what_a_retry_keeps() -> None:
     ):
         other = dataclasses.replace(record, **change)  # type: ignore[arg-type]
         assert record_key(other) != record_key(record), change
+
+
+def test_revised_scores_go_to_the_scores_endpoint_marked(tmp_path: Path) -> None:
+    """The logs come after the verdict: the revision's events say which revision they are and
+    which they supersede; the first verdict's events say neither."""
+    from tooltrail.scores import REVISION, SUPERSEDES_REVISION
+
+    logs = LogsReceiver()
+    receiver = start_in_thread(
+        ServeConfig(
+            suite=write_suite(tmp_path, WEATHER_SUITE), grpc_port=None, http_port=0,
+            grace=0.1, results=tmp_path / "results.jsonl", scores_endpoint=logs.endpoint,
+            scores_protocol="grpc",
+        )
+    )  # fmt: skip
+    try:
+        port = receiver.http_port
+        assert post(port, json.dumps(weather_spans()).encode(), JSON)[0] == 200
+        deadline = time.monotonic() + 30
+        while receiver.receiver.stats()["traces_evaluated"] < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        body = json.dumps(weather_logs()).encode()
+        assert post(port, body, JSON, path="/v1/logs")[0] == 200
+        while receiver.receiver.stats()["traces_revised"] < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        receiver.stop()
+        logs.stop()
+    verdicts = [
+        attributes_of(record)
+        for _, _, record in logs.records()
+        if attributes_of(record)["gen_ai.evaluation.name"] == CASE_SCORE_NAME
+    ]
+    first, revised = verdicts
+    assert REVISION not in first and first["gen_ai.evaluation.score.label"] == "fail"
+    assert (revised[REVISION], revised[SUPERSEDES_REVISION]) == (1, 0)
+    assert revised["gen_ai.evaluation.score.label"] == "pass"
