@@ -89,7 +89,7 @@ class LiveConfig:
     #: TOOLTRAIL_MAX_REVISIONS: times a trace is judged again within the window.
     max_revisions: int = _revisions.DEFAULT_MAX_REVISIONS
     #: TOOLTRAIL_REVISION_MAX_SPANS: spans kept of judged traces for revisions, all together.
-    revision_max_spans: int = _revisions.DEFAULT_MAX_KEPT_ITEMS
+    revision_max_spans: int = _revisions.LIVE_MAX_KEPT_SPANS
     #: TOOLTRAIL_HANDLE_SIGTERM: on SIGTERM (when the application set no handler of its own),
     #: exit through ``atexit``, so held traces are evaluated and their events exported.
     handle_sigterm: bool = True

@@ -27,9 +27,9 @@ from tooltrail.model import EvalTrace
 from tooltrail.pipeline.adapt import otlp_spans
 from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace
 from tooltrail.pipeline.revisions import (
-    DEFAULT_MAX_KEPT_ITEMS,
     DEFAULT_MAX_REVISIONS,
     DEFAULT_REVISION_WINDOW_S,
+    LIVE_MAX_KEPT_SPANS,
     Judged,
     RevisionStore,
 )
@@ -208,7 +208,7 @@ class InlineEvaluator:
         skip_partial: bool = False,
         revision_window_s: float = DEFAULT_REVISION_WINDOW_S,
         max_revisions: int = DEFAULT_MAX_REVISIONS,
-        max_kept_spans: int = DEFAULT_MAX_KEPT_ITEMS,
+        max_kept_spans: int = LIVE_MAX_KEPT_SPANS,
     ) -> None:
         self.suite = suite if isinstance(suite, TestSuite) else TestSuite.load(Path(suite))
         (registry or default_registry()).check(self.suite)

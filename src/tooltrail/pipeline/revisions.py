@@ -35,7 +35,12 @@ SDK_LOGS_SCHEDULE_DELAY_S = 1.0
 SDK_EXPORT_TIMEOUT_S = 30.0
 DEFAULT_REVISION_WINDOW_S = SDK_SCHEDULE_DELAY_S + SDK_EXPORT_TIMEOUT_S
 DEFAULT_MAX_REVISIONS = 3
+#: Spans and log records kept of judged traces in ``tooltrail serve`` (decoded OTLP spans: about
+#: 1.2 KB each for a small span, so about 60 MB; more with large content attributes).
 DEFAULT_MAX_KEPT_ITEMS = 50_000
+#: The same in-process (``InlineEvaluator``, ``tooltrail.live``): SDK spans are about 2.7 KB
+#: each, and they live in the agent's own memory (about 22 MB).
+LIVE_MAX_KEPT_SPANS = 8_192
 
 #: Why late data was not judged (the ``why`` of a ``late_unjudged`` line).
 REVISION_LIMIT = "revision_limit"
