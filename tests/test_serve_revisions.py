@@ -97,6 +97,16 @@ class Serve:
                 return lines
             time.sleep(0.02)
 
+    def settled(self, timeout: float = 60) -> dict[str, Any]:
+        """The counters once everything taken was judged (every span and record released)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            stats = self.stats()
+            taken = stats["spans_received"] + stats["log_records_received"]
+            if stats["spans_released"] >= taken or time.monotonic() > deadline:
+                return stats
+            time.sleep(0.02)
+
     def stats(self) -> dict[str, Any]:
         status, _, body = post(self.port, b"", method="GET", path="/stats")
         assert status == 200
@@ -184,9 +194,8 @@ def test_a_process_exporting_after_the_verdict_revises_it(
     assert (first["revision"], first["reason"], first["passed"]) == (0, "complete", False)
     assert server.post({"resourceSpans": by_service["adk-go-test"]}) == 200
     assert server.post({"resourceLogs": doc["resourceLogs"]}, "/v1/logs") == 200
-    lines = server.wait_for_lines(2)
-    time.sleep(1.0)  # the logs piece may revise once more; nothing else may come
-    stats = server.stats()
+    server.wait_for_lines(2)
+    stats = server.settled()  # the logs may come in the same late piece or revise once more
     stderr = server.stop()
     lines = server.lines()
     assert all(x["trace_id"] == root for x in lines), lines
@@ -214,9 +223,10 @@ def test_a_logs_request_sent_twice_is_read_once(serve, tmp_path: Path) -> None:
     assert server.post(weather_logs(), "/v1/logs") == 200
     assert server.post(weather_logs(), "/v1/logs") == 200
     assert server.post(weather_spans()) == 200
-    [line] = server.wait_for_lines(1)
-    stats = server.stats()
+    server.wait_for_lines(1)
+    stats = server.settled()
     server.stop()
+    [line] = server.lines()
     assert line_verdict(line) == file_verdict(tmp_path, WEATHER_SUITE, WEATHER)
     assert line["passed"] and line["revision"] == 0
     kept = stats["log_records_received"] // 2
@@ -233,11 +243,7 @@ def test_a_span_request_sent_twice_changes_nothing(serve, tmp_path: Path) -> Non
     [line] = server.wait_for_lines(1)
     assert server.post(weather_spans()) == 200  # after the verdict: a late piece, all copies
     assert server.post(weather_logs(), "/v1/logs") == 200
-    deadline = time.monotonic() + 30
-    while server.stats()["late_pieces"] < 1 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.5)  # a second late piece (the logs) may follow the first
-    stats = server.stats()
+    stats = server.settled()
     server.stop()
     assert server.lines() == [line]  # no revision: nothing new came
     assert line_verdict(line) == file_verdict(tmp_path, WEATHER_SUITE, WEATHER)
@@ -249,7 +255,7 @@ def test_a_logs_request_retried_after_503_is_read_once(serve, tmp_path: Path) ->
     """Refused while the buffer is full (503: nothing taken), retried until taken, then
     retried once more as after a timeout: the verdict is the file's."""
     server = serve(
-        WEATHER_SUITE, "--grace", "2", "--logs-grace", "0", "--max-buffered-spans", str(FULL),
+        WEATHER_SUITE, "--grace", "4", "--logs-grace", "0", "--max-buffered-spans", str(FULL),
         "--max-age", "120",
     )  # fmt: skip
     filler = {"resourceSpans": [copy.deepcopy(weather_spans()["resourceSpans"][0])]}
@@ -266,11 +272,7 @@ def test_a_logs_request_retried_after_503_is_read_once(serve, tmp_path: Path) ->
     assert statuses[0] == 503 and statuses[-1] == 200
     assert server.post(weather_logs(), "/v1/logs") == 200  # a retry after a timeout
     assert server.post(weather_spans()) == 200
-    deadline = time.monotonic() + 60
-    while len([x for x in server.lines() if x["passed"] is not None]) < 1:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
-    stats = server.stats()
+    stats = server.settled()
     server.stop()
     [line] = [x for x in server.lines() if x["trace_id"] != FILLER]
     assert line_verdict(line) == file_verdict(tmp_path, WEATHER_SUITE, WEATHER)
