@@ -141,7 +141,8 @@ _DEFAULTS = ServeConfig()
     type=click.FloatRange(0),
     default=_DEFAULTS.grace,
     show_default=True,
-    help="Seconds to wait for late children after a trace's root span arrived.",
+    help="Seconds to wait for late children after a trace's root span arrived (one tick of "
+    "the OpenTelemetry SDK's BatchSpanProcessor); later ones revise the verdict.",
 )
 @click.option(
     "--logs-grace",
