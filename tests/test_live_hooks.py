@@ -138,9 +138,9 @@ def test_a_sink_blocking_in_shutdown_does_not_hold_shutdown() -> None:
         release.set()
 
 
-def test_a_trace_cut_by_max_age_is_judged_partial_once(tmp_path: Path) -> None:
-    """Its verdict says partial (``passed`` null), and the late piece that follows when its
-    root ends gets no second line."""
+def test_a_trace_cut_by_max_age_is_judged_partial_then_revised(tmp_path: Path) -> None:
+    """Its verdict says partial (``passed`` null); the late piece that follows when its root
+    ends is merged with it and judged again: revision 1, complete."""
     results = tmp_path / "results.jsonl"
     evaluator = InlineEvaluator(SUITE, results_path=results)
     buffer = TraceBuffer(evaluator, grace_s=0, max_age_s=0.1)
@@ -154,9 +154,11 @@ def test_a_trace_cut_by_max_age_is_judged_partial_once(tmp_path: Path) -> None:
     wait_for(lambda: evaluator.late_pieces == 1)
     buffer.shutdown()
     lines = [json.loads(line) for line in results.read_text().splitlines()]
-    assert [(x["verdict"], x["passed"], x["reason"]) for x in lines] == [
-        ("partial", None, "max_age")
+    assert [(x["revision"], x["verdict"], x["passed"], x["reason"]) for x in lines] == [
+        (0, "partial", None, "max_age"),
+        (1, "fail", False, "late"),  # no lookup call: the whole trace fails
     ]
+    assert evaluator.traces_revised == evaluator.verdicts_changed == 1
 
 
 def test_a_trace_given_up_twice_is_named_once(tmp_path: Path) -> None:

@@ -335,13 +335,39 @@ def test_root_arriving_in_a_later_request_completes_the_trace(serve, tmp_path) -
     assert (line["partial"], line["reason"]) == (False, "complete")
 
 
-def test_spans_after_the_verdict_are_counted_late_not_scored_again(serve, tmp_path) -> None:
+def test_spans_after_the_verdict_revise_it(serve, tmp_path) -> None:
     receiver = serve()
     children, root = split_root(corpus(REFUND_PB))
     post(receiver.http_port, root, PB)
     wait_for_stats(receiver, "traces_evaluated", 1)
     post(receiver.http_port, children, PB)
-    stats = wait_for_stats(receiver, "late_pieces", 1)
+    stats = wait_for_stats(receiver, "traces_revised", 1)
     assert (stats["late_pieces"], stats["traces_evaluated"]) == (1, 1)
     receiver.stop()
-    assert len(results_lines(tmp_path / "results.jsonl")) == 1
+    first, revised = results_lines(tmp_path / "results.jsonl")
+    assert (first["revision"], first["reason"]) == (0, "complete")
+    assert (revised["revision"], revised["reason"], revised["partial"]) == (1, "late", False)
+    assert revised["trace_id"] == first["trace_id"]
+    assert revised["changed"]["calls"][0] == 0 < revised["changed"]["calls"][1]
+
+
+def test_spans_past_the_revision_limit_are_named_once_unjudged(serve, tmp_path) -> None:
+    receiver = serve(max_revisions=0)
+    children, root = split_root(corpus(REFUND_PB))
+    post(receiver.http_port, root, PB)
+    wait_for_stats(receiver, "traces_evaluated", 1)
+    post(receiver.http_port, children, PB)
+    stats = wait_for_stats(receiver, "late_pieces", 1)
+    assert (stats["traces_revised"], stats["late_spans_unjudged"]) == (
+        0,
+        stats["spans_received"] - 1,
+    )
+    receiver.stop()
+    first, unjudged = results_lines(tmp_path / "results.jsonl")
+    assert first["revision"] == 0
+    assert (unjudged["reason"], unjudged["revision"], unjudged["verdict"]) == (
+        "late_unjudged",
+        None,
+        None,
+    )
+    assert unjudged["late_spans"] == stats["late_spans_unjudged"]

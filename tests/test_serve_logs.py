@@ -231,16 +231,21 @@ def test_dump_holds_the_records_and_reads_back_with_their_content(serve, tmp_pat
 # -- records that cannot be scored --------------------------------------------------------
 
 
-def test_records_after_the_trace_was_evaluated_are_counted_late(serve, tmp_path: Path) -> None:
+def test_records_after_the_trace_was_judged_revise_its_verdict(serve, tmp_path: Path) -> None:
     receiver = serve()  # never saw logs: evaluates after --grace, as without logs support
     assert post(receiver.http_port, spans_json(), JSON)[0] == 200
     wait_for(receiver, "traces_evaluated", 1)
     assert post(receiver.http_port, logs_json(), JSON, path="/v1/logs")[0] == 200
-    stats = wait_for(receiver, "log_records_late", CONTENT)
+    stats = wait_for(receiver, "traces_revised", 1)
     assert stats["log_records_late"] == CONTENT
-    assert stats["traces_evaluated"] == 1 and stats["late_pieces"] == 0
-    [line] = verdicts(tmp_path)  # scored once, without the content
-    assert not line["passed"]
+    assert (stats["traces_evaluated"], stats["late_pieces"]) == (1, 1)
+    assert (stats["traces_revised"], stats["verdicts_changed"]) == (1, 1)
+    first, revised = verdicts(tmp_path)  # judged without the content, then with it
+    assert (first["revision"], first["reason"], first["passed"]) == (0, "complete", False)
+    assert (revised["revision"], revised["reason"], revised["partial"]) == (1, "late", False)
+    assert revised["passed"], failed_checks(revised)
+    assert revised["changed"]["verdict"] == ["fail", "pass"]
+    assert revised["changed"]["calls"] == [0, 2]
     assert wait_for(receiver, "spans_released", 3 + CONTENT)["spans_held"] == 0
 
 

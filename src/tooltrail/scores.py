@@ -42,6 +42,11 @@ SUITE = "tooltrail.suite"
 METRIC = "tooltrail.metric"
 REQUIRED = "tooltrail.required"
 FAILED_SCORES = "tooltrail.failed_scores"
+#: On the events of a revised verdict (late data judged with its trace): which revision they
+#: are (1, 2, ...) and which earlier revision's events of the same trace they supersede.
+#: Events without them are a trace's first verdict (revision 0).
+REVISION = "tooltrail.revision"
+SUPERSEDES_REVISION = "tooltrail.supersedes_revision"
 
 LABEL_PASS = "pass"
 LABEL_FAIL = "fail"

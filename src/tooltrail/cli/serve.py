@@ -142,7 +142,8 @@ _DEFAULTS = ServeConfig()
     type=click.FloatRange(0),
     default=_DEFAULTS.grace,
     show_default=True,
-    help="Seconds to wait for late children after a trace's root span arrived.",
+    help="Seconds to wait for late children after a trace's root span arrived (one tick of "
+    "the OpenTelemetry SDK's BatchSpanProcessor); later ones revise the verdict.",
 )
 @click.option(
     "--logs-grace",
@@ -151,6 +152,30 @@ _DEFAULTS = ServeConfig()
     show_default=True,
     help="Once logs have been received: seconds a complete trace waits for the log records "
     "that carry its content (exporters send logs on their own schedule).",
+)
+@click.option(
+    "--revision-window",
+    type=click.FloatRange(0),
+    default=_DEFAULTS.revision_window,
+    show_default=True,
+    help="Seconds after its first verdict that late spans or log records of a trace are merged "
+    "with it and judged again (a revision); 0: never.",
+)
+@click.option(
+    "--max-revisions",
+    type=click.IntRange(0),
+    default=_DEFAULTS.max_revisions,
+    show_default=True,
+    help="Times a trace is judged again within the window; later data is counted and named in "
+    "one late_unjudged results line.",
+)
+@click.option(
+    "--revision-max-spans",
+    type=click.IntRange(0),
+    default=_DEFAULTS.revision_max_spans,
+    show_default=True,
+    help="Spans and log records kept of judged traces for revisions, all traces together; past "
+    "it the oldest judged trace is let go.",
 )
 @click.option(
     "--max-age",
@@ -255,6 +280,9 @@ def serve_command(
     max_spans_per_trace: int,
     grace: float,
     logs_grace: float,
+    revision_window: float,
+    max_revisions: int,
+    revision_max_spans: int,
     max_age: float,
     shutdown_timeout: float,
     dump_flush_interval: float,
@@ -290,6 +318,9 @@ def serve_command(
         max_spans_per_trace=max_spans_per_trace,
         grace=grace,
         logs_grace=logs_grace,
+        revision_window=revision_window,
+        max_revisions=max_revisions,
+        revision_max_spans=revision_max_spans,
         max_age=max_age,
         shutdown_timeout=shutdown_timeout,
         results=results,

@@ -25,6 +25,7 @@ from tooltrail.live.redact import (
     Redaction,
 )
 from tooltrail.pipeline import buffer as _buffer
+from tooltrail.pipeline import revisions as _revisions
 
 _log = logging.getLogger(__name__)
 
@@ -82,6 +83,13 @@ class LiveConfig:
     sink_timeout_ms: int = int(_buffer.DEFAULT_SINK_TIMEOUT_S * 1000)
     #: TOOLTRAIL_SHUTDOWN_TIMEOUT_MS: the longest shutdown waits for the sinks.
     shutdown_timeout_ms: int = int(_buffer.DEFAULT_SHUTDOWN_TIMEOUT_S * 1000)
+    #: TOOLTRAIL_REVISION_WINDOW_MS: spans of a judged trace ending this long after its first
+    #: verdict (a background task) are merged with it and judged again; 0: never.
+    revision_window_ms: int = int(_revisions.DEFAULT_REVISION_WINDOW_S * 1000)
+    #: TOOLTRAIL_MAX_REVISIONS: times a trace is judged again within the window.
+    max_revisions: int = _revisions.DEFAULT_MAX_REVISIONS
+    #: TOOLTRAIL_REVISION_MAX_SPANS: spans kept of judged traces for revisions, all together.
+    revision_max_spans: int = _revisions.LIVE_MAX_KEPT_SPANS
     #: TOOLTRAIL_HANDLE_SIGTERM: on SIGTERM (when the application set no handler of its own),
     #: exit through ``atexit``, so held traces are evaluated and their events exported.
     handle_sigterm: bool = True
@@ -219,5 +227,8 @@ ENVIRONMENT: dict[str, tuple[str, Any]] = {
     "TOOLTRAIL_MAX_BUFFERED_SPANS": ("max_buffered_spans", _positive_int),
     "TOOLTRAIL_SINK_TIMEOUT_MS": ("sink_timeout_ms", _positive_int),
     "TOOLTRAIL_SHUTDOWN_TIMEOUT_MS": ("shutdown_timeout_ms", _positive_int),
+    "TOOLTRAIL_REVISION_WINDOW_MS": ("revision_window_ms", _non_negative_int),
+    "TOOLTRAIL_MAX_REVISIONS": ("max_revisions", _non_negative_int),
+    "TOOLTRAIL_REVISION_MAX_SPANS": ("revision_max_spans", _non_negative_int),
     "TOOLTRAIL_HANDLE_SIGTERM": ("handle_sigterm", _bool),
 }

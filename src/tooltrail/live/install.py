@@ -117,6 +117,9 @@ def install(
                 on_result=on_result,
                 results_path=config.results,
                 redaction=config.redaction(),
+                revision_window_s=config.revision_window_ms / 1000,
+                max_revisions=config.max_revisions,
+                max_kept_spans=config.revision_max_spans,
             )
             if config.evaluation_events:
                 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter

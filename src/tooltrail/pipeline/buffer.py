@@ -7,8 +7,9 @@ passed. The whole trace then goes to every sink in one call, on the buffer's own
 Nothing is dropped silently. Bounds (traces in flight, spans per trace, age) are enforced by
 flushing a trace early, marked partial with the reason; ``force_flush`` and ``shutdown``
 deliver everything held. A span that arrives for a trace already handed on is delivered as
-a further partial piece (reason ``late``). Every such event is counted (``stats()``) and
-summarised in a warning at most once per interval.
+a further partial piece (reason ``late``, ``continued``), which the inline evaluator merges
+with what it judged of the trace to revise its verdict. Every such event is counted
+(``stats()``) and summarised in a warning at most once per interval.
 
 Memory is bounded whatever the arrival rate: all traces held or waiting for the sinks
 together hold at most ``max_buffered_spans`` spans. Past it the buffer gives whole traces up
@@ -95,6 +96,9 @@ class CompletedTrace:
     #: For a notice of a trace the buffer gave up (``reason == "dropped"``, no ``spans``):
     #: how many spans of it were released undelivered.
     dropped_spans: int = 0
+    #: A further piece of a trace handed on (or given up) before: its sinks may merge it with
+    #: what they had of the trace (reason ``late``, or the reason it was handed on early).
+    continued: bool = False
 
     @property
     def trace_id_hex(self) -> str:
@@ -388,7 +392,9 @@ class TraceBuffer(SpanProcessor):
                 reason = LATE  # its trace was handed on (or given up) already: a piece
         partial = reason != COMPLETE
         if held.spans:
-            self._ready.append(CompletedTrace(trace_id, held.spans, partial, reason))
+            self._ready.append(
+                CompletedTrace(trace_id, held.spans, partial, reason, continued=held.continued)
+            )
             self._waiting += len(held.spans)
             if partial:
                 self._count_partial(reason)

@@ -40,6 +40,8 @@ from tooltrail.model import EvalTrace
 from tooltrail.scores import (
     ENV_EXPLANATIONS,
     EVENT_NAME,
+    REVISION,
+    SUPERSEDES_REVISION,
     CaseResultLike,
     EvaluationEvent,
     EventOptions,
@@ -166,9 +168,19 @@ class EvaluationEventEmitter:
         self.failed = 0
 
     def __call__(self, trace: EvalTrace, results: Sequence[CaseResultLike]) -> None:
-        """The inline evaluator's ``on_result`` callback: emit every event of ``results``."""
+        """The inline evaluator's ``on_result`` callback: emit every event of ``results``.
+
+        A revised verdict (``trace.metadata["revision"]``, set by the inline evaluator) emits
+        its events again with ``tooltrail.revision`` and ``tooltrail.supersedes_revision``."""
         try:
             events = evaluation_events(trace, results, options=self.options, time_ns=time.time_ns())
+            revision = trace.metadata.get("revision")
+            if revision:  # a revised verdict: its events say which ones they supersede
+                supersedes = trace.metadata.get("supersedes_revision")
+                for event in events:
+                    event.attributes[REVISION] = revision
+                    if supersedes is not None:
+                        event.attributes[SUPERSEDES_REVISION] = supersedes
         except Exception:  # noqa: BLE001 - never break the host application
             self.failed += 1
             _log.warning("Could not build evaluation events for a trace", exc_info=False)

@@ -14,7 +14,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,7 +25,14 @@ from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_cases, reads_usage
 from tooltrail.model import EvalTrace
 from tooltrail.pipeline.adapt import otlp_spans
-from tooltrail.pipeline.buffer import LATE, CompletedTrace
+from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace
+from tooltrail.pipeline.revisions import (
+    DEFAULT_MAX_REVISIONS,
+    DEFAULT_REVISION_WINDOW_S,
+    LIVE_MAX_KEPT_SPANS,
+    Judged,
+    RevisionStore,
+)
 from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.redact import Redaction
 from tooltrail.suite import TestSuite
@@ -33,6 +40,10 @@ from tooltrail.suite import TestSuite
 _log = logging.getLogger(__name__)
 
 ResultCallback = Callable[[EvalTrace, list[CaseResult]], None]
+#: A judgment: the trace, its results and its results line.
+_Outcome = tuple[EvalTrace, list[CaseResult], bytes]
+#: ``reason`` of the line naming late data that could not revise a verdict.
+UNJUDGED = "late_unjudged"
 #: Same switch as the evaluation events: explanations may quote argument values.
 ENV_EXPLANATIONS = "TOOLTRAIL_EVALUATION_EXPLANATIONS"
 
@@ -43,13 +54,16 @@ def result_line(
     results: list[CaseResult],
     *,
     explanations: bool = False,
+    revision: int = 0,
+    changed: dict[str, Any] | None = None,
 ) -> bytes:
     """One line of a results file: the trace's verdicts, explanations only when enabled
     (they can quote argument values). Shared by the inline evaluator and ``tooltrail serve``.
 
     ``verdict`` is ``pass``, ``fail`` or, for a trace handed on before it was known to be
     complete, ``partial``: a piece's missing calls prove nothing, so ``passed`` is then
-    ``null`` (the scores are still there to read)."""
+    ``null`` (the scores are still there to read). ``revision``: 0 for a trace's first
+    verdict, 1, 2, ... for each revision (``reason: "late"``, with what ``changed``)."""
     rows = []
     for result in results:
         row = result.to_dict()
@@ -61,13 +75,76 @@ def result_line(
         "time_unix_nano": time.time_ns(),
         "trace_id": trace.trace_id_hex,
         "case_id": eval_trace.metadata.get("case_id"),
+        "revision": revision,
         "partial": trace.partial,
         "reason": trace.reason,
         "verdict": verdict_of(trace.partial, results),
         "passed": None if trace.partial else all(r.passed for r in results),
         "results": rows,
     }
+    if changed is not None:
+        line["changed"] = changed
     return orjson.dumps(line) + b"\n"
+
+
+def score_map(results: list[CaseResult]) -> dict[str, bool]:
+    """``case_id/score name`` -> passed, of every score that was not skipped."""
+    return {
+        f"{result.case_id}/{score.name}": score.passed
+        for result in results
+        for score in result.scores
+        if not getattr(score, "skipped", False)
+    }
+
+
+def changes(
+    prior: Judged,
+    verdict: str,
+    calls: int,
+    before: list[CaseResult],
+    after: list[CaseResult],
+) -> dict[str, Any]:
+    """What a revision changed: ``verdict`` and ``calls`` as ``[old, new]``, and ``scores``
+    whose outcome differs (``null``: the score was not there)."""
+    old, new = score_map(before), score_map(after)
+    changed_scores = {
+        name: [old.get(name), new.get(name)]
+        for name in dict.fromkeys([*old, *new])
+        if old.get(name) != new.get(name)
+    }
+    return {
+        "verdict": [prior.verdict, verdict],
+        "calls": [prior.calls, calls],
+        "scores": changed_scores,
+    }
+
+
+def unjudged_line(trace_id_hex: str, why: str, late_spans: int, late_log_records: int) -> bytes:
+    """The one line naming a trace whose late data could not revise its verdict: ``why`` is
+    ``revision_limit``, ``window_passed`` or ``not_kept`` (let go to stay within the memory
+    cap, given up by the buffer, or never judged); the counts are those of the first such
+    piece (later ones are counted only)."""
+    line = {
+        "time_unix_nano": time.time_ns(),
+        "trace_id": trace_id_hex,
+        "case_id": None,
+        "revision": None,
+        "partial": True,
+        "reason": UNJUDGED,
+        "verdict": None,
+        "passed": None,
+        "results": [],
+        "why": why,
+        "late_spans": late_spans,
+        "late_log_records": late_log_records,
+    }
+    return orjson.dumps(line) + b"\n"
+
+
+def _is_root(item: Any) -> bool:
+    """Whether a span (an SDK span, or a receiver's wrapper) is a local root."""
+    parent = getattr(item, "parent", None)
+    return parent is None or bool(getattr(parent, "is_remote", False))
 
 
 def verdict_of(partial: bool, results: list[CaseResult]) -> str:
@@ -84,6 +161,7 @@ def dropped_line(trace: CompletedTrace) -> bytes:
         "time_unix_nano": time.time_ns(),
         "trace_id": trace.trace_id_hex,
         "case_id": None,
+        "revision": None,
         "partial": True,
         "reason": trace.reason,
         "verdict": "partial",
@@ -103,15 +181,22 @@ class InlineEvaluator:
     """Scores complete traces against ``suite`` (a ``TestSuite`` or the path of a suite file).
 
     ``on_result``: one callback or several, each called ``(eval_trace, results)`` for every
-    trace at least one case applies to. ``results_path``: append one JSON line per such trace.
-    ``explanations``: keep score explanations in the results file (they may quote argument
-    values); default ``TOOLTRAIL_EVALUATION_EXPLANATIONS``, else off. ``skip_partial``: do not
-    score traces handed on partial (their missing calls would fail checks). ``redaction``: the
-    rules explanations are redacted with (default ``Redaction()``).
+    trace at least one case applies to, and again for each revision of it (then
+    ``eval_trace.metadata["revision"]`` is set, see below). ``results_path``: append one JSON
+    line per such trace. ``explanations``: keep score explanations in the results file (they
+    may quote argument values); default ``TOOLTRAIL_EVALUATION_EXPLANATIONS``, else off.
+    ``skip_partial``: do not score traces handed on partial (their missing calls would fail
+    checks); such a piece is kept, and judged with a later piece that completes it.
+    ``redaction``: the rules explanations are redacted with (default ``Redaction()``).
 
-    One verdict per trace: a ``late`` piece (spans of a trace already handed on) is not
-    scored again (counted in ``late_pieces``), and a trace the buffer gave up gets one
-    ``dropped`` line in the results file (``export_dropped``).
+    A verdict can be revised: what was judged of a trace is kept ``revision_window_s`` after
+    its first verdict (at most ``max_kept_spans`` spans, all traces together), and a piece
+    that comes later (spans ending after the trace was handed on, reason ``late``) is merged
+    with it, de-duplicated by span id, and judged again: a results line with ``revision``
+    1, 2, ... (at most ``max_revisions``) and what ``changed``. Late data that can no longer
+    revise is counted and named in one ``late_unjudged`` line per trace. A trace the buffer
+    gave up gets one ``dropped`` line (``export_dropped``). Set ``max_revisions=0`` for one
+    verdict per trace.
     """
 
     def __init__(
@@ -124,6 +209,9 @@ class InlineEvaluator:
         explanations: bool | None = None,
         skip_partial: bool = False,
         redaction: Redaction | None = None,
+        revision_window_s: float = DEFAULT_REVISION_WINDOW_S,
+        max_revisions: int = DEFAULT_MAX_REVISIONS,
+        max_kept_spans: int = LIVE_MAX_KEPT_SPANS,
     ) -> None:
         self.suite = suite if isinstance(suite, TestSuite) else TestSuite.load(Path(suite))
         (registry or default_registry()).check(self.suite)
@@ -149,35 +237,53 @@ class InlineEvaluator:
                 os.makedirs(directory, exist_ok=True)
             self._file = open(self.results_path, "ab")  # noqa: SIM115 - closed in shutdown
         self._warn = ThrottledWarning(_log)
+        self.revisions = RevisionStore(
+            window_s=revision_window_s, max_revisions=max_revisions, max_items=max_kept_spans
+        )
+        self._store_lock = threading.Lock()
         self.traces_evaluated = 0
         self.results_count = 0
         self.errors = 0
-        self.late_pieces = 0
         self.traces_dropped = 0
+        #: Pieces of traces judged already (each merged and judged again, or named unjudged).
+        self.late_pieces = 0
+        #: Revision lines written, and those whose verdict differs from the one before.
+        self.traces_revised = 0
+        self.verdicts_changed = 0
+        #: Late spans that could not revise a verdict (each trace named in one line).
+        self.late_spans_unjudged = 0
+        #: Spans of late pieces already judged (an exporter's retry): nothing to revise.
+        self.spans_duplicate = 0
 
     def add_callback(self, callback: ResultCallback) -> None:
         """Also send results to ``callback``."""
         self.callbacks.append(callback)
 
     def export_trace(self, trace: CompletedTrace) -> None:
-        """Score one complete trace; never raises."""
-        if trace.partial and self.skip_partial:
+        """Score one complete trace, or revise the verdict of its trace; never raises."""
+        later = trace.continued or trace.reason == LATE
+        if trace.partial and self.skip_partial and not later:
+            # Not judged, but kept: a later piece that completes the trace is judged with it.
+            with self._store_lock:
+                self.revisions.keep(
+                    trace.trace_id,
+                    Judged(items=trace.spans, partial=True, judged_at=time.monotonic()),
+                )
             return
         try:
-            evaluated = self.evaluate(trace)
+            outcome = self._revise(trace) if later else self._first(trace)
         except Exception as exc:  # noqa: BLE001 - an evaluation error never reaches the agent
             self.errors += 1
+            self._failed(trace)
             self._warn.warn(
                 "evaluate", "tooltrail: could not evaluate a trace (%s)", type(exc).__name__
             )
             return
-        if evaluated is None:
+        if outcome is None:
             return
-        eval_trace, results = evaluated
-        self.traces_evaluated += 1
+        eval_trace, results, line = outcome
         self.results_count += len(results)
-        if self._file is not None:
-            self._write(eval_trace, trace, results)
+        self._write_line(line)
         for callback in self.callbacks:
             try:
                 callback(eval_trace, results)
@@ -193,33 +299,170 @@ class InlineEvaluator:
     def export_dropped(self, trace: CompletedTrace) -> None:
         """A trace the buffer gave up: one ``dropped`` line in the results file."""
         self.traces_dropped += 1
-        if self._file is None:
-            return
-        data = dropped_line(trace)
-        with self._file_lock:
-            if self._file is not None:
-                self._file.write(data)
+        with self._store_lock:  # named by this line: its later spans are counted only
+            self.revisions.name_once(trace.trace_id, DROPPED)
+        self._write_line(dropped_line(trace))
 
-    def evaluate(self, trace: CompletedTrace) -> tuple[EvalTrace, list[CaseResult]] | None:
-        """The trace as ``EvalTrace`` and its results, or ``None`` when no case applies (or
-        when it is a ``late`` piece: its trace was judged already)."""
-        if trace.reason == LATE:
-            self.late_pieces += 1
+    # -- judging -----------------------------------------------------------------------------
+
+    def _first(self, trace: CompletedTrace) -> _Outcome | None:
+        return self._judge(trace, self._unique(trace.spans), trace.partial, None)
+
+    def _revise(self, trace: CompletedTrace) -> _Outcome | None:
+        """Merge a later piece with what was judged of its trace and judge it again."""
+        self._count(late_pieces=1)
+        self._late(trace)
+        with self._store_lock:
+            found = self.revisions.find(trace.trace_id)
+        if isinstance(found, str):
+            self._unjudged(trace, found)
             return None
-        eval_trace = to_eval_trace(otlp_spans(trace.spans), usage=self.usage)
-        eval_trace.partial = eval_trace.partial or trace.partial
+        keys = found.keys
+        if keys is None:
+            keys = found.keys = {self._key(item) for item in found.items}
+        new: list[Any] = []
+        duplicates: list[Any] = []
+        for item in trace.spans:
+            key = self._key(item)
+            if key in keys:
+                duplicates.append(item)
+            else:
+                keys.add(key)
+                new.append(item)
+        if duplicates:
+            self._duplicates(duplicates)
+        if not new:
+            return None
+        # A late piece the buffer found complete that holds the root completes a trace that
+        # was judged without it (handed on at max_age, or evicted).
+        partial = found.partial and not (trace.reason == LATE and any(map(_is_root, new)))
+        return self._judge(trace, found.items + new, partial, found)
+
+    def _judge(
+        self, trace: CompletedTrace, items: list[Any], partial: bool, prior: Judged | None
+    ) -> _Outcome | None:
+        """Judge ``items`` (a whole trace so far); keep them for a revision; the results line."""
+        eval_trace = self._convert(trace, items, partial)
+        cases = self.suite.cases_for(eval_trace) if eval_trace is not None else []
+        results = (
+            evaluate_cases(cases, eval_trace, registry=self.registry, redaction=self.redaction)
+            if cases and eval_trace is not None
+            else []
+        )
+        if prior is None:
+            judged = Judged(items=items, partial=partial, judged_at=time.monotonic())
+        else:
+            judged = prior  # the same entry, judged once more
+            judged.items, judged.partial = items, partial
+            judged.rejudged += 1
+        if eval_trace is not None and not judged.converted:
+            judged.converted = True
+            self._judged(trace, eval_trace, bool(cases))
+        if not cases or eval_trace is None:
+            with self._store_lock:
+                self.revisions.keep(trace.trace_id, judged)
+            return None
+        verdict = verdict_of(partial, results)
+        calls = len(eval_trace.tool_calls)
+        revision = judged.revision + 1
+        changed = None
+        if revision > 0:
+            eval_trace.metadata["revision"] = revision
+            if judged.revision >= 0:
+                eval_trace.metadata["supersedes_revision"] = judged.revision
+                before = self._results_before(trace, judged)
+                changed = changes(judged, verdict, calls, before, results)
+            self._count(traces_revised=1, verdicts_changed=int(judged.verdict != verdict))
+        else:
+            self.traces_evaluated += 1
+        judged.revision, judged.verdict, judged.calls, judged.judged_items = (
+            revision,
+            verdict,
+            calls,
+            len(items),
+        )
+        with self._store_lock:
+            self.revisions.keep(trace.trace_id, judged)
+        piece = trace
+        if prior is not None:
+            piece = CompletedTrace(trace.trace_id, [], partial=partial, reason=LATE)
+        line = result_line(
+            piece,
+            eval_trace,
+            results,
+            explanations=self.explanations,
+            revision=revision,
+            changed=changed,
+        )
+        return eval_trace, results, line
+
+    def _results_before(self, trace: CompletedTrace, judged: Judged) -> list[CaseResult]:
+        """The results of the revision a new one supersedes, judged again from the items it
+        was judged on: kept only as spans, so what a judged trace holds stays small."""
+        eval_trace = self._convert(
+            trace, judged.items[: judged.judged_items], judged.verdict == "partial"
+        )
+        if eval_trace is None:
+            return []
         cases = self.suite.cases_for(eval_trace)
         if not cases:
-            return None
-        results = evaluate_cases(
-            cases, eval_trace, registry=self.registry, redaction=self.redaction
-        )
-        return eval_trace, results
+            return []
+        return evaluate_cases(cases, eval_trace, registry=self.registry, redaction=self.redaction)
 
-    def _write(
-        self, eval_trace: EvalTrace, trace: CompletedTrace, results: list[CaseResult]
-    ) -> None:
-        data = result_line(trace, eval_trace, results, explanations=self.explanations)
+    def _unjudged(self, trace: CompletedTrace, why: str) -> None:
+        """Late data that cannot revise: counted, and its trace named in one line."""
+        spans, records = self._sizes(trace.spans)
+        self._count(late_spans_unjudged=spans, log_records_unjudged=records)
+        with self._store_lock:
+            first = self.revisions.name_once(trace.trace_id, why)
+        if first:
+            self._write_line(unjudged_line(trace.trace_id_hex, why, spans, records))
+        self._warn.warn(
+            "late-unjudged",
+            "tooltrail: late spans of judged traces could not revise the verdict (%s; "
+            "counter late_spans_unjudged, a late_unjudged results line names each trace)",
+            why,
+        )
+
+    # -- what a receiver changes (``serve.sinks.ReceivedTraceEvaluator``) --------------------
+
+    def _convert(self, trace: CompletedTrace, items: list[Any], partial: bool) -> EvalTrace | None:
+        """``items`` as the trace ``tooltrail eval`` would read; ``None``: nothing to judge."""
+        eval_trace = to_eval_trace(otlp_spans(items), usage=self.usage)
+        eval_trace.partial = eval_trace.partial or partial
+        return eval_trace
+
+    def _unique(self, items: list[Any]) -> list[Any]:
+        """A piece's items without the copies an exporter's retry left (none in-process)."""
+        return items
+
+    def _key(self, item: Any) -> Hashable:
+        """What a retried copy of ``item`` has in common with it: the span id."""
+        return int(item.context.span_id)
+
+    def _sizes(self, items: list[Any]) -> tuple[int, int]:
+        """Spans and log records among ``items``."""
+        return len(items), 0
+
+    def _duplicates(self, items: list[Any]) -> None:
+        self._count(spans_duplicate=len(items))
+
+    def _late(self, trace: CompletedTrace) -> None:
+        """Count what a later piece brings (a receiver also counts its log records)."""
+
+    def _judged(self, trace: CompletedTrace, eval_trace: EvalTrace, matched: bool) -> None:
+        """A trace was judged for the first time (a receiver counts it)."""
+
+    def _failed(self, trace: CompletedTrace) -> None:
+        """Converting or judging a trace raised (a receiver counts it)."""
+
+    def _count(self, **deltas: int) -> None:
+        for name, delta in deltas.items():
+            setattr(self, name, getattr(self, name, 0) + delta)
+
+    def _write_line(self, data: bytes) -> None:
+        if self._file is None:
+            return
         with self._file_lock:
             if self._file is not None:
                 self._file.write(data)

@@ -6,6 +6,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tooltrail.live.redact import Redaction
+from tooltrail.pipeline.revisions import (
+    DEFAULT_MAX_KEPT_ITEMS,
+    DEFAULT_MAX_REVISIONS,
+    DEFAULT_REVISION_WINDOW_S,
+    SDK_LOGS_SCHEDULE_DELAY_S,
+    SDK_SCHEDULE_DELAY_S,
+)
 
 DEFAULT_HOST = "127.0.0.1"
 #: The OTLP defaults, so an SDK pointed at "localhost" with no port finds the receiver.
@@ -38,11 +45,21 @@ class ServeConfig:
     max_traces: int = 20_000
     #: A single trace past this many spans is evaluated as a partial trace.
     max_spans_per_trace: int = 10_000
-    #: Seconds to wait after a trace's root span arrives, for late children.
-    grace: float = 2.0
+    #: Seconds to wait after a trace's root span arrives, for late children: one tick of the
+    #: SDK's BatchSpanProcessor (``schedule_delay`` 5 s), so another process's spans of the
+    #: trace normally arrive within it (later ones revise the verdict).
+    grace: float = SDK_SCHEDULE_DELAY_S
     #: Once the receiver has taken any logs request: seconds to wait after a trace's root span
-    #: arrives, for its log records (the wait is the longer of this and ``grace``).
-    logs_grace: float = 2.0
+    #: arrives, for its log records (the wait is the longer of this and ``grace``): one tick of
+    #: the SDK's BatchLogRecordProcessor (``schedule_delay`` 1 s).
+    logs_grace: float = SDK_LOGS_SCHEDULE_DELAY_S
+    #: Seconds after a trace's first verdict that late spans or log records of it are merged
+    #: and judged again (the SDK's schedule delay plus its export timeout: 5 + 30 s).
+    revision_window: float = DEFAULT_REVISION_WINDOW_S
+    #: Times a trace is judged again within the window.
+    max_revisions: int = DEFAULT_MAX_REVISIONS
+    #: Spans and log records kept of judged traces for revisions, all traces together.
+    revision_max_spans: int = DEFAULT_MAX_KEPT_ITEMS
     #: A trace whose root never arrives is evaluated as partial after this many seconds.
     max_age: float = 300.0
     #: Seconds a throttled client is told to wait (``Retry-After`` / gRPC ``RetryInfo``).

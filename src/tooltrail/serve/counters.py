@@ -21,8 +21,22 @@ class ReceiverCounters:
     traces_evaluated: int = 0
     #: Traces flushed before they were known complete (age, size or shutdown).
     traces_partial: int = 0
-    #: Spans that came after their trace was evaluated: dumped and forwarded, not scored again.
+    #: Pieces (spans, log records) that came after their trace was judged: merged with it and
+    #: judged again (a revision), or, past the revision window or limit, counted as unjudged.
     late_pieces: int = 0
+    #: Revision lines written (a verdict judged again with late data), and those whose verdict
+    #: differs from the one it supersedes.
+    traces_revised: int = 0
+    verdicts_changed: int = 0
+    #: Late spans and log records that could no longer revise a verdict (window passed,
+    #: revision limit, or let go to stay within the memory cap): each trace named in one
+    #: ``late_unjudged`` results line.
+    late_spans_unjudged: int = 0
+    log_records_unjudged: int = 0
+    #: Copies an exporter's retry sent again: left out (spans by span id, log records by
+    #: ``serve.logs.record_key``).
+    spans_duplicate: int = 0
+    log_records_duplicate: int = 0
     #: Traces that no policy of the suite selected (still counted as evaluated).
     traces_unmatched: int = 0
     cases_passed: int = 0
@@ -46,7 +60,8 @@ class ReceiverCounters:
     #: plain logs, evaluation results).
     log_records_without_trace: int = 0
     log_records_not_content: int = 0
-    #: Log records that came after their trace was evaluated: not scored.
+    #: Log records that came after their trace was judged: merged with it and judged again
+    #: (``traces_revised``), or counted in ``log_records_unjudged``.
     log_records_late: int = 0
     #: Log records whose trace never arrived (max_age, buffer bound or shutdown): not scored.
     log_records_orphaned: int = 0

@@ -12,6 +12,7 @@ for ``partial_success``, like bad spans.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,3 +92,18 @@ def logs_request(records: list[LogRecord]) -> Any:
     first record's resource; each keeps its ids, time, event name, attributes and body."""
     resource = records[0].resource if records else None
     return encode_logs_request(records, resource=resource)
+
+
+def record_key(record: LogRecord) -> tuple[str, str, str, int, str, bytes]:
+    """What a retried copy of a log record keeps: trace id, span id, time, event name and a
+    hash of its body and attributes. An exporter's retry re-sends the same bytes, so every part
+    is equal; two distinct records of one span differ at least in time or content. (The
+    observed time is not part of it: ``LogRecord`` does not keep it, and the time the record
+    was emitted already tells a record from the next.)"""
+    content = orjson.dumps(
+        [record.body, record.attributes],
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
+        default=repr,
+    )
+    digest = hashlib.blake2b(content, digest_size=16).digest()
+    return ("log", record.trace_id, record.span_id, record.time_ns, record.event_name, digest)

@@ -145,6 +145,9 @@ class TracePipeline:
             on_result=[self.emitter] if self.emitter is not None else None,
             explanations=config.explanations,
             redaction=redaction,
+            revision_window_s=config.revision_window,
+            max_revisions=config.max_revisions,
+            max_kept_spans=config.revision_max_spans,
         )
         sinks.append(self.evaluator)
         sinks.append(ReleaseSink(lambda trace_id, n: self.intake.release(trace_id, n)))
@@ -210,6 +213,10 @@ class TracePipeline:
         stats["spans_held"] = self.intake.held_spans
         stats["traces_held"] = self.intake.held_traces
         stats["spans_released"] = self.intake.released_spans
+        revisions = self.evaluator.revisions
+        stats["revision_spans_kept"] = revisions.items_kept
+        stats["revision_traces_kept"] = revisions.traces_kept
+        stats["revision_traces_evicted"] = revisions.traces_evicted
         if self.forwarder is not None:
             stats["traces_forwarded"] = self.forwarder.traces_forwarded
             stats["traces_not_forwarded"] = self.forwarder.traces_dropped

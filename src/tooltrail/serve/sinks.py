@@ -14,19 +14,19 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from tooltrail.convert import to_eval_trace
-from tooltrail.evaluate import CaseResult, evaluate_cases
+from tooltrail.evaluate import CaseResult
 from tooltrail.live.redact import Redaction
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Diagnostic, LogRecord, OtlpFileWriter, Span
-from tooltrail.pipeline.buffer import LATE, CompletedTrace
-from tooltrail.pipeline.inline import InlineEvaluator, dropped_line, result_line
+from tooltrail.pipeline.buffer import CompletedTrace
+from tooltrail.pipeline.inline import InlineEvaluator
 from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve.counters import ReceiverCounters
-from tooltrail.serve.logs import logs_request
+from tooltrail.serve.logs import logs_request, record_key
 from tooltrail.serve.redaction import redacted
 
 _log = logging.getLogger(__name__)
@@ -66,9 +66,10 @@ def split_logs(items: list[Any]) -> tuple[list[Span], list[LogRecord]]:
 
 
 class ResultsFile:
-    """The JSON-lines results file, one line per evaluated trace, in the live inline
-    evaluator's line format. Each line is one ``write`` to a file opened for appending, so
-    several processes can share the file without interleaving their lines."""
+    """The JSON-lines results file, one line per verdict (and per revision, ``late_unjudged``
+    or ``dropped`` notice), in the live inline evaluator's line format. Each line is one
+    ``write`` to a file opened for appending, so several processes can share the file without
+    interleaving their lines."""
 
     def __init__(self, path: str | os.PathLike[str], *, explanations: bool = False) -> None:
         directory = os.path.dirname(os.fspath(path))
@@ -78,16 +79,7 @@ class ResultsFile:
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE)
         self._lock = threading.Lock()
 
-    def write(
-        self, trace: CompletedTrace, eval_trace: EvalTrace, results: list[CaseResult]
-    ) -> None:
-        self._append(result_line(trace, eval_trace, results, explanations=self.explanations))
-
-    def write_dropped(self, trace: CompletedTrace) -> None:
-        """The line of a trace the buffer gave up unevaluated (``reason: dropped``)."""
-        self._append(dropped_line(trace))
-
-    def _append(self, data: bytes) -> None:
+    def append(self, data: bytes) -> None:
         with self._lock:
             if self._fd is not None:
                 os.write(self._fd, data)
@@ -100,11 +92,14 @@ class ResultsFile:
 
 
 class ReceivedTraceEvaluator(InlineEvaluator):
-    """The live inline evaluator, fed decoded OTLP spans instead of SDK spans.
+    """The live inline evaluator, fed decoded OTLP spans (and log records) instead of SDK spans.
 
-    Pieces that arrive after their trace was already evaluated (``late``) are not scored again:
-    a verdict on a handful of stragglers would only be noise. They are still dumped and
-    forwarded, and counted.
+    Pieces that arrive after their trace was judged (``late``: another process's spans, log
+    records past ``logs_grace``) are merged with what was judged and judged again (a revision
+    line), within the revision window and limits; past them they are counted and named in one
+    ``late_unjudged`` line. Every piece is still dumped and forwarded. Log records are
+    de-duplicated by ``serve.logs.record_key`` (an exporter's retry re-sends them), spans by
+    span id.
     """
 
     def __init__(
@@ -121,83 +116,108 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         self._results = results
         self._logs = logs
         self._log_warn = ThrottledWarning(_log)
-        self.add_callback(self._count)
+        self.add_callback(self._count_cases)
 
-    def evaluate(self, trace: CompletedTrace) -> tuple[EvalTrace, list[CaseResult]] | None:
-        items = spans_of(trace)
+    def _logs_seen(self) -> bool:
+        return self._logs is not None and self._logs.seen
+
+    def _convert(self, trace: CompletedTrace, items: list[Any], partial: bool) -> EvalTrace | None:
+        decoded = [received.span for received in items]
         diagnostics: list[Diagnostic] | None = None
-        if self._logs is not None and self._logs.seen:
-            spans, records = split_logs(items)
+        if self._logs_seen():
+            spans, records = split_logs(decoded)
             if records:
-                if not self._records_only(trace, spans, records):
+                if not spans:
+                    self._orphaned(trace, records)
                     return None
                 diagnostics = []
-        if trace.reason == LATE:
-            self._counters.add(late_pieces=1)
-            return None
-        try:
-            eval_trace = to_eval_trace(items, diagnostics, usage=self.usage)
-            if diagnostics:
-                self._unjoined(trace, diagnostics)
-            eval_trace.partial = eval_trace.partial or trace.partial
-            cases = self.suite.cases_for(eval_trace)
-            results = (
-                evaluate_cases(cases, eval_trace, registry=self.registry, redaction=self.redaction)
-                if cases
-                else []
-            )
-        except Exception:
-            self._counters.add(evaluation_errors=1, traces_evaluated=1)
-            raise
+        eval_trace = to_eval_trace(decoded, diagnostics, usage=self.usage)
+        if diagnostics:
+            self._unjoined(trace, diagnostics)
+        eval_trace.partial = eval_trace.partial or partial
+        return eval_trace
+
+    def _failed(self, trace: CompletedTrace) -> None:
+        self._counters.add(evaluation_errors=1, traces_evaluated=1)
+
+    def _judged(self, trace: CompletedTrace, eval_trace: EvalTrace, matched: bool) -> None:
         self._counters.add(
             traces_evaluated=1,
             traces_partial=1 if trace.partial else 0,
-            traces_unmatched=0 if cases else 1,
+            traces_unmatched=0 if matched else 1,
         )
-        if not cases:
-            return None
+
+    def _unique(self, items: list[Any]) -> list[Any]:
+        """The piece without repeated log records (a retried logs export); spans repeated by a
+        retry are left to the converter, which keeps the first copy of each span id."""
+        if not self._logs_seen():
+            return items
+        seen: set[Hashable] = set()
+        unique: list[Any] = []
+        repeated = 0
+        for item in items:
+            inner = item.span
+            if inner.__class__ is LogRecord:
+                key = record_key(inner)
+                if key in seen:
+                    repeated += 1
+                    continue
+                seen.add(key)
+            unique.append(item)
+        if repeated:
+            self._count(log_records_duplicate=repeated)
+        return unique
+
+    def _key(self, item: Any) -> Hashable:
+        inner = item.span
+        if inner.__class__ is LogRecord:
+            return record_key(inner)
+        return inner.span_id
+
+    def _sizes(self, items: list[Any]) -> tuple[int, int]:
+        records = sum(1 for item in items if item.span.__class__ is LogRecord)
+        return len(items) - records, records
+
+    def _duplicates(self, items: list[Any]) -> None:
+        spans, records = self._sizes(items)
+        self._count(spans_duplicate=spans, log_records_duplicate=records)
+
+    def _late(self, trace: CompletedTrace) -> None:
+        if self._logs_seen():
+            records = self._sizes(trace.spans)[1]
+            if records:
+                self._count(log_records_late=records)
+
+    def _count(self, **deltas: int) -> None:
+        super()._count(**deltas)
+        self._counters.add(**{k: v for k, v in deltas.items() if v and k in _COUNTED})
+
+    def _write_line(self, data: bytes) -> None:
         if self._results is not None:
-            self._results.write(trace, eval_trace, results)
-        return eval_trace, results
+            self._results.append(data)
 
     def export_dropped(self, trace: CompletedTrace) -> None:
         """A trace the buffer gave up (``dropped_spans`` spans, none delivered): counted, and
         named by one results line, so no accepted trace is silently missing."""
-        self.traces_dropped += 1
+        super().export_dropped(trace)
         self._counters.add(traces_dropped=1)
         self._log_warn.warn(
             "dropped",
             "tooltrail serve: traces given up unevaluated (counter traces_dropped; a results "
             "line with reason dropped names each)",
         )
-        if self._results is not None:
-            self._results.write_dropped(trace)
 
-    def _records_only(
-        self, trace: CompletedTrace, spans: list[Span], records: list[LogRecord]
-    ) -> bool:
-        """Count the log records of a piece that cannot be scored with them; False when the
-        piece holds nothing else to evaluate."""
-        if trace.reason == LATE:
-            self._counters.add(log_records_late=len(records))
-            self._log_warn.warn(
-                "late-logs",
-                "tooltrail serve: log records of trace %s came after it was evaluated "
-                "(counter log_records_late); raise logs_grace if this is frequent",
-                trace.trace_id_hex,
-            )
-            return bool(spans)
-        if not spans:
-            self._counters.add(log_records_orphaned=len(records))
-            self._log_warn.warn(
-                "orphaned-logs",
-                "tooltrail serve: log records of trace %s found no span of it (%s; counter "
-                "log_records_orphaned)",
-                trace.trace_id_hex,
-                trace.reason,
-            )
-            return False
-        return True
+    def _orphaned(self, trace: CompletedTrace, records: list[LogRecord]) -> None:
+        """Log records of a piece without spans: kept (a later piece with its spans is judged
+        with them), counted ``log_records_orphaned`` until then."""
+        self._counters.add(log_records_orphaned=len(records))
+        self._log_warn.warn(
+            "orphaned-logs",
+            "tooltrail serve: log records of trace %s found no span of it (%s; counter "
+            "log_records_orphaned)",
+            trace.trace_id_hex,
+            trace.reason,
+        )
 
     def _unjoined(self, trace: CompletedTrace, diagnostics: list[Diagnostic]) -> None:
         unjoined = sum(1 for d in diagnostics if d.message.startswith("log record"))
@@ -216,9 +236,26 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         if self._results is not None:
             self._results.close()
 
-    def _count(self, trace: EvalTrace, results: list[CaseResult]) -> None:
+    def _count_cases(self, trace: EvalTrace, results: list[CaseResult]) -> None:
+        if trace.metadata.get("revision"):
+            return  # a revision: the cases were counted at the first verdict
         passed = sum(1 for r in results if r.passed)
         self._counters.add(cases_passed=passed, cases_failed=len(results) - passed)
+
+
+#: Evaluator counts that are also receiver counters (``/stats``).
+_COUNTED = frozenset(
+    {
+        "late_pieces",
+        "traces_revised",
+        "verdicts_changed",
+        "late_spans_unjudged",
+        "log_records_unjudged",
+        "log_records_late",
+        "log_records_duplicate",
+        "spans_duplicate",
+    }
+)
 
 
 class DumpSink:

@@ -70,6 +70,15 @@ WORKER_STATS = (
     "log_records_unjoined",
     "traces_dropped",
     "traces_evicted_rootless",
+    "traces_revised",
+    "verdicts_changed",
+    "late_spans_unjudged",
+    "log_records_unjudged",
+    "spans_duplicate",
+    "log_records_duplicate",
+    "revision_spans_kept",
+    "revision_traces_kept",
+    "revision_traces_evicted",
 )
 _RELEASED = WORKER_STATS.index("spans_released")
 _PUBLISH_EVERY_S = 0.1
