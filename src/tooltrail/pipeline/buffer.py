@@ -99,6 +99,10 @@ class CompletedTrace:
     #: A further piece of a trace handed on (or given up) before: its sinks may merge it with
     #: what they had of the trace (reason ``late``, or the reason it was handed on early).
     continued: bool = False
+    #: A further piece of a trace the buffer gave up before: the notice of that trace
+    #: (``export_dropped``, which may reach the sinks after this piece) names it; a sink has
+    #: nothing of it to merge the piece with.
+    given_up: bool = False
 
     @property
     def trace_id_hex(self) -> str:
@@ -157,6 +161,8 @@ class _Held:
     due: float | None = None
     #: Part of a trace already partly handed on.
     continued: bool = False
+    #: Part of a trace the buffer gave up before (its notice names it to the sinks).
+    given_up: bool = False
 
 
 class TraceBuffer(SpanProcessor):
@@ -247,8 +253,8 @@ class TraceBuffer(SpanProcessor):
         #: Spans started and spans ended, not yet grouped into traces.
         self._starts: deque[Span] = deque()
         self._ends: deque[ReadableSpan] = deque()
-        #: Traces partly or wholly handed on: trace id -> (open spans, root ended).
-        self._handed: OrderedDict[int, tuple[int, bool]] = OrderedDict()
+        #: Traces partly or wholly handed on: trace id -> (open spans, root ended, given up).
+        self._handed: OrderedDict[int, tuple[int, bool, bool]] = OrderedDict()
         self._delivery = _Delivery()
 
     def _start_threads(self) -> None:
@@ -377,7 +383,7 @@ class TraceBuffer(SpanProcessor):
         held = _Held(born=now)
         earlier = self._handed.get(trace_id)
         if earlier is not None:
-            held.open, held.root_ended = earlier
+            held.open, held.root_ended, held.given_up = earlier
             held.continued = True
             self._pieces_held += 1
         self._traces[trace_id] = held
@@ -393,14 +399,21 @@ class TraceBuffer(SpanProcessor):
         partial = reason != COMPLETE
         if held.spans:
             self._ready.append(
-                CompletedTrace(trace_id, held.spans, partial, reason, continued=held.continued)
+                CompletedTrace(
+                    trace_id,
+                    held.spans,
+                    partial,
+                    reason,
+                    continued=held.continued,
+                    given_up=held.given_up,
+                )
             )
             self._waiting += len(held.spans)
             if partial:
                 self._count_partial(reason)
             else:
                 self._complete += 1
-        self._handed[trace_id] = (held.open, held.root_ended)
+        self._handed[trace_id] = (held.open, held.root_ended, held.given_up)
         self._handed.move_to_end(trace_id)
         while len(self._handed) > 4 * self.max_traces:
             self._handed.popitem(last=False)
@@ -445,6 +458,15 @@ class TraceBuffer(SpanProcessor):
                 return trace_id, held
         return None
 
+    def _mark_given_up(self, trace_id: int) -> None:
+        """Later pieces of ``trace_id`` are pieces of a trace given up (lock held)."""
+        handed = self._handed.get(trace_id)
+        if handed is not None:
+            self._handed[trace_id] = (handed[0], handed[1], True)
+        held = self._traces.get(trace_id)
+        if held is not None:
+            held.given_up = True
+
     def _give_up(self, trace: CompletedTrace) -> None:
         """Release a waiting trace's spans undelivered; count it; queue its notice (lock held).
         A ``late`` piece adds its spans to ``spans_dropped`` only: its trace was counted, and
@@ -455,6 +477,7 @@ class TraceBuffer(SpanProcessor):
         self._dropped_spans += spans
         if trace.reason == LATE:
             return
+        self._mark_given_up(trace.trace_id)
         if trace.partial:  # it was counted under its reason already: it now counts as dropped
             self._partial[trace.reason] -= 1
             self._window[trace.reason] -= 1

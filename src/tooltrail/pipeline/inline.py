@@ -312,6 +312,10 @@ class InlineEvaluator:
         """Merge a later piece with what was judged of its trace and judge it again."""
         self._count(late_pieces=1)
         self._late(trace)
+        if trace.given_up:  # the buffer's notice names the trace (``export_dropped``)
+            spans, records = self._sizes(trace.spans)
+            self._count(late_spans_unjudged=spans, log_records_unjudged=records)
+            return None
         with self._store_lock:
             found = self.revisions.find(trace.trace_id)
         if isinstance(found, str):
