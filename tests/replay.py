@@ -383,6 +383,35 @@ def retried(rec: Recording, rng: random.Random, timing: Timing) -> list[Step]:
     return first + again
 
 
+def other_processes_late(delay: float) -> Callable[[Recording, random.Random, Timing], list[Step]]:
+    """(c, fixed) The processes holding a root span export everything at once; every other
+    process ``delay`` SDK seconds later (issue 21: the Go runtime 3 s after the harness).
+    Log records go with their process."""
+
+    def schedule(rec: Recording, rng: random.Random, timing: Timing) -> list[Step]:
+        steps = []
+        for spans in by_process(rec.spans):
+            at = 0.0 if any(not s.parent_span_id for s in spans) else delay
+            resource = spans[0].resource
+            logs = [r for r in rec.logs if dict(r.resource) == dict(resource)]
+            steps.append(Step(at, spans=spans))
+            if logs:
+                steps.append(Step(at, logs=logs))
+        placed = {id(r) for step in steps for r in step.logs}
+        rest = [r for r in rec.logs if id(r) not in placed]
+        if rest:
+            steps.append(Step(0.0, logs=rest))
+        return sorted(steps, key=lambda s: s.at)
+
+    return schedule
+
+
+def logs_twice_first(rec: Recording, rng: random.Random, timing: Timing) -> list[Step]:
+    """(f, fixed) The same logs request posted twice (a retry after a client timeout), then
+    the spans (issue 21's second reproduction)."""
+    return [Step(0.0, logs=list(rec.logs), copies=2), Step(0.0, spans=list(rec.spans))]
+
+
 #: Schedule name -> builder (one recording; ``interleaved`` takes two and is apart).
 SCHEDULES: dict[str, Callable[[Recording, random.Random, Timing], list[Step]]] = {
     "a-whole": lambda rec, rng, timing: whole(rec, rng),
@@ -392,11 +421,22 @@ SCHEDULES: dict[str, Callable[[Recording, random.Random, Timing], list[Step]]] =
     "d-logs-within": logs_at("within"),
     "d-logs-beyond": logs_at("beyond"),
     "f-retried": retried,
+    "f-logs-twice-first": logs_twice_first,
+    "c-other-process-1s": other_processes_late(1.0),
+    "c-other-process-3s": other_processes_late(3.0),
 }
-LOG_SCHEDULES = ("d-logs-before", "d-logs-within", "d-logs-beyond")
+LOG_SCHEDULES = ("d-logs-before", "d-logs-within", "d-logs-beyond", "f-logs-twice-first")
+#: Schedules that differ from ``a-whole`` only for a trace spread over several processes.
+PROCESS_SCHEDULES = ("c-other-process-1s", "c-other-process-3s")
 INTERLEAVED = "e-interleaved"
 #: Schedules that mean nothing without log records (the live path takes none).
-SPAN_SCHEDULES = ("a-whole", "b-span-by-span", "c-process-batches", INTERLEAVED)
+SPAN_SCHEDULES = (
+    "a-whole",
+    "b-span-by-span",
+    "c-process-batches",
+    *PROCESS_SCHEDULES,
+    INTERLEAVED,
+)
 
 
 # -- one replay ---------------------------------------------------------------------------------
@@ -955,7 +995,12 @@ def build_replays(
     rng = random.Random(seed)
     replays = []
     for schedule in schedules_for(live):
-        pool = [r for r in recs if r.logs] if schedule in LOG_SCHEDULES else list(recs)
+        if schedule in LOG_SCHEDULES:
+            pool = [r for r in recs if r.logs]
+        elif schedule in PROCESS_SCHEDULES:
+            pool = [r for r in recs if len(by_process(r.spans)) > 1]
+        else:
+            pool = list(recs)
         chosen = pool if sample is None or sample >= len(pool) else rng.sample(pool, sample)
         for rec in chosen:
             group = [rec]
