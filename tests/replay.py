@@ -532,6 +532,9 @@ def delivered_before_verdict(replay: Replay) -> list[Any]:
 
 
 def late_matters(replay: Replay, *, live: bool) -> bool:
+    """Whether a receiver that never revises a verdict would end with another one here."""
+    if not any(s.after_verdict or (s.logs and s.copies > 1) for s in replay.steps):
+        return False  # everything arrives before the verdict, nothing repeated unmerged
     judged = eval_items(delivered_before_verdict(replay), _SUITE_FOR_PREDICTION())
     for new_id, (rec, old) in replay.traces.items():
         want = (rec.expected_spans_only if live else rec.expected)[old]

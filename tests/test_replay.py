@@ -13,7 +13,7 @@ verdict revisions: they are apart, marked xfail (strict), and turn red once revi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -48,27 +48,31 @@ def recs() -> list[Any]:
     return distinct(recordings(load_suite()))
 
 
-_runs: dict[str, tuple[list[Replay], list[Problem]]] = {}
+Run = tuple[list[Replay], list[Problem]]
 
 
-@pytest.fixture
-def run(recs: list[Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A target's replays and their problems, run once per module for both tests."""
+def _run(name: str, recs: list[Any], directory: Path) -> Run:
+    """A target's sampled replays, plus every replay whose late pieces would change the
+    verdict without revisions, all sent at once; their problems."""
+    live = name == "live"
+    sampled = build_replays(recs, TIMING, live=live, sample=SAMPLE)
+    keys = {r.key for r in sampled}
+    late = [r for r in build_replays(recs, TIMING, live=live) if r.late_matters]
+    replays = sampled + [r for r in late if r.key not in keys]
+    target = make_target(name, TIMING, directory)
+    run_replays(target, replays, threads=8)
+    return replays, [p for r in replays for p in judge(target, r)]
 
-    def get(name: str) -> tuple[list[Replay], list[Problem]]:
-        if name not in _runs:
-            live = name == "live"
-            sampled = build_replays(recs, TIMING, live=live, sample=SAMPLE)
-            late = [r for r in build_replays(recs, TIMING, live=live) if r.late_matters]
-            keys = {r.key for r in sampled}
-            replays = sampled + [r for r in late if r.key not in keys]
-            directory = tmp_path_factory.mktemp(name.replace("/", "-"))
-            target = make_target(name, TIMING, Path(directory))
-            run_replays(target, replays)
-            _runs[name] = (replays, [p for r in replays for p in judge(target, r)])
-        return _runs[name]
 
-    yield get
+@pytest.fixture(scope="module")
+def runs(recs: list[Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    """Every target's run, the targets side by side (each waits mostly on its grace)."""
+    with ThreadPoolExecutor(len(TARGETS)) as pool:
+        futures = {
+            name: pool.submit(_run, name, recs, tmp_path_factory.mktemp(name.replace("/", "-")))
+            for name in TARGETS
+        }
+        return {name: future.result() for name, future in futures.items()}
 
 
 def _problems(replays: list[Replay], problems: list[Problem], late: bool) -> list[str]:
@@ -77,16 +81,16 @@ def _problems(replays: list[Replay], problems: list[Problem], late: bool) -> lis
 
 
 @pytest.mark.parametrize("name", TARGETS)
-def test_replays_end_with_the_files_verdicts(run: Any, name: str) -> None:
-    replays, problems = run(name)
+def test_replays_end_with_the_files_verdicts(runs: dict[str, Run], name: str) -> None:
+    replays, problems = runs[name]
     assert len([r for r in replays if not r.late_matters]) >= 20
     assert _problems(replays, problems, late=False) == []
 
 
 @pytest.mark.xfail(strict=True, reason="issue 21: needs verdict revisions")
 @pytest.mark.parametrize("name", TARGETS)
-def test_late_pieces_revise_the_verdict(run: Any, name: str) -> None:
-    replays, problems = run(name)
+def test_late_pieces_revise_the_verdict(runs: dict[str, Run], name: str) -> None:
+    replays, problems = runs[name]
     if not any(r.late_matters for r in replays):
         pytest.skip("no fixture here has pieces that change the verdict when late")
     assert _problems(replays, problems, late=True) == []
