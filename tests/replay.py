@@ -254,21 +254,22 @@ def distinct(recordings: Iterable[Recording]) -> list[Recording]:
 
 @dataclass(frozen=True)
 class Timing:
-    """Scaled time. The SDK's schedule is in its own seconds (a receiver's default grace
-    2 s, BatchSpanProcessor ticks every 5 s); a replay runs them ``scale`` times faster against
-    a receiver whose ``--grace`` (and ``--logs-grace``) is ``grace``. A piece more than the
-    SDK grace after its trace's root is *beyond* the grace: the replay waits for the trace's
-    verdict before sending it, so it is late whatever the load on the machine. Gaps within
-    the grace are shortened to at most ``cap`` seconds, so a slow machine never pushes them
-    past it."""
+    """Scaled time. Schedules are written in real seconds (BatchSpanProcessor ticks every
+    ``tick`` = 5 s, offsets of 0 to 5 s) against a receiver waiting ``real_grace`` (2 s,
+    serve's ``--grace`` when issue 21 was filed); a replay runs them ``scale`` times faster
+    against a receiver whose ``--grace`` and ``--logs-grace`` are ``grace``. A piece more than
+    ``real_grace`` after its trace's root is *beyond* the grace: the replay waits for the
+    trace's verdict before sending it, so it is late whatever the load on the machine. Gaps
+    within the grace are shortened to at most ``cap`` seconds, so a slow machine never pushes
+    them past it."""
 
     grace: float = 1.0
-    sdk_grace: float = 2.0
+    real_grace: float = 2.0
     tick: float = 5.0
 
     @property
     def scale(self) -> float:
-        return self.grace / self.sdk_grace
+        return self.grace / self.real_grace
 
     @property
     def cap(self) -> float:
@@ -277,7 +278,7 @@ class Timing:
 
 @dataclass
 class Step:
-    """One export request: spans or log records, at ``at`` SDK seconds after the replay's
+    """One export request: spans or log records, at ``at`` real seconds after the replay's
     start, sent ``copies`` times back to back."""
 
     at: float
@@ -347,7 +348,7 @@ def logs_at(when: str) -> Callable[[Recording, random.Random, Timing], list[Step
     them (half of it), or ``beyond`` it (two BatchSpanProcessor ticks later)."""
 
     def schedule(rec: Recording, rng: random.Random, timing: Timing) -> list[Step]:
-        at = {"before": -1.0, "within": timing.sdk_grace / 2, "beyond": 2 * timing.tick}[when]
+        at = {"before": -1.0, "within": timing.real_grace / 2, "beyond": 2 * timing.tick}[when]
         return sorted([Step(0.0, spans=list(rec.spans)), Step(at, logs=list(rec.logs))],
                       key=lambda s: s.at)
 
@@ -385,7 +386,7 @@ def retried(rec: Recording, rng: random.Random, timing: Timing) -> list[Step]:
 
 def other_processes_late(delay: float) -> Callable[[Recording, random.Random, Timing], list[Step]]:
     """(c, fixed) The processes holding a root span export everything at once; every other
-    process ``delay`` SDK seconds later (issue 21: the Go runtime 3 s after the harness).
+    process ``delay`` real seconds later (issue 21: the Go runtime 3 s after the harness).
     Log records go with their process."""
 
     def schedule(rec: Recording, rng: random.Random, timing: Timing) -> list[Step]:
@@ -515,7 +516,7 @@ def plan(steps: list[Step], timing: Timing) -> None:
                 root_at.setdefault(span.trace_id, step.at)
         touched = {s.trace_id for s in step.spans} | {r.trace_id for r in step.logs}
         step.after_verdict = {
-            t for t in touched if t in root_at and step.at - root_at[t] > timing.sdk_grace
+            t for t in touched if t in root_at and step.at - root_at[t] > timing.real_grace
         }
 
 

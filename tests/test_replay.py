@@ -123,7 +123,7 @@ def test_the_go_runtime_within_the_grace_is_judged_with_the_harness(tmp_path: Pa
 
 @pytest.mark.xfail(strict=True, reason="issue 21: needs verdict revisions")
 def test_the_go_runtime_3s_after_the_harness_revises_the_verdict(tmp_path: Path) -> None:
-    """kagent's Go ADK fixture, its second process exporting 3 s (SDK time) after the root's:
+    """kagent's Go ADK fixture, its second process exporting 3 s (real time) after the root's:
     the file says pass with 2 calls; without revisions serve says fail with 0."""
     replay, problems = _replay_alone(ADK_GO, "c-other-process-3s", tmp_path)
     assert any(step.after_verdict for step in replay.steps)
