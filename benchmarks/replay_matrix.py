@@ -66,7 +66,7 @@ def main() -> int:
     header = f"{'receiver':<24}{'replays':>8}{'diff':>6}{'late':>6}{'lost':>6}{'dup':>5}"
     print(header + f"{'early':>6}{'error':>6}{'time s':>8}")
     totals: Counter[str] = Counter()
-    details = []
+    details: list[str] = []
     for name in args.targets.split(","):
         began = time.monotonic()
         replays = build_replays(recs, timing, live=name == "live", seed=args.seed,
@@ -80,9 +80,7 @@ def main() -> int:
         counts["late"] = sum(1 for p in problems if p.kind == "difference" and p.replay in late)
         counts["replays"] = len(replays)
         totals.update(counts)
-        details.extend(
-            f"{'late ' if p.replay in late else ''}{p}" for p in problems
-        )
+        details.extend(f"{'late ' if p.replay in late else ''}{p}" for p in problems)
         print(
             f"{name:<24}{len(replays):>8}{counts['difference']:>6}{counts['late']:>6}"
             f"{counts['lost']:>6}{counts['duplicate']:>5}{counts['early']:>6}"

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from tooltrail.checks.plugins import load_plugins
 from tooltrail.convert import read_traces, to_eval_trace
@@ -234,7 +235,9 @@ def content_key(recording: Recording) -> str:
         head = (span.trace_id, span.span_id, span.parent_span_id, span.name, span.end_ns)
         digest.update(json.dumps([head, dict(span.attributes)], default=str).encode())
     for record in recording.logs:
-        digest.update(json.dumps([record.trace_id, record.span_id, record.body], default=str).encode())
+        digest.update(
+            json.dumps([record.trace_id, record.span_id, record.body], default=str).encode()
+        )
     return digest.hexdigest()
 
 
@@ -304,7 +307,10 @@ def by_process(spans: Iterable[Span]) -> list[list[Span]]:
 
 def whole(rec: Recording, rng: random.Random) -> list[Step]:
     """(a) The whole file: one traces request, then its log records."""
-    return [Step(0.0, spans=list(rec.spans)), *([Step(0.0, logs=list(rec.logs))] if rec.logs else [])]
+    return [
+        Step(0.0, spans=list(rec.spans)),
+        *([Step(0.0, logs=list(rec.logs))] if rec.logs else []),
+    ]
 
 
 def span_by_span(rec: Recording, rng: random.Random) -> list[Step]:
@@ -349,8 +355,9 @@ def logs_at(when: str) -> Callable[[Recording, random.Random, Timing], list[Step
 
     def schedule(rec: Recording, rng: random.Random, timing: Timing) -> list[Step]:
         at = {"before": -1.0, "within": timing.real_grace / 2, "beyond": 2 * timing.tick}[when]
-        return sorted([Step(0.0, spans=list(rec.spans)), Step(at, logs=list(rec.logs))],
-                      key=lambda s: s.at)
+        return sorted(
+            [Step(0.0, spans=list(rec.spans)), Step(at, logs=list(rec.logs))], key=lambda s: s.at
+        )
 
     return schedule
 
@@ -702,7 +709,9 @@ class ServeTarget:
         else:
             body = request.SerializeToString()
             headers = {"Content-Type": "application/x-protobuf"}
-        status, _, answer = post(self.receiver.http_port, body, headers, path=f"/v1/{signal}")
+        port = self.receiver.http_port
+        assert port is not None
+        status, _, answer = post(port, body, headers, path=f"/v1/{signal}")
         if status == 503:
             return False
         if status != 200:
@@ -728,7 +737,9 @@ def logs_request(records: list[LogRecord]) -> Any:
         key = json.dumps(dict(record.resource), sort_keys=True, default=str)
         groups.setdefault(key, []).append(record)
     for group in groups.values():
-        part = encode_logs_request(group, resource=group[0].resource, scope_name=group[0].scope_name)
+        part = encode_logs_request(
+            group, resource=group[0].resource, scope_name=group[0].scope_name
+        )
         if request is None:
             request = part
         else:
@@ -736,7 +747,7 @@ def logs_request(records: list[LogRecord]) -> Any:
     return request
 
 
-class _RecordedIds:
+class _RecordedIds(IdGenerator):
     """An SDK id generator handing out the recorded ids of the span being started (set per
     thread just before ``start_span``), so the SDK's spans keep the file's trace and ids."""
 
@@ -927,7 +938,8 @@ class Problem:
     detail: str
 
     def __str__(self) -> str:
-        return f"{self.kind}: {self.target} {self.schedule} {self.fixture} {self.trace_id}: {self.detail}"
+        where = f"{self.target} {self.schedule} {self.fixture} {self.trace_id}"
+        return f"{self.kind}: {where}: {self.detail}"
 
 
 def revision_of(line: dict[str, Any]) -> int | None:
@@ -947,16 +959,37 @@ def judge(target: Any, replay: Replay) -> list[Problem]:
 
     def problem(kind: str, trace_id: str, detail: str) -> None:
         rec, old = replay.traces[trace_id]
-        problems.append(Problem(kind, replay.key, target.name, replay.schedule, rec.name, old, detail))
+        problems.append(
+            Problem(
+                kind=kind,
+                replay=replay.key,
+                target=target.name,
+                schedule=replay.schedule,
+                fixture=rec.name,
+                trace_id=old,
+                detail=detail,
+            )
+        )
 
     for error in replay.errors:
         problems.append(
-            Problem("error", replay.key, target.name, replay.schedule, replay.fixture, "", error)
+            Problem(
+                kind="error",
+                replay=replay.key,
+                target=target.name,
+                schedule=replay.schedule,
+                fixture=replay.fixture,
+                trace_id="",
+                detail=error,
+            )
         )
     for trace_id, (rec, old) in replay.traces.items():
         want = (rec.expected_spans_only if target.live else rec.expected)[old]
-        judged = [(revision_of(line), line) for line in lines.get(trace_id, [])]
-        judged = [(r, line) for r, line in judged if r is not None]
+        judged: list[tuple[int, dict[str, Any]]] = []
+        for line in lines.get(trace_id, []):
+            revision = revision_of(line)
+            if revision is not None:
+                judged.append((revision, line))
         if not judged:
             problem("lost", trace_id, f"no verdict ({len(lines.get(trace_id, []))} other lines)")
             continue
@@ -966,7 +999,8 @@ def judge(target: Any, replay: Replay) -> list[Problem]:
         first = min(judged, key=lambda p: (p[0], p[1]["time_unix_nano"]))[1]
         sent = replay.root_sent.get(trace_id)
         if sent is not None and first["time_unix_nano"] < sent:
-            problem("early", trace_id, f"judged {(sent - first['time_unix_nano']) / 1e6:.0f} ms before its root was sent")
+            early_ms = (sent - first["time_unix_nano"]) / 1e6
+            problem("early", trace_id, f"judged {early_ms:.0f} ms before its root was sent")
         final = max(judged, key=lambda p: p[0])[1]
         got = Outcome(final["verdict"], rows_of(final["results"]))
         rootless = old not in rec.rooted
