@@ -187,10 +187,6 @@ class Recording:
     #: Traces with a root span (no parent id): the others may be judged partial.
     rooted: set[str]
 
-    @property
-    def trace_ids(self) -> list[str]:
-        return sorted(self.expected)
-
 
 def load_recording(path: Path, suite: TestSuite) -> Recording | None:
     """``path`` decoded, or ``None`` when it holds no span ``tooltrail eval`` reads."""
@@ -305,7 +301,7 @@ def by_process(spans: Iterable[Span]) -> list[list[Span]]:
     return list(groups.values())
 
 
-def whole(rec: Recording, rng: random.Random) -> list[Step]:
+def whole(rec: Recording, rng: random.Random, timing: Timing) -> list[Step]:
     """(a) The whole file: one traces request, then its log records."""
     return [
         Step(0.0, spans=list(rec.spans)),
@@ -313,7 +309,7 @@ def whole(rec: Recording, rng: random.Random) -> list[Step]:
     ]
 
 
-def span_by_span(rec: Recording, rng: random.Random) -> list[Step]:
+def span_by_span(rec: Recording, rng: random.Random, timing: Timing) -> list[Step]:
     """(b) One request per span in end-time order, each span's log records right after it."""
     records: dict[str, list[LogRecord]] = defaultdict(list)
     for record in rec.logs:
@@ -422,8 +418,8 @@ def logs_twice_first(rec: Recording, rng: random.Random, timing: Timing) -> list
 
 #: Schedule name -> builder (one recording; ``interleaved`` takes two and is apart).
 SCHEDULES: dict[str, Callable[[Recording, random.Random, Timing], list[Step]]] = {
-    "a-whole": lambda rec, rng, timing: whole(rec, rng),
-    "b-span-by-span": lambda rec, rng, timing: span_by_span(rec, rng),
+    "a-whole": whole,
+    "b-span-by-span": span_by_span,
     "c-process-batches": process_batches,
     "d-logs-before": logs_at("before"),
     "d-logs-within": logs_at("within"),
@@ -437,7 +433,7 @@ LOG_SCHEDULES = ("d-logs-before", "d-logs-within", "d-logs-beyond", "f-logs-twic
 #: Schedules that differ from ``a-whole`` only for a trace spread over several processes.
 PROCESS_SCHEDULES = ("c-other-process-1s", "c-other-process-3s")
 INTERLEAVED = "e-interleaved"
-#: Schedules that mean nothing without log records (the live path takes none).
+#: The live path's schedules: it takes spans only, so the log schedules would repeat (a).
 SPAN_SCHEDULES = (
     "a-whole",
     "b-span-by-span",
