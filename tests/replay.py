@@ -272,7 +272,7 @@ class Timing:
 
     @property
     def cap(self) -> float:
-        return 0.1 * self.grace
+        return 0.05 * self.grace
 
 
 @dataclass
@@ -360,19 +360,19 @@ def logs_at(when: str) -> Callable[[Recording, random.Random, Timing], list[Step
 
 def interleaved(first: Recording, second: Recording, rng: random.Random) -> list[Step]:
     """(e) Two files' spans, each in end order, merged in small alternating requests (1 to 8
-    spans), then the log records of both."""
+    spans); each file's log records right after the request holding its last span."""
     queues = [by_end(first.spans), by_end(second.spans)]
+    logs = [first.logs, second.logs]
     steps = []
     turn = 0
     while any(queues):
-        queue = queues[turn % 2] or queues[(turn + 1) % 2]
+        side = turn % 2 if queues[turn % 2] else (turn + 1) % 2
         size = rng.randint(1, 8)
-        steps.append(Step(0.0, spans=queue[:size]))
-        del queue[:size]
+        steps.append(Step(0.0, spans=queues[side][:size]))
+        del queues[side][:size]
+        if not queues[side] and logs[side]:
+            steps.append(Step(0.0, logs=list(logs[side])))
         turn += 1
-    logs = first.logs + second.logs
-    if logs:
-        steps.append(Step(0.0, logs=logs))
     return steps
 
 
