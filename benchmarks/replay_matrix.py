@@ -9,7 +9,8 @@ schedule of ``tests/replay.py`` into a real ``tooltrail serve`` (HTTP JSON, HTTP
 gRPC; ``--workers`` 1 and 2) and into the live ``TraceBuffer`` fed through the SDK, and
 compares each trace's final verdict (highest ``revision``) and calls with ``tooltrail eval``'s
 on the file. Prints, per receiver and in total: fixtures, replays, differences, lost traces,
-unmarked duplicates, verdicts before the root, send errors, time; with ``--details`` every
+unmarked duplicates, verdicts before the root, send errors, traces whose final verdict is a
+revision, time; with ``--details`` every
 difference (receiver, schedule, fixture, what differs). A difference in a replay whose
 pieces arrive after the verdict is marked ``late`` (issue 21: needs verdict revisions).
 
@@ -40,6 +41,7 @@ from replay import (  # noqa: E402 - the harness lives with the tests
     load_suite,
     make_target,
     recordings,
+    revised,
     run_replays,
 )
 
@@ -65,7 +67,7 @@ def main() -> int:
         f"run as {timing.grace} s (time x{timing.scale:g})"
     )
     header = f"{'receiver':<24}{'replays':>8}{'diff':>6}{'late':>6}{'lost':>6}{'dup':>5}"
-    print(header + f"{'early':>6}{'error':>6}{'time s':>8}")
+    print(header + f"{'early':>6}{'error':>6}{'revised':>8}{'time s':>8}")
     totals: Counter[str] = Counter()
     details: list[str] = []
     for name in args.targets.split(","):
@@ -77,7 +79,8 @@ def main() -> int:
             run_replays(target, replays)
             late = {r.key for r in replays if r.late_matters}
             problems = [p for r in replays for p in judge(target, r)]
-        counts = Counter(p.kind for p in problems)
+            counts = Counter(p.kind for p in problems)
+            counts["revised"] = revised(target, replays)
         counts["late"] = sum(1 for p in problems if p.kind == "difference" and p.replay in late)
         counts["replays"] = len(replays)
         totals.update(counts)
@@ -85,12 +88,12 @@ def main() -> int:
         print(
             f"{name:<24}{len(replays):>8}{counts['difference']:>6}{counts['late']:>6}"
             f"{counts['lost']:>6}{counts['duplicate']:>5}{counts['early']:>6}"
-            f"{counts['error']:>6}{time.monotonic() - began:>8.1f}"
+            f"{counts['error']:>6}{counts['revised']:>8}{time.monotonic() - began:>8.1f}"
         )
     print(
         f"{'total':<24}{totals['replays']:>8}{totals['difference']:>6}{totals['late']:>6}"
         f"{totals['lost']:>6}{totals['duplicate']:>5}{totals['early']:>6}{totals['error']:>6}"
-        f"{time.monotonic() - started:>8.1f}"
+        f"{totals['revised']:>8}{time.monotonic() - started:>8.1f}"
     )
     if args.details:
         for line in sorted(details):

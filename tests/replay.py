@@ -947,6 +947,17 @@ def revision_of(line: dict[str, Any]) -> int | None:
     return revision if isinstance(revision, int) else None
 
 
+def revised(target: Any, replays: Iterable[Replay]) -> int:
+    """How many of the replays' traces ended on a revision (a final ``revision`` above 0)."""
+    lines = target.verdicts.lines()
+    count = 0
+    for replay in replays:
+        for trace_id in replay.traces:
+            revisions = [revision_of(line) or 0 for line in lines.get(trace_id, [])]
+            count += bool(revisions) and max(revisions) > 0
+    return count
+
+
 def judge(target: Any, replay: Replay) -> list[Problem]:
     """The replay's traces against the file's verdicts: lost, judged twice without a
     revision mark, judged before their root, or ending with another verdict or calls."""
