@@ -20,6 +20,7 @@ Pieces (each used by ``tests/test_replay.py`` and ``benchmarks/replay_matrix.py`
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import random
@@ -539,7 +540,7 @@ def late_matters(replay: Replay, *, live: bool) -> bool:
     """Whether a receiver that never revises a verdict would end with another one here."""
     if not any(s.after_verdict or (s.logs and s.copies > 1) for s in replay.steps):
         return False  # everything arrives before the verdict, nothing repeated unmerged
-    judged = eval_items(delivered_before_verdict(replay), _SUITE_FOR_PREDICTION())
+    judged = eval_items(delivered_before_verdict(replay), prediction_suite())
     for new_id, (rec, old) in replay.traces.items():
         want = (rec.expected_spans_only if live else rec.expected)[old]
         got = judged.get(new_id)
@@ -548,13 +549,10 @@ def late_matters(replay: Replay, *, live: bool) -> bool:
     return False
 
 
-_suite_cache: list[TestSuite] = []
-
-
-def _SUITE_FOR_PREDICTION() -> TestSuite:  # noqa: N802 - a cached constant
-    if not _suite_cache:
-        _suite_cache.append(load_suite())
-    return _suite_cache[0]
+@functools.cache
+def prediction_suite() -> TestSuite:
+    """``SUITE``, loaded once for every prediction."""
+    return load_suite()
 
 
 # -- receivers ----------------------------------------------------------------------------------
@@ -572,10 +570,6 @@ class Verdicts:
         with self._changed:
             self._lines[line["trace_id"]].append(line)
             self._changed.notify_all()
-
-    def seen(self, trace_id: str) -> bool:
-        with self._changed:
-            return trace_id in self._lines
 
     def wait(self, trace_ids: Iterable[str], timeout: float) -> bool:
         wanted = set(trace_ids)

@@ -13,6 +13,7 @@ verdict revisions: they are apart, marked xfail (strict), and turn red once revi
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -163,7 +164,7 @@ def test_the_judge_names_each_kind_of_problem(tmp_path: Path) -> None:
     [(trace_id, (_, old))] = replay.traces.items()
     want: Outcome = recording.expected[old]
     right = {"trace_id": trace_id, "verdict": want.verdict, "time_unix_nano": 2_000,
-             "results": [__import__("json").loads(row) for row in want.rows]}  # fmt: skip
+             "results": [json.loads(row) for row in want.rows]}  # fmt: skip
     replay.root_sent[trace_id] = 1_000
     assert judge(_Lines([right]), replay) == []
     assert judge(_Lines([{**right, "revision": 1, "verdict": "fail"}, right]), replay)[0].kind == (
