@@ -6,8 +6,9 @@ and calls on the file; none lost, none judged twice without a revision mark, non
 before its root was sent.
 
 Replays whose pieces reach the receiver after the trace's verdict (a process exporting more
-than the grace after the root's, log records beyond the grace, retried log records) need
-verdict revisions: they are apart, marked xfail (strict), and turn red once revisions land.
+than the grace after the root's, log records beyond the grace, retried log records) end with
+the file's verdict through verdict revisions: they are kept apart, so that a failure says
+which kind of replay broke.
 ``benchmarks/replay_matrix.py`` runs the whole matrix.
 """
 
@@ -92,7 +93,6 @@ def test_replays_end_with_the_files_verdicts(runs: dict[str, Run], name: str) ->
     assert _problems(replays, problems, late=False) == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21: needs verdict revisions")
 @pytest.mark.parametrize("name", TARGETS)
 def test_late_pieces_revise_the_verdict(runs: dict[str, Run], name: str) -> None:
     replays, problems = runs[name]
@@ -126,7 +126,6 @@ def test_the_go_runtime_within_the_grace_is_judged_with_the_harness(tmp_path: Pa
     assert problems == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21: needs verdict revisions")
 def test_the_go_runtime_3s_after_the_harness_revises_the_verdict(tmp_path: Path) -> None:
     """kagent's Go ADK fixture, its second process exporting 3 s (real time) after the root's:
     the file says pass with 2 calls; without revisions serve says fail with 0."""
@@ -135,7 +134,6 @@ def test_the_go_runtime_3s_after_the_harness_revises_the_verdict(tmp_path: Path)
     assert [str(p) for p in problems] == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21: needs verdict revisions")
 def test_a_logs_request_posted_twice_before_the_spans_counts_once(tmp_path: Path) -> None:
     """The same /v1/logs body twice, then the spans: the file's 2 calls, not 4."""
     replay, problems = _replay_alone(WEATHER, "f-logs-twice-first", tmp_path)
