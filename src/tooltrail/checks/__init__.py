@@ -26,6 +26,7 @@ from tooltrail.checks.expectations import (
     trace_turn_count,
 )
 from tooltrail.checks.protocol import Check, CheckContext, CheckResult, case_context, run_checks
+from tooltrail.checks.reference import ArgsComparator
 from tooltrail.checks.registry import (
     ConfiguredCheck,
     FunctionCheck,
@@ -55,6 +56,7 @@ from tooltrail.checks.view import CallView, trace_view
 from tooltrail.equality import args_contain, args_fingerprint, values_equal
 
 __all__ = [
+    "ArgsComparator",
     "CallView",
     "Check",
     "CheckContext",

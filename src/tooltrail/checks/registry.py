@@ -145,7 +145,10 @@ def is_builtin(check: Check) -> bool:
     kind = type(check)
     if kind is Broken:
         return True
-    return kind is ConfiguredCheck and type(check.check) in _BUILTIN_CLASSES  # type: ignore[attr-defined]
+    if kind is not ConfiguredCheck:
+        return False
+    inner = check.check  # type: ignore[attr-defined]
+    return type(inner) in _BUILTIN_CLASSES and getattr(inner, "runs_plugins", False) is not True
 
 
 def _declared_keys(registered: type | ScorerFn) -> frozenset[str] | None:
@@ -243,6 +246,9 @@ class Registry:
             entry = self._entries[name]
         try:
             check = entry.build(config)
+            bind = getattr(check, "bind_registry", None)
+            if callable(bind):  # a check naming other registered checks (trajectory_match)
+                check = bind(self)
         except Exception as exc:  # a check's constructor must not stop the suite either
             return _crashed(name, exc)
         return ConfiguredCheck(
@@ -283,6 +289,12 @@ class Registry:
         if entry.config_keys is not None and isinstance(evaluator.config, dict):
             keys = tuple(sorted(entry.config_keys))
             reader.mapping(evaluator.config, path + ("config",), keys, what="a config mapping")
+        check_config = getattr(entry.registered, "check_config", None)
+        if callable(check_config) and isinstance(evaluator.config, dict):
+            problem = check_config(evaluator.config, self)  # values, beyond the keys
+            if problem is not None:
+                where, message = problem
+                reader.fail(path + ("config", *where), message)
 
     def _config_problem(self, evaluator: EvaluatorConfig) -> str | None:
         name = evaluator.name

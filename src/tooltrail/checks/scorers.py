@@ -7,15 +7,32 @@ A misconfiguration is a failing score with ``error="ConfigError"`` and the reaso
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.budgets import MaxToolCalls
 from tooltrail.checks.protocol import CheckContext
+from tooltrail.checks.reference import (
+    MATCH_MODES,
+    ArgRule,
+    ComparatorError,
+    Matcher,
+    build_rules,
+    recorded_calls,
+    rules_problem,
+)
 from tooltrail.checks.score import Score, config_error
+from tooltrail.hints import did_you_mean
+from tooltrail.model import ToolCall
+from tooltrail.suite.errors import SuiteError
 
+if TYPE_CHECKING:
+    from tooltrail.checks.registry import Registry
+
+#: The scoring modes of ``trajectory_match`` over tool names (an F1 for the ordered pair).
 TRAJECTORY_MODES = ("exact", "in_order", "any_order")
+#: Every ``trajectory_match`` mode: the name modes, then the reference modes.
+ALL_TRAJECTORY_MODES = TRAJECTORY_MODES + MATCH_MODES
 
 
 def _tool_names(value: Any) -> list[str] | None:
@@ -152,71 +169,171 @@ class NoRedundantToolCalls:
         )
 
 
-def _lcs_length(a: list[str], b: list[str]) -> int:
-    """Length of the longest common subsequence (O(len(a) * len(b)) time, O(len(b)) memory)."""
-    if not a or not b:
-        return 0
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        current = [0]
-        for j, y in enumerate(b):
-            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
-        previous = current
-    return previous[-1]
-
-
 @dataclass(slots=True, frozen=True)
 class TrajectoryMatch:
-    """How well the call names match ``expected``: exact, in order (LCS F1) or any order
-    (multiset F1)."""
+    """How well the calls match a reference: ``expected`` (tool names), else the case's
+    ``reference`` (calls with arguments, inline or recorded).
+
+    ``mode``: ``exact`` (1/0), ``in_order`` (LCS F1), ``any_order`` (multiset F1), or a
+    reference mode of ``checks.reference`` (``strict``, ``unordered``, ``subset``,
+    ``superset``; 1/0, naming the first difference). ``args`` compares each call's arguments
+    with its reference call's; ``tool_args`` overrides it per tool, with a mode or a registered
+    comparator (``{check: NAME, config: {...}}``), which the registry binds when it builds
+    the check (``bind_registry``).
+    """
 
     expected: Any = None
     mode: Any = "exact"
+    args: Any = "exact"
+    tool_args: Any = None
+    #: Set by ``bind_registry``: the per-tool rules, or the reason they cannot be built.
+    rules: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def bind_registry(self, registry: Registry) -> TrajectoryMatch:
+        """This check with its ``tool_args`` comparators built from ``registry``."""
+        bound = replace(self)
+        problem = rules_problem(self.args, self.tool_args, registry)
+        if problem is not None:
+            where, message = problem
+            rules: Any = f"config[{']['.join(repr(p) for p in where)}] {message}."
+        else:
+            rules = build_rules(self.tool_args, registry)
+        object.__setattr__(bound, "rules", rules)
+        return bound
+
+    @property
+    def runs_plugins(self) -> bool:
+        """Whether a registered comparator (code from outside tooltrail) runs in this check."""
+        rules = self.rules
+        return isinstance(rules, dict) and any(r.check is not None for r in rules.values())
+
+    @classmethod
+    def check_config(
+        cls, config: dict[str, Any], registry: Registry
+    ) -> tuple[tuple[Any, ...], str] | None:
+        """The first problem of a suite's config (key path under ``config``, message), for
+        ``Registry.check``: modes, argument rules, comparator names."""
+        expected = config.get("expected")
+        if expected is not None and (
+            _tool_names(expected) is None or isinstance(expected, (set, frozenset))
+        ):
+            return ("expected",), "expected a list of tool names"
+        mode = config.get("mode", "exact")
+        if mode not in ALL_TRAJECTORY_MODES:
+            return ("mode",), (
+                f"must be one of {', '.join(ALL_TRAJECTORY_MODES)}, not {mode!r}"
+                + did_you_mean(str(mode), ALL_TRAJECTORY_MODES)
+            )
+        return rules_problem(config.get("args", "exact"), config.get("tool_args"), registry)
 
     def evaluate(self, ctx: CheckContext) -> Score:
         name = "trajectory_match"
-        expected = _tool_names(self.expected)
-        if expected is None or isinstance(self.expected, (set, frozenset)):
-            return config_error(name, name, "config['expected'] must be a list of tool names.")
+        given = self.expected
+        if given is not None:
+            expected = _tool_names(given)
+            if expected is None or isinstance(given, (set, frozenset)):
+                return config_error(name, name, "config['expected'] must be a list of tool names.")
+            reference: tuple[ToolCall, ...] = tuple(ToolCall(name=t) for t in expected)
+        else:
+            found = ctx.case.reference if ctx.case is not None else None
+            if found is None:
+                return config_error(
+                    name,
+                    name,
+                    "trajectory_match needs a reference: set config['expected'] (tool names), "
+                    "the case's reference (calls, or a recorded file and trace id), or "
+                    "`tooltrail eval --reference FILE`.",
+                )
+            try:
+                reference = recorded_calls(found)
+            except SuiteError as exc:
+                return config_error(name, name, f"Reference {found.label}: {exc.message}.")
+            if ctx.case is not None and ctx.case.ignore_failed_calls:
+                reference = tuple(c for c in reference if c.status != "error")
         mode = self.mode
-        if mode not in TRAJECTORY_MODES:
+        if mode not in ALL_TRAJECTORY_MODES:
             return config_error(
                 name,
                 name,
-                f"config['mode'] must be one of {list(TRAJECTORY_MODES)}, not {mode!r}.",
+                f"config['mode'] must be one of {list(ALL_TRAJECTORY_MODES)}, not {mode!r}.",
             )
-        actual = [call.name for call in ctx.view.calls]
-        if mode == "exact":
-            ok = actual == expected
-            verb = "matched" if ok else "did not match"
-            return Score(
-                name=name,
-                metric=name,
-                value=1.0 if ok else 0.0,
-                passed=ok,
-                explanation=(
-                    f"Tool calls {actual} {verb} the expected trajectory {expected} exactly."
-                ),
-            )
-        if not actual and not expected:
-            value, common = 1.0, 0
-        else:
-            if mode == "in_order":
-                common = _lcs_length(expected, actual)
+        rules = self.rules
+        if rules is None:
+            problem = rules_problem(self.args, self.tool_args, None)
+            if problem is not None:
+                where, message = problem
+                rules = f"config[{']['.join(repr(p) for p in where)}] {message}."
+            elif isinstance(self.tool_args, dict) and any(
+                not isinstance(r, str) for r in self.tool_args.values()
+            ):
+                rules = (
+                    "config['tool_args'] names a comparator, which only a check built by a "
+                    "registry can use (Registry.build, or bind_registry)."
+                )
             else:
-                common = sum((Counter(expected) & Counter(actual)).values())
-            value = 2 * common / (len(expected) + len(actual))
-        how = "in order" if mode == "in_order" else "in any order"
+                rules = {tool: ArgRule(mode=rule) for tool, rule in (self.tool_args or {}).items()}
+        if isinstance(rules, str):
+            return config_error(name, name, rules)
+        calls = ctx.view.calls
+        matcher = Matcher(
+            run=calls, reference=reference, default=ArgRule(mode=self.args), rules=rules
+        )
+        try:
+            return _score(name, mode, self.args, matcher)
+        except ComparatorError as exc:
+            return Score.failing(name, name, f"Trajectory not matched: {exc}.", error=exc.kind)
+
+
+def _score(name: str, mode: str, args: str, matcher: Matcher) -> Score:
+    actual = [call.name for call in matcher.run]
+    expected = [call.name for call in matcher.reference]
+    if mode in MATCH_MODES:
+        found = matcher.strict() if mode == "strict" else matcher.unmatched(mode)
+        if found is None:
+            return Score.passing(
+                name,
+                name,
+                f"Tool calls {actual} matched the reference {expected} ({mode}, arguments {args}).",
+            )
+        difference, at = found
+        span_id = matcher.run[at].span_id if at is not None else None
+        return Score.failing(
+            name,
+            name,
+            f"Tool calls {actual} did not match the reference {expected} ({mode}, arguments "
+            f"{args}): {difference}.",
+            span_ids=(span_id,) if span_id else (),
+        )
+    if mode == "exact":
+        found = matcher.strict()
+        ok = found is None
+        verb = "matched" if ok else "did not match"
+        detail = f": {found[0]}" if found is not None and actual == expected else ""
         return Score(
             name=name,
             metric=name,
-            value=value,
-            passed=value >= 1.0,
+            value=1.0 if ok else 0.0,
+            passed=ok,
             explanation=(
-                f"Tool calls {actual} matched {common} of the expected trajectory {expected} "
-                f"{how} (F1 {value:.2f})."
+                f"Tool calls {actual} {verb} the expected trajectory {expected} exactly{detail}."
             ),
         )
+    if not actual and not expected:
+        value, common = 1.0, 0
+    else:
+        common = matcher.lcs() if mode == "in_order" else len(matcher.pairs())
+        value = 2 * common / (len(expected) + len(actual))
+    how = "in order" if mode == "in_order" else "in any order"
+    return Score(
+        name=name,
+        metric=name,
+        value=value,
+        passed=value >= 1.0,
+        explanation=(
+            f"Tool calls {actual} matched {common} of the expected trajectory {expected} "
+            f"{how} (F1 {value:.2f})."
+        ),
+    )
 
 
 #: name -> check class (its dataclass fields are the config keys it reads)

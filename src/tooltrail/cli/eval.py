@@ -31,10 +31,12 @@ from tooltrail.batch import (
 )
 from tooltrail.checks import default_registry
 from tooltrail.checks.plugins import ENV_PLUGINS, PluginError, load_plugins
+from tooltrail.checks.reference import load_references, with_references
 from tooltrail.checks.timelimit import DEFAULT_CHECK_TIMEOUT_S
 from tooltrail.cli.errors import fail, standard_input
 from tooltrail.cli.gates import load_gate
 from tooltrail.cli.report import write_rich_report
+from tooltrail.convert import read_traces
 from tooltrail.evaluate import EvaluationReport, ReportError
 from tooltrail.otlp import Diagnostic
 from tooltrail.report import (
@@ -144,6 +146,15 @@ WRITERS: dict[str, Callable[[EvaluationReport, TextSink], None]] = {
     f"[default: the suite's check_timeout, else {DEFAULT_CHECK_TIMEOUT_S:g}].",
 )
 @click.option(
+    "--reference",
+    "reference_path",
+    metavar="FILE",
+    type=click.Path(exists=True, dir_okay=False),
+    help="OTLP file of recorded good runs: each trace is the reference trajectory of the cases "
+    "that would evaluate it (its tooltrail.case_id tag, or a case's match:), for "
+    "trajectory_match; it replaces the case's own reference.",
+)
+@click.option(
     "--plugin",
     "plugins",
     metavar="MODULE",
@@ -168,6 +179,7 @@ def eval_command(
     annotate_path: str | None,
     annotate_traces_path: str | None,
     check_timeout: float | None,
+    reference_path: str | None,
     plugins: tuple[str, ...],
 ) -> None:
     """Evaluate the traces in OTLP dumps (files, directories, globs, - for stdin) against SUITE.
@@ -181,6 +193,9 @@ def eval_command(
             suite = suite.with_check_timeout(check_timeout)
         load_plugins(plugins)
         default_registry().check(suite)
+        suite = load_references(suite)
+        if reference_path is not None:
+            suite = _with_reference(suite, reference_path, group)
         gate = Gate.load(gate_path) if gate_path else suite.gate
     except (SuiteError, PluginError) as exc:
         fail("eval", str(exc))
@@ -232,6 +247,22 @@ def eval_command(
         if not quiet:
             click.echo(_summary(batch), err=True)
         sys.exit(exit_code(report, gate_result, batch.diagnostics))
+
+
+def _with_reference(suite: TestSuite, path: str, group: str) -> TestSuite:
+    """``suite`` whose cases take their reference from the recorded traces of ``path``
+    (``checks.reference.with_references``); a record that cannot be read, or a file with no
+    trace, is a ``SuiteError``: a gate must not pass against half a reference."""
+    diagnostics: list[Diagnostic] = []
+    traces = list(read_traces(path, group=group, diagnostics=diagnostics, two_pass=False))  # type: ignore[arg-type]
+    if diagnostics:
+        raise SuiteError(f"reference {diagnostics[0]}")
+    if not traces:
+        raise SuiteError(f"reference {path} holds no trace")
+    suite, notes = with_references(suite, traces, path)
+    for note in notes:
+        click.echo(f"tooltrail eval: {note}", err=True)
+    return suite
 
 
 @click.command("gate")

@@ -5,12 +5,14 @@ from __future__ import annotations
 from tooltrail.suite.case import EvaluatorConfig, Expect, TestCase, ToolCallArgs, Turn
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.match import Match
+from tooltrail.suite.reference import Reference
 from tooltrail.suite.testsuite import TestSuite
 
 __all__ = [
     "EvaluatorConfig",
     "Expect",
     "Match",
+    "Reference",
     "SuiteError",
     "TestCase",
     "TestSuite",

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.match import Match
+from tooltrail.suite.reference import Reference
 
 ArgsMode = Literal["subset", "exact"]
 ARGS_MODES = ("subset", "exact")
@@ -180,6 +181,9 @@ class TestCase:
     #: ``checks.timelimit.DEFAULT_CHECK_TIMEOUT_S``); past it the check fails with an error.
     check_timeout: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: The calls of a good run, for ``trajectory_match`` (docs/core.md, "Reference
+    #: trajectories"); ``tooltrail eval --reference FILE`` replaces it.
+    reference: Reference | None = None
 
     def __post_init__(self) -> None:
         limit = self.check_timeout

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from tooltrail.hints import did_you_mean
+from tooltrail.model import ToolCall
 from tooltrail.suite.case import (
     ARGS_MODES,
     BUDGET_FIELDS,
@@ -22,6 +24,7 @@ from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import FieldReader, KeyPath, read_document
 from tooltrail.suite.gate import gate_from_data
 from tooltrail.suite.match import Match
+from tooltrail.suite.reference import Reference
 
 SUITE_KEYS = ("name", "version", "description", "gate", "prices", "check_timeout", "cases")
 CASE_KEYS = (
@@ -47,6 +50,7 @@ CASE_KEYS = (
     "ignore_failed_calls",
     "check_timeout",
     "metadata",
+    "reference",
 )
 EVALUATOR_KEYS = ("name", "threshold", "config", "required")
 TURN_KEYS = ("user", "expect")
@@ -62,6 +66,8 @@ PRICE_KEYS = ("input", "output")
 _COUNT_BUDGETS = ("max_tool_calls", "max_llm_calls", "max_tokens")
 TOOL_CALL_ARGS_KEYS = ("tool", "args", "mode")
 MATCH_KEYS = ("service_name", "agent_name", "root_span_name", "attributes", "all")
+REFERENCE_KEYS = ("calls", "file", "trace_id")
+REFERENCE_CALL_KEYS = ("tool", "args")
 
 
 def suite_fields_of_file(path: str | Path) -> dict[str, Any]:
@@ -200,6 +206,8 @@ def _case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
         fields["metadata"] = reader.free_mapping(data["metadata"], path + ("metadata",))
     if get("match") is not None:
         fields["match"] = _match(data["match"], path + ("match",), reader)
+    if get("reference") is not None:
+        fields["reference"] = _reference(data["reference"], path + ("reference",), reader)
     if get("turns") is not None:
         turns = data["turns"]
         if not isinstance(turns, list):
@@ -236,6 +244,48 @@ def _match(raw: Any, path: KeyPath, reader: FieldReader) -> Match:
         return Match(**fields)
     except SuiteError as exc:
         reader.fail(path, exc.message)
+
+
+def _reference(raw: Any, path: KeyPath, reader: FieldReader) -> Reference:
+    """``{calls: [...]}`` inline, or ``{file, trace_id}`` of a recorded trace; the file is
+    resolved relative to the suite file and must exist (its trace is read when checked)."""
+    data = reader.mapping(raw, path, REFERENCE_KEYS, what="a reference mapping")
+    if data.get("calls") is not None:
+        for key in ("file", "trace_id"):
+            if key in data:
+                reader.fail(path + (key,), "a reference has `calls` or a `file` and `trace_id`")
+        items = data["calls"]
+        if not isinstance(items, list):
+            reader.fail(path + ("calls",), "expected a list of calls ({tool, args} or a name)")
+        calls = tuple(
+            _reference_call(item, path + ("calls", i), reader) for i, item in enumerate(items)
+        )
+        return Reference(calls=calls)
+    for key in ("file", "trace_id"):
+        if data.get(key) is None:
+            reader.fail(
+                path, f"missing key {key!r}: a reference has `calls`, or a `file` and a `trace_id`"
+            )
+    trace_id = reader.string(data["trace_id"], path + ("trace_id",))
+    name = reader.string(data["file"], path + ("file",))
+    base = os.path.dirname(os.path.abspath(reader.source)) if reader.source else os.getcwd()
+    file = os.path.normpath(os.path.join(base, os.path.expanduser(name)))
+    if not os.path.isfile(file):
+        reader.fail(path + ("file",), f"reference file not found: {file}")
+    return Reference(file=file, trace_id=trace_id)
+
+
+def _reference_call(raw: Any, path: KeyPath, reader: FieldReader) -> ToolCall:
+    if isinstance(raw, str):  # a name alone: any arguments
+        return ToolCall(name=reader.string(raw, path))
+    data = reader.mapping(
+        raw, path, REFERENCE_CALL_KEYS, required=("tool",), what="a {tool, args} mapping"
+    )
+    tool = reader.string(data["tool"], path + ("tool",))
+    args = None
+    if data.get("args") is not None:
+        args = reader.free_mapping(data["args"], path + ("args",), "a mapping of argument values")
+    return ToolCall(name=tool, args=args)
 
 
 def _turn(raw: Any, path: KeyPath, reader: FieldReader) -> Turn:
