@@ -195,7 +195,7 @@ class TrajectoryMatch:
         problem = rules_problem(self.args, self.tool_args, registry)
         if problem is not None:
             where, message = problem
-            rules: Any = f"config[{']['.join(repr(p) for p in where)}] {message}."
+            rules: Any = _config_problem(where, message)
         else:
             rules = build_rules(self.tool_args, registry)
         object.__setattr__(bound, "rules", rules)
@@ -262,7 +262,7 @@ class TrajectoryMatch:
             problem = rules_problem(self.args, self.tool_args, None)
             if problem is not None:
                 where, message = problem
-                rules = f"config[{']['.join(repr(p) for p in where)}] {message}."
+                rules = _config_problem(where, message)
             elif isinstance(self.tool_args, dict) and any(
                 not isinstance(r, str) for r in self.tool_args.values()
             ):
@@ -282,6 +282,11 @@ class TrajectoryMatch:
             return _score(name, mode, self.args, matcher)
         except ComparatorError as exc:
             return Score.failing(name, name, f"Trajectory not matched: {exc}.", error=exc.kind)
+
+
+def _config_problem(where: tuple[Any, ...], message: str) -> str:
+    """``config['tool_args']['a']: message.``: a config problem as a score explains it."""
+    return f"config{''.join(f'[{part!r}]' for part in where)}: {message}."
 
 
 def _score(name: str, mode: str, args: str, matcher: Matcher) -> Score:
