@@ -14,11 +14,12 @@ from tooltrail.cli import main
 from tooltrail.suite import SuiteError, TestSuite
 
 REFUND = Path(__file__).resolve().parents[1] / "examples" / "refund"
+REFERENCE = REFUND.parent / "reference"
 GOLDEN_ID = "55da56e89fc4b19f37a5448ebf293b63"
 
 
 def suite_file(tmp_path: Path, case_lines: str) -> Path:
-    shutil.copy(REFUND / "golden.otlp.jsonl", tmp_path / "golden.otlp.jsonl")
+    shutil.copy(REFERENCE / "golden.otlp.jsonl", tmp_path / "golden.otlp.jsonl")
     path = tmp_path / "suite.yaml"
     path.write_text("name: s\ncases:\n  - id: refund\n    match: all\n" + case_lines, "utf-8")
     return path
@@ -179,7 +180,7 @@ def test_eval_reference_gates_runs_against_a_recorded_good_run(tmp_path: Path) -
         str(reference_suite(tmp_path)),
         str(REFUND / "runs.otlp.jsonl"),
         "--reference",
-        str(REFUND / "golden.otlp.jsonl"),
+        str(REFERENCE / "golden.otlp.jsonl"),
     )
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
@@ -200,7 +201,7 @@ def test_eval_reference_gates_runs_against_a_recorded_good_run(tmp_path: Path) -
 
 
 def test_eval_without_a_reference_fails_the_case_with_a_config_error(tmp_path: Path) -> None:
-    result = eval_cli(str(reference_suite(tmp_path)), str(REFUND / "golden.otlp.jsonl"))
+    result = eval_cli(str(reference_suite(tmp_path)), str(REFERENCE / "golden.otlp.jsonl"))
     assert result.exit_code == 1
     assert "trajectory_match needs a reference" in result.stdout
 
@@ -208,7 +209,7 @@ def test_eval_without_a_reference_fails_the_case_with_a_config_error(tmp_path: P
 def test_eval_reference_with_two_runs_for_one_case_is_a_usage_error(tmp_path: Path) -> None:
     result = eval_cli(
         str(reference_suite(tmp_path)),
-        str(REFUND / "golden.otlp.jsonl"),
+        str(REFERENCE / "golden.otlp.jsonl"),
         "--reference",
         str(REFUND / "runs.otlp.jsonl"),
     )
@@ -218,7 +219,7 @@ def test_eval_reference_with_two_runs_for_one_case_is_a_usage_error(tmp_path: Pa
 
 def test_eval_reference_with_an_unreadable_record_is_a_usage_error(tmp_path: Path) -> None:
     broken = tmp_path / "golden.jsonl"
-    broken.write_text((REFUND / "golden.otlp.jsonl").read_text("utf-8") + "{not json\n", "utf-8")
+    broken.write_text((REFERENCE / "golden.otlp.jsonl").read_text("utf-8") + "{not json\n", "utf-8")
     result = eval_cli(
         str(reference_suite(tmp_path)), str(REFUND / "runs.otlp.jsonl"), "--reference", str(broken)
     )
@@ -238,7 +239,7 @@ def test_a_suite_naming_a_missing_trace_stops_eval_before_evaluating(tmp_path: P
 
 
 def test_the_example_suite_gates_with_its_recorded_reference() -> None:
-    result = eval_cli(str(REFUND / "reference.yaml"), str(REFUND / "runs.otlp.jsonl"))
+    result = eval_cli(str(REFERENCE / "suite.yaml"), str(REFUND / "runs.otlp.jsonl"))
     assert result.exit_code == 1, result.output
     assert result.stdout.splitlines()[0] == "correct                PASS"
     assert "trajectory_match         1/4 passed" in result.stdout
