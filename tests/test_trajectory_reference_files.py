@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from test_trajectory_reference import CaseFold
 
-from tooltrail.checks import default_registry
+from tooltrail.checks import Registry, default_registry
 from tooltrail.cli import main
 from tooltrail.suite import SuiteError, TestSuite
 
@@ -53,6 +54,26 @@ def test_an_inline_reference_loads_calls_with_and_without_arguments(tmp_path: Pa
         ("lookup_order", None),
         ("issue_refund", {"order_id": "ORD-7731", "amount": 49.99}),
     ]
+
+
+def test_a_comparator_config_key_it_does_not_read_is_an_error(tmp_path: Path) -> None:
+    registry = Registry.with_builtins()
+    registry.register("casefold", CaseFold)
+    path = suite_file(
+        tmp_path,
+        "    reference: {calls: [a]}\n"
+        "    evaluators:\n"
+        "      - name: trajectory_match\n"
+        "        config:\n"
+        "          tool_args:\n"
+        "            a: {check: casefold, config: {kye: city}}\n",
+    )
+    with pytest.raises(SuiteError) as caught:
+        registry.check(TestSuite.load(path))
+    assert str(caught.value) == (
+        f"{path}:10: cases[0].evaluators[0].config.tool_args.a.config.kye: unknown config key "
+        "'kye' for comparator 'casefold' (did you mean 'key'?); it reads ['key']"
+    )
 
 
 @pytest.mark.parametrize(

@@ -176,6 +176,15 @@ def rules_problem(
                     f"check {name!r} is not an argument comparator: it has no "
                     "compare_args(tool, reference, actual) method"
                 )
+            entry = registry.entry(name)
+            keys = entry.config_keys if entry is not None else None
+            unknown = [key for key in config if keys is not None and key not in keys]
+            if unknown and keys is not None:
+                key = unknown[0]
+                return at + ("config", key), (
+                    f"unknown config key {key!r} for comparator {name!r}"
+                    f"{did_you_mean(str(key), keys)}; it reads {sorted(keys)}"
+                )
     return None
 
 

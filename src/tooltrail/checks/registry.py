@@ -266,10 +266,11 @@ class Registry:
     def check(self, suite: TestSuite | Iterable[TestCase]) -> None:
         """Raise ``SuiteError`` (file, line, key path) for what a suite file names that no
         registered check can run: a near miss of a known check's name (a typo; a name close to
-        none may be a check registered later, and fails its case alone when it runs), or a
-        config key the check declared it does not read. Loading a suite does not look at the
-        registry; whoever runs it (the CLI, ``serve``, ``live.install``, pytest) calls this,
-        with the suite or its cases."""
+        none may be a check registered later, and fails its case alone when it runs), a
+        config key the check declared it does not read, or a config value its class's
+        ``config_problem(config, registry)`` finds wrong (``trajectory_match``'s modes).
+        Loading a suite does not look at the registry; whoever runs it (the CLI, ``serve``,
+        ``live.install``, pytest) calls this, with the suite or its cases."""
         cases = suite.cases if hasattr(suite, "cases") else suite
         for case in cases:
             for evaluator in case.evaluators:
@@ -289,9 +290,9 @@ class Registry:
         if entry.config_keys is not None and isinstance(evaluator.config, dict):
             keys = tuple(sorted(entry.config_keys))
             reader.mapping(evaluator.config, path + ("config",), keys, what="a config mapping")
-        check_config = getattr(entry.registered, "check_config", None)
-        if callable(check_config) and isinstance(evaluator.config, dict):
-            problem = check_config(evaluator.config, self)  # values, beyond the keys
+        config_problem = getattr(entry.registered, "config_problem", None)
+        if callable(config_problem) and isinstance(evaluator.config, dict):
+            problem = config_problem(evaluator.config, self)  # values, beyond the keys
             if problem is not None:
                 where, message = problem
                 reader.fail(path + ("config", *where), message)

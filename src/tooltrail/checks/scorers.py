@@ -208,7 +208,7 @@ class TrajectoryMatch:
         return isinstance(rules, dict) and any(r.check is not None for r in rules.values())
 
     @classmethod
-    def check_config(
+    def config_problem(
         cls, config: dict[str, Any], registry: Registry
     ) -> tuple[tuple[Any, ...], str] | None:
         """The first problem of a suite's config (key path under ``config``, message), for
