@@ -259,6 +259,20 @@ def test_a_suite_naming_a_missing_trace_stops_eval_before_evaluating(tmp_path: P
     assert f"holds no trace '{GOLDEN_ID[:-1]}0'" in result.stderr
 
 
+def test_a_suite_reference_file_with_an_unreadable_record_stops_eval(tmp_path: Path) -> None:
+    path = suite_file(
+        tmp_path, f"    reference: {{file: golden.otlp.jsonl, trace_id: {GOLDEN_ID}}}\n" + EVALUATOR
+    )
+    with (tmp_path / "golden.otlp.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write("{not json\n")
+    result = eval_cli(str(path), str(REFUND / "runs.otlp.jsonl"))
+    assert result.exit_code == 2
+    assert (
+        f"case 'refund': reference: the reference file cannot be read: "
+        f"{tmp_path / 'golden.otlp.jsonl'}:2:" in result.stderr
+    )
+
+
 def test_the_example_suite_gates_with_its_recorded_reference() -> None:
     result = eval_cli(str(REFERENCE / "suite.yaml"), str(REFUND / "runs.otlp.jsonl"))
     assert result.exit_code == 1, result.output

@@ -30,6 +30,7 @@ from tooltrail.suite.reference import Reference
 if TYPE_CHECKING:
     from tooltrail.checks.registry import Registry
     from tooltrail.model import EvalTrace
+    from tooltrail.otlp import Diagnostic
     from tooltrail.suite.testsuite import TestSuite
 
 #: Call matching modes against a reference (each gives 1.0 or 0.0).
@@ -211,16 +212,20 @@ class Matcher:
     reference: Sequence[ToolCall]
     default: ArgRule
     rules: Mapping[str, ArgRule]
-    #: (run call, reference call) -> their difference (``None``: the same call).
+    #: (run call, reference call) -> the comparator's difference (``None``: the same call).
     cache: dict[tuple[int, int], str | None] = field(default_factory=dict)
 
     def difference(self, i: int, j: int) -> str | None:
-        """Why run call ``i`` is not reference call ``j`` (their names are equal), or ``None``."""
+        """Why run call ``i`` is not reference call ``j`` (their names are equal), or ``None``.
+        A comparator's answers are cached (it is called once per pair); the built-in rules
+        are cheaper to compute again than to keep for every pair of a long trajectory."""
+        call, ref = self.run[i], self.reference[j]
+        rule = self.rules.get(call.name, self.default)
+        if rule.check is None:
+            return rule.difference(call.name, ref.args, call.args)
         key = (i, j)
         if key in self.cache:
             return self.cache[key]
-        call, ref = self.run[i], self.reference[j]
-        rule = self.rules.get(call.name, self.default)
         found = self.cache[key] = rule.difference(call.name, ref.args, call.args)
         return found
 
@@ -358,10 +363,16 @@ def recorded_calls(reference: Reference) -> tuple[ToolCall, ...]:
     return found
 
 
-def _read(path: str) -> Iterable[EvalTrace]:
+def _read(path: str) -> list[EvalTrace]:
+    """Every trace of a recording; a record that cannot be read is a ``SuiteError``: a gate
+    must not pass against half a reference."""
     from tooltrail.convert import read_traces  # the one reader of recorded traces
 
-    return read_traces(path, two_pass=False)
+    diagnostics: list[Diagnostic] = []
+    traces = list(read_traces(path, two_pass=False, diagnostics=diagnostics))
+    if diagnostics:
+        raise SuiteError(f"the reference file cannot be read: {diagnostics[0]}")
+    return traces
 
 
 def with_references(
