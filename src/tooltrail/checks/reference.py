@@ -229,6 +229,13 @@ class Matcher:
         found = self.cache[key] = rule.difference(call.name, ref.args, call.args)
         return found
 
+    def names_only(self) -> bool:
+        """Whether tool names alone decide: no reference call has arguments and no comparator
+        is asked (the older modes then keep their fast paths over names)."""
+        if any(ref.args is not None for ref in self.reference):
+            return False
+        return self.default.check is None and all(r.check is None for r in self.rules.values())
+
     def same(self, i: int, j: int) -> bool:
         return self.run[i].name == self.reference[j].name and self.difference(i, j) is None
 

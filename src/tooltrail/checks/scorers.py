@@ -7,6 +7,7 @@ A misconfiguration is a failing score with ``error="ConfigError"`` and the reaso
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -194,8 +195,7 @@ class TrajectoryMatch:
         bound = replace(self)
         problem = rules_problem(self.args, self.tool_args, registry)
         if problem is not None:
-            where, message = problem
-            rules: Any = _config_problem(where, message)
+            rules: Any = _config_problem(*problem)
         else:
             rules = build_rules(self.tool_args, registry)
         object.__setattr__(bound, "rules", rules)
@@ -229,10 +229,28 @@ class TrajectoryMatch:
     def evaluate(self, ctx: CheckContext) -> Score:
         name = "trajectory_match"
         given = self.expected
+        expected = None
         if given is not None:
             expected = _tool_names(given)
             if expected is None or isinstance(given, (set, frozenset)):
                 return config_error(name, name, "config['expected'] must be a list of tool names.")
+        mode = self.mode
+        if mode not in ALL_TRAJECTORY_MODES:
+            return config_error(
+                name,
+                name,
+                f"config['mode'] must be one of {list(ALL_TRAJECTORY_MODES)}, not {mode!r}.",
+            )
+        rules = self.rules if self.rules is not None else self._unbound_rules()
+        if isinstance(rules, str):
+            return config_error(name, name, rules)
+        if (
+            expected is not None
+            and mode in TRAJECTORY_MODES
+            and all(r.check is None for r in rules.values())
+        ):  # names alone decide: the fast paths of the older modes
+            return _score_names(name, mode, ctx.view.names, expected)
+        if expected is not None:
             reference: tuple[ToolCall, ...] = tuple(ToolCall(name=t) for t in expected)
         else:
             found = ctx.case.reference if ctx.case is not None else None
@@ -250,38 +268,74 @@ class TrajectoryMatch:
                 return config_error(name, name, f"Reference {found.label}: {exc.message}.")
             if ctx.case is not None and ctx.case.ignore_failed_calls:
                 reference = tuple(c for c in reference if c.status != "error")
-        mode = self.mode
-        if mode not in ALL_TRAJECTORY_MODES:
-            return config_error(
-                name,
-                name,
-                f"config['mode'] must be one of {list(ALL_TRAJECTORY_MODES)}, not {mode!r}.",
-            )
-        rules = self.rules
-        if rules is None:
-            problem = rules_problem(self.args, self.tool_args, None)
-            if problem is not None:
-                where, message = problem
-                rules = _config_problem(where, message)
-            elif isinstance(self.tool_args, dict) and any(
-                not isinstance(r, str) for r in self.tool_args.values()
-            ):
-                rules = (
-                    "config['tool_args'] names a comparator, which only a check built by a "
-                    "registry can use (Registry.build, or bind_registry)."
-                )
-            else:
-                rules = {tool: ArgRule(mode=rule) for tool, rule in (self.tool_args or {}).items()}
-        if isinstance(rules, str):
-            return config_error(name, name, rules)
-        calls = ctx.view.calls
         matcher = Matcher(
-            run=calls, reference=reference, default=ArgRule(mode=self.args), rules=rules
+            run=ctx.view.calls, reference=reference, default=ArgRule(mode=self.args), rules=rules
         )
         try:
             return _score(name, mode, self.args, matcher)
         except ComparatorError as exc:
             return Score.failing(name, name, f"Trajectory not matched: {exc}.", error=exc.kind)
+
+    def _unbound_rules(self) -> dict[str, ArgRule] | str:
+        """The per-tool rules of a check no registry built (or the reason there are none):
+        modes only, since comparators come from a registry."""
+        problem = rules_problem(self.args, self.tool_args, None)
+        if problem is not None:
+            return _config_problem(*problem)
+        tool_args = self.tool_args or {}
+        if any(not isinstance(rule, str) for rule in tool_args.values()):
+            return (
+                "config['tool_args'] names a comparator, which only a check built by a "
+                "registry can use (Registry.build, or bind_registry)."
+            )
+        return {tool: ArgRule(mode=rule) for tool, rule in tool_args.items()}
+
+
+def _score_names(name: str, mode: str, actual: list[str], expected: list[str]) -> Score:
+    """The older modes over tool names alone (``expected``, or a reference without
+    arguments): list equality, the LCS of names, the multiset of names."""
+    if mode == "exact":
+        ok = actual == expected
+        verb = "matched" if ok else "did not match"
+        return Score(
+            name=name,
+            metric=name,
+            value=1.0 if ok else 0.0,
+            passed=ok,
+            explanation=f"Tool calls {actual} {verb} the expected trajectory {expected} exactly.",
+        )
+    if not actual and not expected:
+        value, common = 1.0, 0
+    else:
+        if mode == "in_order":
+            common = _lcs_length(expected, actual)
+        else:
+            common = sum((Counter(expected) & Counter(actual)).values())
+        value = 2 * common / (len(expected) + len(actual))
+    how = "in order" if mode == "in_order" else "in any order"
+    return Score(
+        name=name,
+        metric=name,
+        value=value,
+        passed=value >= 1.0,
+        explanation=(
+            f"Tool calls {actual} matched {common} of the expected trajectory {expected} "
+            f"{how} (F1 {value:.2f})."
+        ),
+    )
+
+
+def _lcs_length(a: list[str], b: list[str]) -> int:
+    """Length of the longest common subsequence (O(len(a) * len(b)) time, O(len(b)) memory)."""
+    if not a or not b:
+        return 0
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b):
+            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
 
 
 def _config_problem(where: tuple[Any, ...], message: str) -> str:
@@ -309,6 +363,8 @@ def _score(name: str, mode: str, args: str, matcher: Matcher) -> Score:
             f"{args}): {difference}.",
             span_ids=(span_id,) if span_id else (),
         )
+    if mode in TRAJECTORY_MODES and matcher.names_only():
+        return _score_names(name, mode, actual, expected)  # a reference without arguments
     if mode == "exact":
         found = matcher.strict()
         ok = found is None
