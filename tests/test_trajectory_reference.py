@@ -122,7 +122,7 @@ def test_the_pass_message_names_mode_and_argument_mode() -> None:
         (
             "strict",
             [("a", {"x": 1}), ("b", {"y": 3})],
-            "call 2 'b': argument 'y' is 3, the reference has 2",
+            "call 2 'b': argument {'y': 3} where the reference has {'y': 2}",
             "s2",
         ),
         ("unordered", [("b", {"y": 2})], "reference call 1 'a' is missing", None),
@@ -135,7 +135,7 @@ def test_the_pass_message_names_mode_and_argument_mode() -> None:
         (
             "unordered",
             [("b", {"y": 2}), ("a", {"x": 1, "w": 0})],
-            "call 2 'a': argument 'w' (0) is not in the reference",
+            "call 2 'a': argument {'w': 0} is not in the reference",
             "s2",
         ),
         ("subset", [("c", {})], "call 1 'c' is not in the reference", "s1"),
@@ -143,7 +143,7 @@ def test_the_pass_message_names_mode_and_argument_mode() -> None:
         (
             "superset",
             [("b", {"y": 2}), ("a", {})],
-            "call 2 'a': argument 'x' is missing (the reference has 1)",
+            "call 2 'a': argument 'x' is missing (the reference has {'x': 1})",
             "s2",
         ),
     ],
@@ -163,11 +163,13 @@ def test_a_failure_names_its_first_difference(
 
 def test_argument_differences_are_typed_and_named() -> None:
     s = match(run(("a", {"x": True}), ("b", {"y": 2})), mode="strict")  # True is not 1
-    assert s.explanation.endswith("call 1 'a': argument 'x' is True, the reference has 1.")
+    assert s.explanation.endswith(
+        "call 1 'a': argument {'x': True} where the reference has {'x': 1}."
+    )
     s = match(run(("a", None), ("b", {"y": 2})), mode="strict")
     assert s.explanation.endswith("call 1 'a': its arguments were not captured.")
     s = match(run(("a", {"x": 1, "w": 0}), ("b", {"y": 2})), mode="strict", args="subset")
-    assert s.explanation.endswith("call 1 'a': argument 'w' (0) is not in the reference.")
+    assert s.explanation.endswith("call 1 'a': argument {'w': 0} is not in the reference.")
 
 
 def test_a_reference_call_without_arguments_matches_any() -> None:
@@ -199,7 +201,7 @@ def test_per_tool_overrides_win_over_the_default() -> None:
         args="superset",
         tool_args={"b": "exact"},
     )
-    assert s.explanation.endswith("call 2 'b': argument 'z' (3) is not in the reference.")
+    assert s.explanation.endswith("call 2 'b': argument {'z': 3} is not in the reference.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,7 +333,7 @@ def test_the_old_modes_compare_arguments_of_a_case_reference() -> None:
     s = match(run(("a", {"x": 1}), ("b", {"y": 3})), mode="exact")
     assert s.explanation == (
         "Tool calls ['a', 'b'] did not match the expected trajectory ['a', 'b'] exactly: "
-        "call 2 'b': argument 'y' is 3, the reference has 2."
+        "call 2 'b': argument {'y': 3} where the reference has {'y': 2}."
     )
     s = match(run(("a", {"x": 1}), ("b", {"y": 3})), mode="any_order")
     assert s.value == pytest.approx(2 * 1 / 4)
@@ -388,8 +390,8 @@ def test_a_reference_from_a_recorded_file_relative_to_the_suite(tmp_path: Path) 
     assert evaluate_trace(case, found["correct"]).scores[-1].passed
     s = evaluate_trace(case, found["wrong-amount"]).scores[-1]
     assert s.explanation.endswith(
-        "(strict, arguments exact): call 3 'issue_refund': argument 'amount' is 499.9, the "
-        "reference has 49.99."
+        "(strict, arguments exact): call 3 'issue_refund': argument {'amount': 499.9} where the "
+        "reference has {'amount': 49.99}."
     )
 
 
@@ -430,3 +432,26 @@ def test_two_recorded_traces_for_one_case_are_an_error() -> None:
     )
     with pytest.raises(SuiteError, match="case 'p' matches two recorded traces"):
         with_references(suite, read_traces(REFUND / "runs.otlp.jsonl"), "runs.otlp.jsonl")
+
+
+def test_argument_values_in_explanations_go_through_the_redaction() -> None:
+    reference = Reference(calls=(ToolCall(name="login", args={"user": "bob", "password": "s3"}),))
+    case = TestCase(
+        id="c",
+        reference=reference,
+        evaluators=[EvaluatorConfig(name="trajectory_match", config={"mode": "strict"})],
+    )
+    differs = evaluate_trace(case, run(("login", {"user": "bob", "password": "hunter2"})))
+    assert differs.scores[-1].explanation.endswith(
+        "call 1 'login': argument {'password': '[REDACTED]'} where the reference has "
+        "{'password': '[REDACTED]'}."
+    )
+    missing = evaluate_trace(case, run(("login", {"user": "bob"}))).scores[-1]
+    assert missing.explanation.endswith(
+        "argument 'password' is missing (the reference has {'password': '[REDACTED]'})."
+    )
+    extra = Reference(calls=(ToolCall(name="login", args={"user": "bob"}),))
+    case = TestCase(id="c", reference=extra, evaluators=case.evaluators)
+    s = evaluate_trace(case, run(("login", {"user": "bob", "password": "hunter2"}))).scores[-1]
+    assert s.explanation.endswith("argument {'password': '[REDACTED]'} is not in the reference.")
+    assert "hunter2" not in s.explanation

@@ -215,8 +215,8 @@ def test_eval_reference_gates_runs_against_a_recorded_good_run(tmp_path: Path) -
     assert lines[4] == (
         "    trajectory_match: Tool calls ['lookup_order', 'verify_identity', 'issue_refund'] "
         "did not match the reference ['lookup_order', 'verify_identity', 'issue_refund'] "
-        "(strict, arguments exact): call 3 'issue_refund': argument 'amount' is 499.9, the "
-        "reference has 49.99."
+        "(strict, arguments exact): call 3 'issue_refund': argument {'amount': 499.9} where the "
+        "reference has {'amount': 49.99}."
     )
     assert "1/4 runs passed" in result.stdout
 

@@ -113,19 +113,25 @@ class ArgRule:
             return None
         if actual is None:
             return "its arguments were not captured"
+        # Values are quoted as one-key dicts, as tool_arg_values quotes arguments, so that the
+        # redaction of explanations (``key: value``) finds a secret argument's value.
         if mode != "subset":  # exact, superset: every reference argument, equal
             for key, value in reference.items():
                 if key not in actual:
-                    return f"argument {key!r} is missing (the reference has {value!r})"
+                    return f"argument {key!r} is missing (the reference has { ({key: value})!r})"
                 if not values_equal(value, actual[key]):
-                    return f"argument {key!r} is {actual[key]!r}, the reference has {value!r}"
+                    return _differs(key, actual[key], value)
         if mode != "superset":  # exact, subset: no argument the reference lacks
             for key, value in actual.items():
                 if key not in reference:
-                    return f"argument {key!r} ({value!r}) is not in the reference"
+                    return f"argument { ({key: value})!r} is not in the reference"
                 if mode == "subset" and not values_equal(reference[key], value):
-                    return f"argument {key!r} is {value!r}, the reference has {reference[key]!r}"
+                    return _differs(key, value, reference[key])
         return None
+
+
+def _differs(key: str, actual: Any, expected: Any) -> str:
+    return f"argument { ({key: actual})!r} where the reference has { ({key: expected})!r}"
 
 
 def rules_problem(
