@@ -125,7 +125,10 @@ def test_gzip_compressed_request_is_accepted(serve, channel) -> None:
 
 
 def test_full_buffer_is_resource_exhausted_with_retry_info(serve, channel) -> None:
-    receiver = serve(max_buffered_spans=4, grace=60.0, retry_after=1.5)
+    # 5: the refund trace's 9 spans fill the intake, and fit the buffer behind it (twice
+    # the limit, 10); with 4 the buffer gives the trace up and frees the intake, a race with
+    # the second request.
+    receiver = serve(max_buffered_spans=5, grace=60.0, retry_after=1.5)
     stub = trace_service_pb2_grpc.TraceServiceStub(channel(receiver))
     stub.Export(refund_request(), timeout=10)
     with pytest.raises(grpc.RpcError) as caught:

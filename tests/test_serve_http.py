@@ -230,7 +230,10 @@ def test_zstd_bomb_is_refused_by_the_decompressed_size_limit(serve) -> None:
 
 
 def test_full_buffer_answers_503_with_retry_after(serve) -> None:
-    receiver = serve(max_buffered_spans=4, grace=60.0, retry_after=2.0)
+    # 5: the refund trace's 9 spans fill the intake, and fit the buffer behind it (twice
+    # the limit, 10); with 4 the buffer gives the trace up and frees the intake, a race with
+    # the second request.
+    receiver = serve(max_buffered_spans=5, grace=60.0, retry_after=2.0)
     assert post(receiver.http_port, corpus(REFUND_PB), PB)[0] == 200
     status, headers, body = post(receiver.http_port, corpus(REFUND_JSON), JSON)
     assert status == 503
@@ -240,7 +243,10 @@ def test_full_buffer_answers_503_with_retry_after(serve) -> None:
 
 
 def test_spans_held_when_the_buffer_is_full_are_still_evaluated_at_shutdown(serve) -> None:
-    receiver = serve(max_buffered_spans=4, grace=60.0)
+    # 5: the refund trace's 9 spans fill the intake, and fit the buffer behind it (twice
+    # the limit, 10); with 4 the buffer gives the trace up and frees the intake, a race with
+    # the second request.
+    receiver = serve(max_buffered_spans=5, grace=60.0)
     post(receiver.http_port, corpus(REFUND_PB), PB)
     post(receiver.http_port, corpus(REFUND_PB), PB)
     stats = receiver.stop()
