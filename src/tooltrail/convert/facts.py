@@ -21,6 +21,7 @@ from tooltrail.dialects import (
     DialectCall,
     ModelCall,
 )
+from tooltrail.dialects.content import tool_result, user_input
 from tooltrail.dialects.usage import ModelUsage, model_usage
 from tooltrail.otlp.span import STATUS_ERROR, Span, SpanEvent, SpanHead
 
@@ -51,6 +52,10 @@ class SpanFact:
     labels: dict[str, Any] | None = None
     #: (input tokens, output tokens, model) a model span records, when its trace reads usage.
     usage: ModelUsage | None = None
+    #: What a tool span's tool returned, when its trace reads content.
+    result: Any = None
+    #: The user's text an agent, workflow or model span was given, when its trace reads content.
+    input: str | None = None
 
 
 @dataclass(slots=True)
@@ -82,6 +87,9 @@ class TraceFacts:
     #: Whether to note what the trace used (model calls, tokens, turn latencies) for budget
     #: checks: off unless a suite has such a budget (see ``tooltrail.dialects.usage``).
     read_usage: bool = False
+    #: Whether to read content for judges (tool results, the user's input of each turn):
+    #: off unless a check needs it (see ``tooltrail.dialects.content``).
+    read_content: bool = False
 
     @property
     def span_count(self) -> int:
@@ -130,6 +138,8 @@ class TraceFacts:
                     or (call.failure if call is not None else None)
                     or "error"
                 )
+            if self.read_content:
+                fact.result = tool_result(span)
         elif role == ROLE_AGENT:
             fact.agent = dialects.agent_name(span, invoked=True)
             fact.reply = dialects.agent_reply(span)
@@ -143,6 +153,8 @@ class TraceFacts:
             fact.call = call
         else:
             fact.reply = dialects.agent_reply(span)
+        if self.read_content and role != ROLE_TOOL and role != ROLE_EXCLUDED:
+            fact.input = user_input(span)
         if role in (ROLE_AGENT, ROLE_OTHER) or not parent_id:
             fact.labels = _labels(attrs)
             self._note_ids(span, attrs, parent_id)
