@@ -189,3 +189,73 @@ def test_each_turn_of_a_trace_gets_its_own_reply() -> None:
         (2, "Bye", "Goodbye!"),
     ]
     assert trace.output == "Goodbye!"
+
+
+def _chat(span_id: str, parent: str, start: int, inputs: list[Any], outputs: list[Any]) -> Span:
+    return sp(span_id, parent, "chat m", start, {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps(inputs),
+        "gen_ai.output.messages": json.dumps(outputs),
+    })  # fmt: skip
+
+
+def test_a_result_only_the_next_model_request_records_completes_its_call() -> None:
+    """A client-side tool (no tool span) and a tool span without a result: the model's next
+    request carries their ``tool_call_response`` parts, matched by call id."""
+    user = {"role": "user", "parts": [{"type": "text", "content": "Weather in Oslo?"}]}
+    asked = {"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "c1", "name": "weather", "arguments": {"city": "Oslo"}},
+        {"type": "tool_call", "id": "c2", "name": "clock", "arguments": {}},
+    ]}  # fmt: skip
+    answered = {"role": "tool", "parts": [
+        {"type": "tool_call_response", "id": "c1", "response": '{"temp": -3}'},
+        {"type": "tool_call_response", "id": "c2", "response": "09:00"},
+    ]}  # fmt: skip
+    done = {"role": "assistant", "parts": [{"type": "text", "content": "-3 at 09:00."}]}
+    spans = [
+        sp("a", "", "invoke_agent x", 0, {"gen_ai.operation.name": "invoke_agent"}),
+        _chat("m1", "a", 1, [user], [asked]),
+        sp("t", "a", "execute_tool weather", 3, {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "weather",
+            "gen_ai.tool.call.id": "c1",
+            "gen_ai.tool.call.arguments": '{"city": "Oslo"}',
+        }),
+        _chat("m2", "a", 5, [user, asked, answered], [done]),
+    ]  # fmt: skip
+    trace = content(*spans)
+    assert [(c.name, c.result) for c in trace.tool_calls] == [
+        ("weather", {"temp": -3}),
+        ("clock", "09:00"),
+    ]
+    assert [(t.input, t.reply) for t in trace.turns] == [("Weather in Oslo?", "-3 at 09:00.")]
+    assert [c.result for c in to_eval_trace(spans).tool_calls] == [None, None]
+
+
+def test_prompt_log_records_give_the_input_and_tool_results_only_with_content() -> None:
+    from tooltrail.otlp.logs import LogRecord
+
+    model_id = "m".ljust(16, "0")
+    spans = [
+        sp("a", "", "invoke_agent x", 0, {"gen_ai.operation.name": "invoke_agent"}),
+        sp("m", "a", "chat m", 1, {"gen_ai.operation.name": "chat"}),
+        sp("t", "a", "execute_tool lookup", 3, {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "lookup",
+            "gen_ai.tool.call.id": "call_9",
+            "gen_ai.tool.call.arguments": '{"order": "A1"}',
+        }),
+    ]  # fmt: skip
+    records = [
+        LogRecord(trace_id=T1, span_id=model_id, time_ns=2 * MS, event_name="gen_ai.user.message",
+                  body={"content": "Where is A1?"}),
+        LogRecord(trace_id=T1, span_id="", time_ns=4 * MS, event_name="gen_ai.tool.message",
+                  body={"content": '{"status": "shipped"}', "id": "call_9", "role": "tool"}),
+    ]  # fmt: skip
+    diagnostics: list[Any] = []
+    trace = to_eval_trace([*spans, *records], diagnostics, content=True)
+    assert diagnostics == []
+    assert trace.turns[0].input == "Where is A1?"
+    assert trace.tool_calls[0].result == {"status": "shipped"}
+    plain = to_eval_trace([*spans, *records], diagnostics)
+    assert (plain.turns, plain.tool_calls[0].result, diagnostics) == ([], None, [])

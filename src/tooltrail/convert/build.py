@@ -70,7 +70,10 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
             turns[(top.start_ns, index, top.span_id)] = top
         if not tops:
             turns[trace_turn] = None
+        responses = trace.tool_responses
         for record in tool_calls(trace, kept[index]):
+            if responses and record.result is None and record.call_id in responses:
+                record.result = responses[record.call_id]
             root = record.turn_root
             if alias and root is not None:
                 root = record.turn_root = alias.get(root.span_id, root)

@@ -21,7 +21,7 @@ from tooltrail.dialects import (
     DialectCall,
     ModelCall,
 )
-from tooltrail.dialects.content import tool_result, user_input
+from tooltrail.dialects.content import tool_responses, tool_result, user_input
 from tooltrail.dialects.usage import ModelUsage, model_usage
 from tooltrail.otlp.span import STATUS_ERROR, Span, SpanEvent, SpanHead
 
@@ -90,6 +90,9 @@ class TraceFacts:
     #: Whether to read content for judges (tool results, the user's input of each turn):
     #: off unless a check needs it (see ``tooltrail.dialects.content``).
     read_content: bool = False
+    #: Tool results the model was sent (input messages, tool message log records), by call
+    #: id, when the trace reads content: they complete calls whose span records no result.
+    tool_responses: dict[str, Any] | None = None
 
     @property
     def span_count(self) -> int:
@@ -149,6 +152,8 @@ class TraceFacts:
                 fact.model_calls = calls
             if self.read_usage:
                 fact.usage = model_usage(attrs)
+            if self.read_content:
+                self.note_responses(tool_responses(span))
         elif role == ROLE_EXCLUDED:  # kept only so the model's request for it is accounted for
             fact.call = call
         else:
@@ -160,6 +165,15 @@ class TraceFacts:
             self._note_ids(span, attrs, parent_id)
         self.facts[span_id] = fact
         return True
+
+    def note_responses(self, responses: Mapping[str, Any]) -> None:
+        """Keep tool results sent to a model, by call id (the first one seen wins)."""
+        if not responses:
+            return
+        if self.tool_responses is None:
+            self.tool_responses = {}
+        for call_id, value in responses.items():
+            self.tool_responses.setdefault(call_id, value)
 
     def _note_ids(self, span: Span, attrs: Any, parent_id: str) -> None:
         conv = dialects.conversation_id(attrs)
@@ -186,6 +200,8 @@ class TraceFacts:
             if fact is not None:
                 self.facts[span_id] = fact
         self.dropped += other.dropped
+        if other.tool_responses:
+            self.note_responses(other.tool_responses)
         if other.start_ns and (not self.start_ns or other.start_ns < self.start_ns):
             self.start_ns = other.start_ns
         self.end_ns = max(self.end_ns, other.end_ns)

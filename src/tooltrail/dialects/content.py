@@ -14,14 +14,18 @@ A tool's result, per convention (CONVENTIONS.md):
 - OpenInference and Traceloop ``output.value`` / ``traceloop.entity.output``;
 - MLflow ``mlflow.spanOutputs`` (JSON-encoded twice); LangSmith ``gen_ai.completion``;
 - Strands (default conventions): the tool span's ``gen_ai.choice`` event, ``message``.
-JSON text becomes the value it holds; a list of content blocks (``[{"text": ...}]``, as MCP
-and Strands return) becomes its text, itself parsed when it is JSON.
+A call whose span records no result (or that has no span: a client-side tool) takes it from a
+``tool_call_response`` part of a later model request's input messages, or from a
+``gen_ai.tool.message`` log record, by call id. JSON text becomes the value it holds; a list
+of content blocks (``[{"text": ...}]``, as MCP and Strands return) becomes its text, itself
+parsed when it is JSON.
 
 The user's input is the text of the last user message a span was given: GenAI
 ``gen_ai.input.messages`` (attribute, or inference-details event), ``gen_ai.user.message``
 events, Pydantic AI ``pydantic_ai.all_messages``, Vercel ``ai.prompt`` / ``ai.prompt.messages``,
 OpenInference ``llm.input_messages.*`` and ``input.value``, Traceloop
-``traceloop.entity.input``, MLflow ``mlflow.spanInputs``, LangSmith ``gen_ai.prompt``. A user
+``traceloop.entity.input``, MLflow ``mlflow.spanInputs``, LangSmith ``gen_ai.prompt``, and
+``gen_ai.user.message`` log records joined to the span. A user
 message without text (a tool's answer sent back in a user message) is not an input.
 """
 
@@ -31,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tooltrail.dialects.tools import SpanLike
-from tooltrail.dialects.values import PLACEHOLDERS, double_json, json_value
+from tooltrail.dialects.values import PLACEHOLDERS, double_json, ident, json_value
 
 #: Bound on the nesting walked to find messages inside a framework's input object.
 _MAX_DEPTH = 6
@@ -89,6 +93,43 @@ def _event_result(span: SpanLike) -> Any:
         elif event.name == "gen_ai.choice" and "message" in ev_attrs:
             return result_value(ev_attrs.get("message"))
     return None
+
+
+def tool_responses(span: SpanLike) -> dict[str, Any]:
+    """The tool results a model span was sent, by call id: ``tool_call_response`` parts of its
+    GenAI input messages (attribute, or inference-details event). They give the result of a
+    call whose own span records none, or that has no span (a client-side tool)."""
+    attrs = span.attributes
+    raw = attrs.get("gen_ai.input.messages") if attrs is not None else None
+    if raw is None:
+        for event in span.events or ():
+            if event.name == _DETAILS:
+                raw = (event.attributes or {}).get("gen_ai.input.messages")
+                if raw is not None:
+                    break
+    found: dict[str, Any] = {}
+    messages = json_value(raw) if raw is not None else None
+    for message in messages if isinstance(messages, list) else ():
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict) and part.get("type") == "tool_call_response":
+                call_id = ident(part.get("id"))
+                value = result_value(part.get("response"))
+                if call_id is not None and value is not None:
+                    found.setdefault(call_id, value)
+    return found
+
+
+def tool_message(attrs: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """``(call id, result)`` of a ``gen_ai.tool.message`` record (``id``, ``content``)."""
+    call_id = ident(attrs.get("id", attrs.get("tool_call_id")))
+    value = result_value(attrs.get("content"))
+    return (call_id, value) if call_id is not None and value is not None else None
+
+
+def user_message(attrs: Mapping[str, Any]) -> str | None:
+    """The text of a ``gen_ai.user.message`` record (``content``)."""
+    return _text_of(json_value(attrs.get("content")))
 
 
 def result_value(raw: Any) -> Any:
