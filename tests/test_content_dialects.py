@@ -259,3 +259,24 @@ def test_prompt_log_records_give_the_input_and_tool_results_only_with_content() 
     assert trace.tool_calls[0].result == {"status": "shipped"}
     plain = to_eval_trace([*spans, *records], diagnostics)
     assert (plain.turns, plain.tool_calls[0].result, diagnostics) == ([], None, [])
+
+
+def test_a_reply_given_as_a_plain_content_string_is_read() -> None:
+    """GenAI output messages in the form ``{"role": "assistant", "content": "..."}`` (no
+    parts), as some instrumentations write them, on an agent span and on a model span."""
+    said = json.dumps([{"role": "assistant", "content": "All done."}])
+    agent_only = to_eval_trace([
+        sp("a", "", "invoke_agent x", 0, {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.output.messages": said,
+        }),
+    ])  # fmt: skip
+    assert agent_only.output == "All done."
+    model_only = to_eval_trace([
+        sp("a", "", "invoke_agent x", 0, {"gen_ai.operation.name": "invoke_agent"}),
+        sp("m", "a", "chat m", 1, {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.output.messages": said,
+        }),
+    ])  # fmt: skip
+    assert model_only.output == "All done."
