@@ -280,3 +280,14 @@ def test_a_reply_given_as_a_plain_content_string_is_read() -> None:
         }),
     ])  # fmt: skip
     assert model_only.output == "All done."
+
+
+def test_a_hand_built_span_gives_its_result_as_the_tool_result_attribute() -> None:
+    from tooltrail.model import TOOL_RESULT, EvalSpan
+
+    trace = EvalTrace(
+        trace_id="t",
+        spans=[EvalSpan(tool_name="lookup", attributes={TOOL_RESULT: {"status": "shipped"}})],
+    )
+    assert trace.tool_calls[0].result == {"status": "shipped"}
+    assert EvalTrace(trace_id="t", spans=[EvalSpan(tool_name="x")]).tool_calls[0].result is None
