@@ -21,9 +21,13 @@ from tooltrail.dialects import (
     DialectCall,
     ModelCall,
 )
-from tooltrail.dialects.content import tool_responses, tool_result, user_input
+from tooltrail.dialects.content import model_content, tool_result, user_input
 from tooltrail.dialects.usage import ModelUsage, model_usage
 from tooltrail.otlp.span import STATUS_ERROR, Span, SpanEvent, SpanHead
+
+#: Roles whose spans are not given the user's input themselves (a model span's is read with
+#: what else it was sent: ``model_content``).
+_NOT_ASKED = (ROLE_TOOL, ROLE_EXCLUDED, ROLE_MODEL)
 
 #: Longest string attribute copied into ``metadata["attributes"]``.
 MAX_LABEL_CHARS = 1024
@@ -153,12 +157,13 @@ class TraceFacts:
             if self.read_usage:
                 fact.usage = model_usage(attrs)
             if self.read_content:
-                self.note_responses(tool_responses(span))
+                fact.input, responses = model_content(span)
+                self.note_responses(responses)
         elif role == ROLE_EXCLUDED:  # kept only so the model's request for it is accounted for
             fact.call = call
         else:
             fact.reply = dialects.agent_reply(span)
-        if self.read_content and role != ROLE_TOOL and role != ROLE_EXCLUDED:
+        if self.read_content and role not in _NOT_ASKED:  # agent, workflow and root spans
             fact.input = user_input(span)
         if role in (ROLE_AGENT, ROLE_OTHER) or not parent_id:
             fact.labels = _labels(attrs)

@@ -95,10 +95,11 @@ def _event_result(span: SpanLike) -> Any:
     return None
 
 
-def tool_responses(span: SpanLike) -> dict[str, Any]:
-    """The tool results a model span was sent, by call id: ``tool_call_response`` parts of its
-    GenAI input messages (attribute, or inference-details event). They give the result of a
-    call whose own span records none, or that has no span (a client-side tool)."""
+def model_content(span: SpanLike) -> tuple[str | None, dict[str, Any]]:
+    """What a model span was sent: the user's text (``user_input``) and the tool results, by
+    call id (``tool_call_response`` parts of its GenAI input messages, attribute or
+    inference-details event), its input messages parsed once. The results complete a call
+    whose own span records none, or that has no span (a client-side tool)."""
     attrs = span.attributes
     raw = attrs.get("gen_ai.input.messages") if attrs is not None else None
     if raw is None:
@@ -107,9 +108,13 @@ def tool_responses(span: SpanLike) -> dict[str, Any]:
                 raw = (event.attributes or {}).get("gen_ai.input.messages")
                 if raw is not None:
                     break
+    if raw is None:
+        return user_input(span), {}
+    messages = json_value(raw)
+    if not isinstance(messages, list):
+        return user_input(span), {}
     found: dict[str, Any] = {}
-    messages = json_value(raw) if raw is not None else None
-    for message in messages if isinstance(messages, list) else ():
+    for message in messages:
         parts = message.get("parts") if isinstance(message, dict) else None
         for part in parts if isinstance(parts, list) else ():
             if isinstance(part, dict) and part.get("type") == "tool_call_response":
@@ -117,7 +122,8 @@ def tool_responses(span: SpanLike) -> dict[str, Any]:
                 value = result_value(part.get("response"))
                 if call_id is not None and value is not None:
                     found.setdefault(call_id, value)
-    return found
+    said = _last_user_text(messages)
+    return (said if said is not None else user_input(span)), found
 
 
 def tool_message(attrs: Mapping[str, Any]) -> tuple[str, Any] | None:
