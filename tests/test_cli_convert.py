@@ -90,3 +90,42 @@ def test_an_unknown_group_is_a_usage_error() -> None:
     result = run(str(MULTITURN), "--group", "turn")
     assert result.returncode == 2
     assert result.stdout == b""
+
+
+def test_content_prints_each_turns_input_and_reply_and_each_calls_result() -> None:
+    plain = lines(run(str(MULTITURN)))
+    result = run("--content", "--group", "conversation", str(MULTITURN))
+    assert (result.returncode, result.stderr) == (0, b"")
+    (conversation,) = lines(result)
+    assert [(t["turn"], t["input"], t["reply"]) for t in conversation["turns"]] == [
+        (1, "Book me a table at 10am.", "Booked for 10am."),
+        (2, "Actually, make it 11am.", "Moved to 11am."),
+    ]
+    results = [call["result"] for call in conversation["tool_calls"]]
+    assert results[0] == {"booking_id": "BK-1", "status": "confirmed"}
+    assert all(r is not None for r in results)
+    assert "turns" not in plain[0] and "result" not in plain[0]["tool_calls"][0]
+
+
+def test_content_is_redacted_with_the_configured_rules(tmp_path: Path) -> None:
+    """Tool results and messages are customer data: the configured key and value rules apply."""
+    import os
+
+    env = {
+        **os.environ,
+        "TOOLTRAIL_REDACT_KEYS": "booking_id",
+        "TOOLTRAIL_REDACT_VALUE_PATTERNS": "1[01]am",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", "from tooltrail.cli import main; main()", "convert", "--content",
+         "--group", "conversation", str(MULTITURN)],
+        capture_output=True, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    assert (result.returncode, result.stderr) == (0, b"")
+    (conversation,) = lines(result)
+    assert b"BK-1" not in result.stdout.split(b'"metadata"')[0]
+    assert b"10am" not in result.stdout and b"11am" not in result.stdout
+    first = conversation["tool_calls"][0]
+    assert first["result"] == {"booking_id": "[REDACTED]", "status": "confirmed"}
+    assert first["args"] == {"time": "[REDACTED]"}
+    assert conversation["turns"][0]["input"] == "Book me a table at [REDACTED]."

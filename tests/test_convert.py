@@ -469,18 +469,18 @@ def test_the_field_order_that_positional_hot_loop_construction_relies_on() -> No
     ]  # fmt: skip
     assert names(ToolCall) == [
         "name", "args", "call_id", "span_id", "parent_span_id", "start_ns", "end_ns", "status",
-        "error", "turn", "agent", "source",
+        "error", "turn", "agent", "source", "result",
     ]  # fmt: skip
     assert names(EvalSpan) == [
         "tool_name", "attributes", "name", "span_id", "parent_span_id", "start_ns", "end_ns",
         "status",
     ]  # fmt: skip
     call = tool_call_by_position(
-        "n", {"a": 1}, "c", "s", "p", 1, 2, "ok", "e", 3, "ag", "src"
+        "n", {"a": 1}, "c", "s", "p", 1, 2, "ok", "e", 3, "ag", "src", {"r": 1}
     )  # fmt: skip
     assert call == ToolCall(
         name="n", args={"a": 1}, call_id="c", span_id="s", parent_span_id="p", start_ns=1,
-        end_ns=2, status="ok", error="e", turn=3, agent="ag", source="src",
+        end_ns=2, status="ok", error="e", turn=3, agent="ag", source="src", result={"r": 1},
     )  # fmt: skip
     span = eval_span_by_position("t", {"k": 1}, "nm", "s", "p", 1, 2, "error")
     assert span == EvalSpan(

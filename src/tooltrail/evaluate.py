@@ -286,10 +286,21 @@ def reads_usage(cases: Iterable[TestCase], registry: Registry | None = None) -> 
     """Whether a check of ``cases`` (its fields', its turns', its scorers') reads what a trace
     used: a check whose ``reads_usage`` is true (``checks.budgets``; a plug-in check may say so
     too). Traces must then be converted with ``usage=True`` (``tooltrail.convert``)."""
+    return _any_check_says(cases, registry, "reads_usage")
+
+
+def reads_content(cases: Iterable[TestCase], registry: Registry | None = None) -> bool:
+    """Whether a check of ``cases`` reads what was said and returned: a check whose
+    ``reads_content`` is true (a judge of replies or tool results). Traces must then be
+    converted with ``content=True`` (``tooltrail.convert``)."""
+    return _any_check_says(cases, registry, "reads_content")
+
+
+def _any_check_says(cases: Iterable[TestCase], registry: Registry | None, flag: str) -> bool:
     for case in cases:
         plan = _plan(case, registry)
         for check in (*plan.checks, *(c for turn in plan.turns for c in turn), *plan.scorers):
-            if getattr(check, "reads_usage", False) is True:
+            if getattr(check, flag, False) is True:
                 return True
     return False
 

@@ -25,6 +25,7 @@ TOOL_ARGS = "tool_args"
 TOOL_CALL_ID = "tool_call_id"
 TOOL_STATUS = "tool_status"
 TOOL_ERROR = "tool_error"
+TOOL_RESULT = "tool_result"
 
 
 def parse_args(value: Any) -> dict[str, Any] | None:
@@ -72,6 +73,10 @@ class ToolCall:
     #: Which dialect reader (and attribute) the call was read from,
     #: e.g. ``"genai:gen_ai.tool.call.arguments"``.
     source: str = "manual"
+    #: What the tool returned (text, or the value its JSON text holds); ``None`` when the trace
+    #: does not record it, or when it was not read (``read_traces(..., content=True)`` reads
+    #: it). A failure's text is in ``error``.
+    result: Any = None
 
 
 def tool_call_by_position(
@@ -87,14 +92,32 @@ def tool_call_by_position(
     turn: int,
     agent: str | None,
     source: str,
+    result: Any = None,
 ) -> ToolCall:
     """A ``ToolCall`` built by position, for the converter's loop over every call (keywords
     cost about three times as much there). Its parameters follow the field order, which
     ``tests/test_model.py`` pins: change both together."""
     return ToolCall(
         name, args, call_id, span_id, parent_span_id, start_ns, end_ns, status, error, turn,
-        agent, source,
+        agent, source, result,
     )  # fmt: skip
+
+
+@dataclass(slots=True)
+class Turn:
+    """One user exchange of a trajectory: what the user said and what the agent replied.
+
+    Either is ``None`` when the trace does not record it (content capture off), never a
+    guess. Filled by the converter only when asked to read content (``content=True``)."""
+
+    #: 1-based, as ``ToolCall.turn``.
+    number: int
+    #: The user's message that started the turn.
+    input: str | None = None
+    #: The agent's last text of the turn.
+    reply: str | None = None
+    #: The span the turn is (its workflow or top-level agent span), when there is one.
+    span_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -148,6 +171,9 @@ class EvalTrace:
     evaluations: list[dict[str, Any]] = field(default_factory=list)
     #: Whether the trace was flushed before it was known to be complete.
     partial: bool = False
+    #: The turns with their inputs and replies, in order; empty unless the trace was read
+    #: with ``content=True``.
+    turns: list[Turn] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.tool_calls is None:
@@ -195,6 +221,7 @@ def tool_calls_from_spans(spans: list[EvalSpan]) -> list[ToolCall]:
                 error=attrs.get(TOOL_ERROR),
                 turn=attrs.get("turn", 1) if isinstance(attrs.get("turn", 1), int) else 1,
                 source="manual",
+                result=attrs.get(TOOL_RESULT),
             )
         )
     return calls

@@ -24,7 +24,7 @@ from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts
 from tooltrail.convert.collect import TraceCollector, conversations
-from tooltrail.evaluate import evaluate_cases, reads_usage
+from tooltrail.evaluate import evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.live.config import LiveConfig
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
@@ -134,6 +134,8 @@ class _TraceCollector:
             wanted=wanted,
             # what each trace used, only when a budget of the suite reads it
             usage=reads_usage(settings.suite.cases, default_registry()),
+            # what was said and returned, only when a check of the suite reads it
+            content=reads_content(settings.suite.cases, default_registry()),
         )
         self.wanted = self.traces.wanted
         #: trace id -> its facts, in order of first appearance (the collector's open traces)

@@ -105,6 +105,12 @@ class ConfiguredCheck:
         """Whether the configured check reads what a trace used (``checks.budgets``)."""
         return getattr(self.check, "reads_usage", False) is True
 
+    @property
+    def reads_content(self) -> bool:
+        """Whether the configured check reads what was said and returned (tool results, each
+        turn's input and reply: ``EvalTrace.turns``)."""
+        return getattr(self.check, "reads_content", False) is True
+
     def evaluate(self, ctx: CheckContext) -> list[Score]:
         name = self.name
         try:

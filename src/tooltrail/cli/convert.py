@@ -2,8 +2,12 @@
 
 Prints one JSON object per trace (or conversation) per line on stdout:
 ``{"trace_id", "tool_calls": [{"name", "args", "call_id", "status", "turn", "source",
-"span_id"}], "turn_count", "output", "metadata"}``. Records that cannot be read are reported
-on stderr as ``file:line: reason`` (``file@offset`` for binary files) and skipped.
+"span_id"}], "turn_count", "output", "metadata"}``. With ``--content`` each call also has its
+``"result"`` and a ``"turns"`` list gives each turn's ``{"turn", "input", "reply"}``: what the
+user said, what the agent replied and what each tool returned (``null`` when the trace does not
+record it), redacted (arguments too) with the configured redaction (``TOOLTRAIL_REDACT_*``),
+as tool results and messages are customer data. Records that cannot be read are reported on
+stderr as ``file:line: reason`` (``file@offset`` for binary files) and skipped.
 Exit codes: 0 everything was read, 1 some records were skipped or log records left unjoined, or
 a directory could not be listed (the rest was converted), 2 usage error (a path that names
 nothing, ``-`` with standard input closed, a bad option).
@@ -23,6 +27,7 @@ from tooltrail.cli.errors import error_line, standard_input
 from tooltrail.convert import GROUPS, read_traces
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Diagnostic, expand_paths
+from tooltrail.redact import Redaction
 
 EXIT_OK, EXIT_SKIPPED, EXIT_USAGE = 0, 1, 2
 
@@ -36,7 +41,13 @@ EXIT_OK, EXIT_SKIPPED, EXIT_USAGE = 0, 1, 2
     show_default=True,
     help="One JSON object per trace, or per conversation (gen_ai.conversation.id, session.id).",
 )
-def convert_command(paths: Sequence[str], group: str) -> None:
+@click.option(
+    "--content",
+    is_flag=True,
+    help="Also print each turn's input and reply and each call's result, redacted "
+    "(TOOLTRAIL_REDACT_*).",
+)
+def convert_command(paths: Sequence[str], group: str, content: bool) -> None:
     """Print the tool calls of OTLP dumps (files, directories, globs, - for stdin) as JSON lines."""
     missing: list[Diagnostic] = []
     # Directories that cannot be listed are reported (and skipped) by the read below.
@@ -48,37 +59,69 @@ def convert_command(paths: Sequence[str], group: str) -> None:
         sys.exit(EXIT_USAGE)
     if "-" in paths:
         standard_input("convert")  # a closed stdin is a usage error, before anything is read
+    rules: Redaction | None = None
+    if content:
+        from tooltrail.live.config import LiveConfig  # the redaction settings, when needed
+
+        rules = LiveConfig.from_env().redaction()
     diagnostics: list[Diagnostic] = []
     out = sys.stdout.buffer
     shown = 0
-    for trace in read_traces(list(paths), group=group, diagnostics=diagnostics):  # type: ignore[arg-type]
+    traces = read_traces(list(paths), group=group, diagnostics=diagnostics, content=content)  # type: ignore[arg-type]
+    for trace in traces:
         shown = _report(diagnostics, shown)
-        out.write(_dumps(trace_json(trace)) + b"\n")
+        out.write(_dumps(trace_json(trace, rules)) + b"\n")
     out.flush()
     _report(diagnostics, shown)
     sys.exit(EXIT_SKIPPED if diagnostics else EXIT_OK)
 
 
-def trace_json(trace: EvalTrace) -> dict[str, Any]:
-    """The JSON object ``tooltrail convert`` prints for one trace."""
-    return {
+def trace_json(trace: EvalTrace, content: Redaction | None = None) -> dict[str, Any]:
+    """The JSON object ``tooltrail convert`` prints for one trace; with ``content`` (the
+    redaction rules) also its turns' inputs and replies and its calls' results."""
+    calls = []
+    for call in trace.tool_calls:
+        row: dict[str, Any] = {
+            "name": call.name,
+            "args": call.args,
+            "call_id": call.call_id,
+            "status": call.status,
+            "turn": call.turn,
+            "source": call.source,
+            "span_id": call.span_id,
+        }
+        if content is not None:
+            row["args"] = _redacted(content, call.args)
+            row["result"] = _redacted(content, call.result)
+        calls.append(row)
+    shown: dict[str, Any] = {
         "trace_id": trace.trace_id,
-        "tool_calls": [
-            {
-                "name": call.name,
-                "args": call.args,
-                "call_id": call.call_id,
-                "status": call.status,
-                "turn": call.turn,
-                "source": call.source,
-                "span_id": call.span_id,
-            }
-            for call in trace.tool_calls
-        ],
+        "tool_calls": calls,
         "turn_count": trace.turn_count,
         "output": trace.output,
-        "metadata": trace.metadata,
     }
+    if content is not None:
+        shown["output"] = _redacted(content, trace.output)
+        shown["turns"] = [
+            {
+                "turn": turn.number,
+                "input": _redacted(content, turn.input),
+                "reply": _redacted(content, turn.reply),
+            }
+            for turn in trace.turns
+        ]
+    shown["metadata"] = trace.metadata
+    return shown
+
+
+def _redacted(rules: Redaction, value: Any) -> Any:
+    """Free text with secret assignments and value patterns replaced, capped; a structured
+    value (a tool's JSON result) with secret keys hidden and long strings cut."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return rules.cap(rules.redact_text(value), rules.max_args_bytes)
+    return rules.clean(value)[0]
 
 
 def _report(diagnostics: list[Diagnostic], shown: int) -> int:

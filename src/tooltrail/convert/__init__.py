@@ -33,15 +33,17 @@ def to_eval_trace(
     diagnostics: list[Diagnostic] | None = None,
     *,
     usage: bool = False,
+    content: bool = False,
 ) -> EvalTrace:
     """The ``EvalTrace`` of ``spans``: one trace, or the traces of one conversation, any order.
 
     With spans of several traces the result is one conversation: ``trace_id`` is the
     conversation id and ``metadata["trace_ids"]`` lists the traces in start order. Log records
     among ``spans`` are joined to their spans (``convert.logjoin``); those left unjoined are
-    reported in ``diagnostics``. ``usage``: as ``read_traces``' (for budget checks).
+    reported in ``diagnostics``. ``usage``, ``content``: as ``read_traces``' (for budget
+    checks; for checks that read what was said and returned).
     """
-    collector = TraceCollector(diagnostics=diagnostics, usage=usage)
+    collector = TraceCollector(diagnostics=diagnostics, usage=usage, content=content)
     for item in spans:
         if item.__class__ is LogRecord:
             collector.add_log(item)  # type: ignore[arg-type]

@@ -30,10 +30,12 @@ from tooltrail.model import (
     TOOL_ARGS,
     TOOL_CALL_ID,
     TOOL_ERROR,
+    TOOL_RESULT,
     TOOL_STATUS,
     EvalSpan,
     EvalTrace,
     ToolCall,
+    Turn,
     eval_span_by_position,
     tool_call_by_position,
 )
@@ -44,6 +46,8 @@ _TurnKey = tuple[int, int, str]  # (start, trace index, span id)
 _TRACE_ORDER = attrgetter("start_ns", "trace_id")
 _SPAN_ORDER = attrgetter("start_ns", "span_id")
 _SPAN_ID = attrgetter("span_id")
+#: Spans by end time.
+_END_ORDER = attrgetter("end_ns")
 
 
 def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
@@ -66,7 +70,10 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
             turns[(top.start_ns, index, top.span_id)] = top
         if not tops:
             turns[trace_turn] = None
+        responses = trace.tool_responses
         for record in tool_calls(trace, kept[index]):
+            if responses and record.result is None and record.call_id in responses:
+                record.result = responses[record.call_id]
             root = record.turn_root
             if alias and root is not None:
                 root = record.turn_root = alias.get(root.span_id, root)
@@ -99,16 +106,22 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     else:
         trace_id = conversation or (first.trace_id if first is not None else "")
     first_root = _root(first, kept[0]) if first is not None else None
+    output = _reply(ordered, kept, turns, turn_keys, first_root, members)
     return EvalTrace(
         trace_id=trace_id,
         spans=spans,
         metadata=_metadata(
             ordered, kept, turns, turn_keys, calls, conversation, first_root, members
         ),
-        output=_reply(ordered, kept, turns, turn_keys, first_root, members),
+        output=output,
         tool_calls=calls,
         evaluations=[],
         partial=partial,
+        turns=(
+            _turns(kept, turns, turn_keys, members, output)
+            if any(trace.read_content for trace in ordered)
+            else []
+        ),
     )
 
 
@@ -198,6 +211,7 @@ def _call_and_span(record: CallRecord, turn: int) -> tuple[ToolCall, EvalSpan]:
         turn,
         record.agent,
         record.source,
+        record.result,
     )
     attributes: dict[str, Any] = {
         TOOL_STATUS: call.status,
@@ -210,6 +224,8 @@ def _call_and_span(record: CallRecord, turn: int) -> tuple[ToolCall, EvalSpan]:
         attributes[TOOL_CALL_ID] = call.call_id
     if call.error is not None:
         attributes[TOOL_ERROR] = call.error
+    if call.result is not None:
+        attributes[TOOL_RESULT] = call.result
     if call.agent is not None:
         attributes["agent"] = call.agent
     span = eval_span_by_position(
@@ -281,6 +297,57 @@ def _reply(
             if best is None or rank[:2] > best[:2]:
                 best = rank
     return best[2] if best is not None else None
+
+
+def _turns(
+    kept: list[Kinds],
+    turns: dict[_TurnKey, SpanFact | None],
+    turn_keys: list[_TurnKey],
+    members: dict[str, list[SpanFact]],
+    output: str | None,
+) -> list[Turn]:
+    """Each turn's input and reply, in turn order. The input: what its workflow or agent span
+    (else its top-level agent that started first) was given, else the user's text in the
+    first model request of the turn. The reply: the last turn's is ``output``; another turn's
+    is its own span's or its top-level agent's that ended last, else the text of its last
+    model response that asked for no tool call. The model spans of a turn are those of its
+    trace from its start to the start of the next turn of that trace."""
+    result: list[Turn] = []
+    for number, key in enumerate(turn_keys, start=1):
+        top = turns[key]
+        start, index = key[0], key[1]
+        following = [k[0] for k in turn_keys[number:] if k[1] == index]
+        end = following[0] if following else None
+        models = [
+            fact
+            for fact in kept[index].models
+            if fact.start_ns >= start and (end is None or fact.start_ns < end)
+        ]
+        models.sort(key=_SPAN_ORDER)
+        agents = sorted(members.get(top.span_id, ()) if top is not None else (), key=_SPAN_ORDER)
+        said = top.input if top is not None else None
+        for agent in agents:
+            said = said or agent.input
+        for model in models:
+            said = said or model.input
+        if number == len(turn_keys):
+            reply = output
+        else:
+            reply = top.reply if top is not None else None
+            for agent in sorted(agents, key=_END_ORDER, reverse=True):
+                reply = reply or agent.reply
+            for model in reversed(models):
+                if reply is None and model.reply and not model.model_calls:
+                    reply = model.reply
+        result.append(
+            Turn(
+                number=number,
+                input=said,
+                reply=reply,
+                span_id=top.span_id if top is not None else None,
+            )
+        )
+    return result
 
 
 def _metadata(

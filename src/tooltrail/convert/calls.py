@@ -55,6 +55,8 @@ class CallRecord:
     group_start: int = 0
     #: The key of the turn the call belongs to (set when the trace is built).
     turn: Any = None
+    #: What the tool returned (read only with content; see ``SpanFact.result``).
+    result: Any = None
 
 
 @dataclass(slots=True)
@@ -254,6 +256,7 @@ def _record(outer: SpanFact, inners: Sequence[SpanFact], position: _Position) ->
         top,  # turn_root
         call.positional,
     )
+    record.result = outer.result
     for inner in inners:  # spans of the same call further in: fill what is missing
         inner_call = inner.call
         assert inner_call is not None
@@ -262,6 +265,8 @@ def _record(outer: SpanFact, inners: Sequence[SpanFact], position: _Position) ->
             record.positional = inner_call.positional
         if record.call_id is None:
             record.call_id = inner_call.call_id
+        if record.result is None:
+            record.result = inner.result
         if record.status == "unset" and inner.error is not None:
             record.status, record.error = "error", inner.error
     return record

@@ -37,10 +37,13 @@ class TraceCollector:
         *,
         wanted: Iterable[str] | None = None,
         usage: bool = False,
+        content: bool = False,
     ) -> None:
         self.max_spans = limits.max_spans_per_trace if limits is not None else DEFAULT_MAX_SPANS
         #: Note what each trace used (model calls, tokens, turn latencies): see ``TraceFacts``.
         self.usage = usage
+        #: Read content for judges (tool results, each turn's input): see ``TraceFacts``.
+        self.content = content
         self.diagnostics = diagnostics
         #: Only these traces are kept (a merge task's); every trace when ``None``.
         self.wanted = frozenset(wanted) if wanted is not None else None
@@ -54,7 +57,9 @@ class TraceCollector:
 
     def new_trace(self, trace_id: str) -> TraceFacts:
         """An empty ``TraceFacts`` collected the way this collector collects."""
-        return TraceFacts(trace_id, max_spans=self.max_spans, read_usage=self.usage)
+        return TraceFacts(
+            trace_id, max_spans=self.max_spans, read_usage=self.usage, read_content=self.content
+        )
 
     def add(self, span: Span | SpanHead) -> TraceFacts:
         """Record ``span`` in its trace; the trace's first span over the limit is reported."""

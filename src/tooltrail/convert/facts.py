@@ -21,8 +21,13 @@ from tooltrail.dialects import (
     DialectCall,
     ModelCall,
 )
+from tooltrail.dialects.content import model_content, tool_result, user_input
 from tooltrail.dialects.usage import ModelUsage, model_usage
 from tooltrail.otlp.span import STATUS_ERROR, Span, SpanEvent, SpanHead
+
+#: Roles whose spans are not given the user's input themselves (a model span's is read with
+#: what else it was sent: ``model_content``).
+_NOT_ASKED = (ROLE_TOOL, ROLE_EXCLUDED, ROLE_MODEL)
 
 #: Longest string attribute copied into ``metadata["attributes"]``.
 MAX_LABEL_CHARS = 1024
@@ -51,6 +56,10 @@ class SpanFact:
     labels: dict[str, Any] | None = None
     #: (input tokens, output tokens, model) a model span records, when its trace reads usage.
     usage: ModelUsage | None = None
+    #: What a tool span's tool returned, when its trace reads content.
+    result: Any = None
+    #: The user's text an agent, workflow or model span was given, when its trace reads content.
+    input: str | None = None
 
 
 @dataclass(slots=True)
@@ -82,6 +91,12 @@ class TraceFacts:
     #: Whether to note what the trace used (model calls, tokens, turn latencies) for budget
     #: checks: off unless a suite has such a budget (see ``tooltrail.dialects.usage``).
     read_usage: bool = False
+    #: Whether to read content for judges (tool results, the user's input of each turn):
+    #: off unless a check needs it (see ``tooltrail.dialects.content``).
+    read_content: bool = False
+    #: Tool results the model was sent (input messages, tool message log records), by call
+    #: id, when the trace reads content: they complete calls whose span records no result.
+    tool_responses: dict[str, Any] | None = None
 
     @property
     def span_count(self) -> int:
@@ -130,6 +145,8 @@ class TraceFacts:
                     or (call.failure if call is not None else None)
                     or "error"
                 )
+            if self.read_content:
+                fact.result = tool_result(span)
         elif role == ROLE_AGENT:
             fact.agent = dialects.agent_name(span, invoked=True)
             fact.reply = dialects.agent_reply(span)
@@ -139,15 +156,29 @@ class TraceFacts:
                 fact.model_calls = calls
             if self.read_usage:
                 fact.usage = model_usage(attrs)
+            if self.read_content:
+                fact.input, responses = model_content(span)
+                self.note_responses(responses)
         elif role == ROLE_EXCLUDED:  # kept only so the model's request for it is accounted for
             fact.call = call
         else:
             fact.reply = dialects.agent_reply(span)
+        if self.read_content and role not in _NOT_ASKED:  # agent, workflow and root spans
+            fact.input = user_input(span)
         if role in (ROLE_AGENT, ROLE_OTHER) or not parent_id:
             fact.labels = _labels(attrs)
             self._note_ids(span, attrs, parent_id)
         self.facts[span_id] = fact
         return True
+
+    def note_responses(self, responses: Mapping[str, Any]) -> None:
+        """Keep tool results sent to a model, by call id (the first one seen wins)."""
+        if not responses:
+            return
+        if self.tool_responses is None:
+            self.tool_responses = {}
+        for call_id, value in responses.items():
+            self.tool_responses.setdefault(call_id, value)
 
     def _note_ids(self, span: Span, attrs: Any, parent_id: str) -> None:
         conv = dialects.conversation_id(attrs)
@@ -174,6 +205,8 @@ class TraceFacts:
             if fact is not None:
                 self.facts[span_id] = fact
         self.dropped += other.dropped
+        if other.tool_responses:
+            self.note_responses(other.tool_responses)
         if other.start_ns and (not self.start_ns or other.start_ns < self.start_ns):
             self.start_ns = other.start_ns
         self.end_ns = max(self.end_ns, other.end_ns)

@@ -7,7 +7,9 @@ record stays unjoined and a diagnostic says so. A record naming a span that was 
 that is not a model or agent span) is reported the same way. Nothing is dropped in silence.
 
 What a joined record adds fills only what the span's own attributes and events left empty: the
-calls a model asked for and its reply text (``dialects.logs.content_of``).
+calls a model asked for and its reply text (``dialects.logs.content_of``), and, when the trace
+is read with content, the user's input. A tool message record (content only) needs no span: its
+result joins the call with its call id when the trace is built.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from __future__ import annotations
 from operator import attrgetter
 
 from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, TraceFacts
-from tooltrail.dialects.logs import as_span_event, content_of
+from tooltrail.dialects.content import tool_message, user_message
+from tooltrail.dialects.logs import TOOL_MESSAGE, USER_MESSAGE, as_span_event, content_of
 from tooltrail.otlp.logs import LogRecord
 from tooltrail.otlp.span import SpanEvent
 
@@ -25,7 +28,13 @@ _TIME = attrgetter("time_ns")
 def add_log(trace: TraceFacts, record: LogRecord) -> bool:
     """Keep ``record``'s content on ``trace`` until it is built. False when the record carries
     nothing a trajectory reads (prompts, plain logs, evaluation results)."""
-    event = as_span_event(record.event_name, record.time_ns, record.attributes, record.body)
+    event = as_span_event(
+        record.event_name,
+        record.time_ns,
+        record.attributes,
+        record.body,
+        content=trace.read_content,
+    )
     if event is None:
         return False
     if trace.log_events is None:
@@ -45,6 +54,11 @@ def join_logs(trace: TraceFacts) -> list[tuple[str, str]]:
     by_span: dict[str, list[SpanEvent]] = {}
     models: list[str] | None = None
     for span_id, event, origin in pending:
+        if event.name == TOOL_MESSAGE:  # matched to its call by id, wherever it was sent
+            found = tool_message(event.attributes)
+            if found is not None:
+                trace.note_responses({found[0]: found[1]})
+            continue
         if not span_id:
             if models is None:
                 models = [f.span_id for f in trace.facts.values() if f.role == ROLE_MODEL]
@@ -62,6 +76,12 @@ def join_logs(trace: TraceFacts) -> list[tuple[str, str]]:
         events.sort(key=_TIME)
         calls, reply = content_of(events)
         fact = trace.facts[span_id]
+        if fact.input is None:
+            for event in reversed(events):
+                if event.name == USER_MESSAGE:
+                    fact.input = user_message(event.attributes)
+                    if fact.input is not None:
+                        break
         if calls and not fact.model_calls and fact.role == ROLE_MODEL:
             fact.model_calls = calls
         if reply and not fact.reply:

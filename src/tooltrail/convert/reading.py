@@ -55,6 +55,7 @@ def read_traces(
     diagnostics: list[Diagnostic] | None = None,
     two_pass: bool | None = None,
     usage: bool = False,
+    content: bool = False,
 ) -> Iterator[EvalTrace]:
     """``EvalTrace`` per trace (or per conversation) of OTLP files, directories, globs, ``-``.
 
@@ -64,14 +65,16 @@ def read_traces(
     files twice to emit traces early; by default big inputs are (see the module docstring).
     ``usage`` also notes what each trace used, for the budget checks: ``metadata["llm_calls"]``,
     ``"token_usage"`` and ``"turn_latency_ms"`` (off by default: it costs conversion time).
+    ``content`` also reads what was said and returned: each ``ToolCall.result`` and
+    ``EvalTrace.turns`` (each turn's input and reply); off by default for the same reason.
     """
     check_group(group)
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if two_pass is None:
         two_pass = _large(items)
     if two_pass and group == "trace" and not any(os.fspath(p) == "-" for p in items):
-        return _paused(_two_passes(items, limits, diagnostics, usage))
-    return _paused(_one_pass(items, group, limits, diagnostics, usage))
+        return _paused(_two_passes(items, limits, diagnostics, usage, content))
+    return _paused(_one_pass(items, group, limits, diagnostics, usage, content))
 
 
 def _paused(steps: Iterator[EvalTrace]) -> Iterator[EvalTrace]:
@@ -104,8 +107,9 @@ def _one_pass(
     limits: Limits | None,
     diagnostics: list[Diagnostic] | None,
     usage: bool,
+    content: bool = False,
 ) -> Iterator[EvalTrace]:
-    collector = TraceCollector(limits, diagnostics, usage=usage)
+    collector = TraceCollector(limits, diagnostics, usage=usage, content=content)
     last: dict[str, int] = {}
     for position, span in enumerate(_spans(items, limits, diagnostics)):
         if span.__class__ is LogRecord:
@@ -124,13 +128,17 @@ def _one_pass(
 
 
 def _two_passes(
-    items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None, usage: bool
+    items: list[Any],
+    limits: Limits | None,
+    diagnostics: list[Diagnostic] | None,
+    usage: bool,
+    content: bool = False,
 ) -> Iterator[EvalTrace]:
     from tooltrail.otlp.mixed import trace_counts
 
     # pass 1: how many spans and log records each trace has (ids only for spans)
     remaining = trace_counts(items) if limits is None else trace_counts(items, limits=limits)
-    collector = TraceCollector(limits, diagnostics, usage=usage)
+    collector = TraceCollector(limits, diagnostics, usage=usage, content=content)
     for span in _spans(items, limits, diagnostics):
         trace_id = span.trace_id
         if span.__class__ is LogRecord:

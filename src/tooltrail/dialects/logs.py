@@ -11,7 +11,9 @@ Read for content: ``gen_ai.choice`` (the model's response: text and OpenAI-style
 ``message.tool_calls``) and ``gen_ai.client.inference.operation.details``
 (``gen_ai.output.messages``). Prompt records (system, user, assistant and tool messages) are
 history the model was sent: an assistant message there echoes an earlier response, whose
-calls its own ``gen_ai.choice`` already gave, so they are not read.
+calls its own ``gen_ai.choice`` already gave, so they are not read for calls. When a trace is
+read with content, user and tool messages (``PROMPT_EVENTS``) give the user's input and
+tools' results (``dialects.content``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ CHOICE = "gen_ai.choice"
 DETAILS = "gen_ai.client.inference.operation.details"
 #: Records whose content ``content_of`` reads.
 CONTENT_EVENTS = frozenset({CHOICE, DETAILS})
+USER_MESSAGE = "gen_ai.user.message"
+TOOL_MESSAGE = "gen_ai.tool.message"
+#: Prompt records read too when a trace is read with content (``dialects.content``): what the
+#: user said, and a tool's result sent back to the model (matched to its call by id).
+PROMPT_EVENTS = frozenset({USER_MESSAGE, TOOL_MESSAGE})
 #: Content an instrumentation recorded without the text (capture off, or elided).
 ELIDED = frozenset({"<elided>", "<redacted>", "<REDACTED>"})
 
@@ -51,12 +58,13 @@ def event_name(name: str, attributes: Mapping[str, Any]) -> str:
 
 
 def as_span_event(
-    name: str, time_ns: int, attributes: Mapping[str, Any], body: Any
+    name: str, time_ns: int, attributes: Mapping[str, Any], body: Any, *, content: bool = False
 ) -> SpanEvent | None:
     """The span event a log record stands for, or ``None`` when it carries no content that
-    ``content_of`` reads (prompts, evaluation results, plain logs)."""
+    ``content_of`` reads (prompts, evaluation results, plain logs); with ``content``, the
+    user's and tools' prompt records (``PROMPT_EVENTS``) too."""
     name = event_name(name, attributes)
-    if name not in CONTENT_EVENTS:
+    if name not in CONTENT_EVENTS and not (content and name in PROMPT_EVENTS):
         return None
     merged = dict(attributes)
     if isinstance(body, Mapping):

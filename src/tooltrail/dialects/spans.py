@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from tooltrail.dialects.tools import SpanLike, _message_parts
+from tooltrail.dialects.tools import SpanLike
 from tooltrail.dialects.values import (
     PLACEHOLDERS,
     args_from,
@@ -174,8 +174,9 @@ _GENAI_SOURCE = "model:gen_ai.output.messages"
 
 def _genai_output(raw: Any) -> tuple[list[ModelCall], str | None]:
     """The tool calls (parts of type ``tool_call`` with a name) and the text (parts of type
-    ``text``, joined) of GenAI output messages. One pass over the parts, without a list of
-    them: every model span of a dump comes through here."""
+    ``text``, or a message's plain ``content`` string, joined) of GenAI output messages. One
+    pass over the parts, without a list of them: every model span of a dump comes through
+    here."""
     calls: list[ModelCall] = []
     texts: list[str] = []
     if isinstance(raw, str) and raw[:1] == "[":  # ``json_value`` of JSON text, inline
@@ -191,7 +192,10 @@ def _genai_output(raw: Any) -> tuple[list[ModelCall], str | None]:
         if not isinstance(message, dict):
             continue
         parts = message.get("parts")
-        if not isinstance(parts, list):
+        if not isinstance(parts, list):  # the message's text as a plain ``content`` string
+            content = message.get("content")
+            if isinstance(content, str) and content not in PLACEHOLDERS:
+                texts.append(content)
             continue
         for part in parts:
             if not isinstance(part, dict):
@@ -325,18 +329,7 @@ def _event_reply(span: SpanLike) -> str | None:
 
 
 def _genai_text(raw: Any) -> str | None:
-    return _parts_text(_message_parts(raw))
-
-
-def _parts_text(parts: list[dict[str, Any]]) -> str | None:
-    texts = [
-        p["content"]
-        for p in parts
-        if p.get("type") == "text"
-        and isinstance(p.get("content"), str)
-        and p["content"] not in PLACEHOLDERS
-    ]
-    return "".join(texts) if texts else None
+    return _genai_output(raw)[1]
 
 
 #: Keys under which frameworks wrap a final answer (LangChain ``{"outputs": {"output": ...}}``).

@@ -1,0 +1,290 @@
+"""What a trace says the user asked and what a tool returned: content for judges.
+
+Read only when a check needs content (``read_traces(..., content=True)``), the way
+``dialects.usage`` is read only for budgets: these attributes are the largest of a trace.
+A value the trace does not record is ``None``, never a guess; placeholders of content that
+was not captured (``<REDACTED>``, ``<elided>``, ADK's ``"{}"`` pair) are not values.
+
+A tool's result, per convention (CONVENTIONS.md):
+- GenAI ``gen_ai.tool.call.result`` (Pydantic AI, ADK 2.x, MLflow, Strands with the latest
+  semantic conventions), else a ``tool_call_response`` part of the tool span's
+  inference-details event (``gen_ai.output.messages``);
+- ADK legacy ``gcp.vertex.agent.tool_response``; Pydantic AI v2 ``tool_response``;
+- Vercel ``ai.toolCall.result`` (one v5 revision: ``ai.toolCall.output``);
+- OpenInference and Traceloop ``output.value`` / ``traceloop.entity.output``;
+- MLflow ``mlflow.spanOutputs`` (JSON-encoded twice); LangSmith ``gen_ai.completion``;
+- Strands (default conventions): the tool span's ``gen_ai.choice`` event, ``message``.
+A call whose span records no result (or that has no span: a client-side tool) takes it from a
+``tool_call_response`` part of a later model request's input messages, or from a
+``gen_ai.tool.message`` log record, by call id. JSON text becomes the value it holds; a list
+of content blocks (``[{"text": ...}]``, as MCP and Strands return) becomes its text, itself
+parsed when it is JSON.
+
+The user's input is the text of the last user message a span was given: GenAI
+``gen_ai.input.messages`` (attribute, or inference-details event), ``gen_ai.user.message``
+events, Pydantic AI ``pydantic_ai.all_messages``, Vercel ``ai.prompt`` / ``ai.prompt.messages``,
+OpenInference ``llm.input_messages.*`` and ``input.value``, Traceloop
+``traceloop.entity.input``, MLflow ``mlflow.spanInputs``, LangSmith ``gen_ai.prompt``, and
+``gen_ai.user.message`` log records joined to the span. A user
+message without text (a tool's answer sent back in a user message) is not an input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tooltrail.dialects.tools import SpanLike
+from tooltrail.dialects.values import PLACEHOLDERS, double_json, ident, json_value
+
+#: Bound on the nesting walked to find messages inside a framework's input object.
+_MAX_DEPTH = 6
+_USER_ROLES = ("user", "human")
+_DETAILS = "gen_ai.client.inference.operation.details"
+
+# --- tool results ---------------------------------------------------------------------------
+
+#: Attributes of a tool span that hold its result, in order (each convention sets one).
+_RESULT_KEYS = (
+    "gen_ai.tool.call.result",
+    "ai.toolCall.result",
+    "ai.toolCall.output",
+    "tool_response",
+    "output.value",
+    "traceloop.entity.output",
+    "gen_ai.completion",
+)
+
+
+def tool_result(span: SpanLike) -> Any:
+    """What the tool of ``span`` returned, or ``None`` when the span does not record it."""
+    attrs = span.attributes
+    if attrs is None:
+        return None
+    for key in _RESULT_KEYS:
+        if key in attrs:
+            found = result_value(attrs.get(key))
+            if found is not None:
+                return found
+    if "gcp.vertex.agent.tool_response" in attrs:
+        raw = attrs.get("gcp.vertex.agent.tool_response")
+        if raw == "{}" and attrs.get("gcp.vertex.agent.tool_call_args") == "{}":
+            return None  # ADK legacy with content capture off writes this pair
+        return result_value(raw)
+    if "mlflow.spanOutputs" in attrs:
+        return result_value(double_json(attrs.get("mlflow.spanOutputs")))
+    return _event_result(span)
+
+
+def _event_result(span: SpanLike) -> Any:
+    """A result a tool span records in an event: a ``tool_call_response`` part of its
+    inference-details output messages, or (Strands) the message of its ``gen_ai.choice``."""
+    for event in reversed(span.events or ()):
+        ev_attrs = event.attributes or {}
+        if event.name == _DETAILS:
+            messages = json_value(ev_attrs.get("gen_ai.output.messages"))
+            for message in messages if isinstance(messages, list) else ():
+                parts = message.get("parts") if isinstance(message, dict) else None
+                for part in parts if isinstance(parts, list) else ():
+                    if isinstance(part, dict) and part.get("type") == "tool_call_response":
+                        found = result_value(part.get("response"))
+                        if found is not None:
+                            return found
+        elif event.name == "gen_ai.choice" and "message" in ev_attrs:
+            return result_value(ev_attrs.get("message"))
+    return None
+
+
+def model_content(span: SpanLike) -> tuple[str | None, dict[str, Any]]:
+    """What a model span was sent: the user's text (``user_input``) and the tool results, by
+    call id (``tool_call_response`` parts of its GenAI input messages, attribute or
+    inference-details event), its input messages parsed once. The results complete a call
+    whose own span records none, or that has no span (a client-side tool)."""
+    attrs = span.attributes
+    raw = attrs.get("gen_ai.input.messages") if attrs is not None else None
+    if raw is None:
+        for event in span.events or ():
+            if event.name == _DETAILS:
+                raw = (event.attributes or {}).get("gen_ai.input.messages")
+                if raw is not None:
+                    break
+    if raw is None:
+        return user_input(span), {}
+    messages = json_value(raw)
+    if not isinstance(messages, list):
+        return user_input(span), {}
+    found: dict[str, Any] = {}
+    for message in messages:
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict) and part.get("type") == "tool_call_response":
+                call_id = ident(part.get("id"))
+                value = result_value(part.get("response"))
+                if call_id is not None and value is not None:
+                    found.setdefault(call_id, value)
+    said = _last_user_text(messages)
+    return (said if said is not None else user_input(span)), found
+
+
+def tool_message(attrs: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """``(call id, result)`` of a ``gen_ai.tool.message`` record (``id``, ``content``)."""
+    call_id = ident(attrs.get("id", attrs.get("tool_call_id")))
+    value = result_value(attrs.get("content"))
+    return (call_id, value) if call_id is not None and value is not None else None
+
+
+def user_message(attrs: Mapping[str, Any]) -> str | None:
+    """The text of a ``gen_ai.user.message`` record (``content``)."""
+    return _text_of(json_value(attrs.get("content")))
+
+
+def result_value(raw: Any) -> Any:
+    """A recorded result as a value: JSON text parsed, content blocks joined into their text
+    (parsed again when that is JSON), placeholders ``None``."""
+    if isinstance(raw, bytes):
+        return None
+    if isinstance(raw, str) and raw.strip() in PLACEHOLDERS:
+        return None
+    value = json_value(raw)
+    if isinstance(value, list) and value and all(_is_text_block(b) for b in value):
+        joined = "".join(block["text"] for block in value)
+        value = json_value(joined) if joined not in PLACEHOLDERS else None
+    if isinstance(value, str) and value.strip() in PLACEHOLDERS:
+        return None
+    return value
+
+
+def _is_text_block(block: Any) -> bool:
+    return (
+        isinstance(block, dict)
+        and isinstance(block.get("text"), str)
+        and block.get("type", "text") == "text"
+    )
+
+
+# --- the user's input -----------------------------------------------------------------------
+
+#: Attributes holding the messages (or call inputs) a span was given, in order of trust.
+_MESSAGE_KEYS = (
+    "gen_ai.input.messages",
+    "pydantic_ai.all_messages",
+    "ai.prompt.messages",
+    "ai.prompt",
+    "traceloop.entity.input",
+    "input.value",
+    "gen_ai.prompt",
+)
+_OI_INPUT = "llm.input_messages."
+
+
+def user_input(span: SpanLike) -> str | None:
+    """The text of the last user message ``span`` records, or ``None``."""
+    attrs = span.attributes
+    if attrs is None:
+        return None
+    for key in _MESSAGE_KEYS:
+        if key in attrs:
+            found = input_text(attrs.get(key))
+            if found is not None:
+                return found
+    if "mlflow.spanInputs" in attrs:
+        found = input_text(double_json(attrs.get("mlflow.spanInputs")))
+        if found is not None:
+            return found
+    if _OI_INPUT + "0.message.role" in attrs:
+        found = _openinference_input(attrs)
+        if found is not None:
+            return found
+    return _event_input(span)
+
+
+def _event_input(span: SpanLike) -> str | None:
+    """The last user text of a span's events: ``gen_ai.user.message`` (``content``), or the
+    input messages of an inference-details event."""
+    for event in reversed(span.events or ()):
+        ev_attrs = event.attributes or {}
+        if event.name == "gen_ai.user.message":
+            found = _text_of(json_value(ev_attrs.get("content")))
+            if found is not None:
+                return found
+        elif event.name == _DETAILS and "gen_ai.input.messages" in ev_attrs:
+            found = _last_user_text(json_value(ev_attrs.get("gen_ai.input.messages")))
+            if found is not None:
+                return found
+    return None
+
+
+def _openinference_input(attrs: Mapping[str, Any]) -> str | None:
+    """OpenInference ``llm.input_messages.{i}.message.{role,content}``: the last user one."""
+    found: str | None = None
+    index = 0
+    while index < 10_000:
+        role = attrs.get(f"{_OI_INPUT}{index}.message.role")
+        if role is None:
+            break
+        if role in _USER_ROLES:
+            content = attrs.get(f"{_OI_INPUT}{index}.message.content")
+            if isinstance(content, str) and content not in PLACEHOLDERS:
+                found = content
+        index += 1
+    return found
+
+
+def input_text(raw: Any, depth: int = 0) -> str | None:
+    """The user's text in a recorded input: the last user message of a list of messages
+    (found under ``messages``, or in a Python call's ``args``/``kwargs``); a prompt string
+    (``prompt``, ``input``, ``query``, ``question``, or the call's one string argument)."""
+    value = json_value(raw)
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(value, str):
+        return value if value.strip() not in PLACEHOLDERS else None
+    if isinstance(value, list):
+        if any(isinstance(m, dict) and "role" in m for m in value):
+            return _last_user_text(value)
+        strings = [v for v in value if isinstance(v, (str, list, dict))]
+        for item in reversed(strings):  # a call's positional arguments
+            if isinstance(item, (list, dict)):
+                found = input_text(item, depth + 1)
+                if found is not None:
+                    return found
+        texts = [v for v in strings if isinstance(v, str)]
+        return input_text(texts[0], depth + 1) if len(texts) == 1 else None
+    if isinstance(value, dict):
+        for key in ("messages", "prompt", "input", "inputs", "query", "question", "kwargs"):
+            if key in value:
+                found = input_text(value[key], depth + 1)
+                if found is not None:
+                    return found
+        if "args" in value:
+            return input_text(value["args"], depth + 1)
+    return None
+
+
+def _last_user_text(messages: Any) -> str | None:
+    if not isinstance(messages, list):
+        return None
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") in _USER_ROLES:
+            found = _text_of(message.get("parts", message.get("content")))
+            if found is not None:
+                return found
+    return None
+
+
+def _text_of(content: Any) -> str | None:
+    """The text of a message's content: a string, or parts / blocks with text (GenAI
+    ``{"type": "text", "content"}``, OpenAI and Vercel ``{"type": "text", "text"}``, Strands
+    ``{"text"}``)."""
+    if isinstance(content, str):
+        return content if content.strip() not in PLACEHOLDERS else None
+    if not isinstance(content, list):
+        return None
+    texts: list[str] = []
+    for part in content:
+        if not isinstance(part, dict) or part.get("type", "text") != "text":
+            continue
+        piece = part.get("content", part.get("text"))
+        if isinstance(piece, str) and piece.strip() not in PLACEHOLDERS:
+            texts.append(piece)
+    return "".join(texts) if texts else None
