@@ -59,8 +59,12 @@ _MAX_GONE = 1 << 16
 class Judged:
     """What was judged of one trace, and what that judgment said."""
 
-    #: The spans and log records judged, as the buffer delivered them.
-    items: list[Any]
+    #: The spans and log records judged, as the buffer delivered them, in the evaluator's
+    #: kept form (``InlineEvaluator._pack``: the items themselves in-process, one ``bytes``
+    #: in ``tooltrail serve``, see ``serve.kept``).
+    kept: Any
+    #: How many spans and log records ``kept`` holds.
+    size: int
     #: Whether the merged trace is still incomplete.
     partial: bool
     judged_at: float
@@ -72,11 +76,14 @@ class Judged:
     converted: bool = False
     verdict: str | None = None
     calls: int = 0
-    #: How many of ``items`` the last line written was judged on (a revision judges them
+    #: How many of the items the last line written was judged on (a revision judges them
     #: again for what it ``changed``: nothing more is kept).
     judged_items: int = 0
-    #: De-duplication keys of ``items``, built when the first late piece comes.
+    #: De-duplication keys of the items, built when the first late piece comes.
     keys: set[Hashable] | None = None
+    #: ``size`` as the store counted it in ``items_kept`` (a revised trace is kept again
+    #: with a larger ``size``: the store takes off what it counted, not the new size).
+    counted: int = 0
 
 
 class RevisionStore:
@@ -121,20 +128,21 @@ class RevisionStore:
             return
         earlier = self._kept.get(trace_id)
         if earlier is not None:
-            self.items_kept -= len(earlier.items)
+            self.items_kept -= earlier.counted
         if judged.rejudged >= self.max_revisions:
             self._kept.pop(trace_id, None)
             self._let_go(trace_id, REVISION_LIMIT)
             return
         self._kept[trace_id] = judged  # a revised trace keeps its place: window from its first
-        self.items_kept += len(judged.items)
+        judged.counted = judged.size
+        self.items_kept += judged.size
         self._until_expire -= 1
         if self._until_expire < 0:
             self._until_expire = _EXPIRE_EVERY
             self.expire()
         while self.items_kept > self.max_items and self._kept:
             oldest = next(iter(self._kept))
-            self.items_kept -= len(self._kept.pop(oldest).items)
+            self.items_kept -= self._kept.pop(oldest).counted
             self.traces_evicted += 1
             self._let_go(oldest, NOT_KEPT)
 
@@ -166,7 +174,7 @@ class RevisionStore:
             if judged.judged_at > too_old:
                 return
             del kept[trace_id]
-            self.items_kept -= len(judged.items)
+            self.items_kept -= judged.counted
             self._let_go(trace_id, WINDOW_PASSED)
 
     def _let_go(self, trace_id: int, why: str) -> None:
