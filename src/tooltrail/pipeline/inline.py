@@ -359,9 +359,7 @@ class InlineEvaluator:
         )
         kept = self._pack(items) if self.revisions.enabled else None
         if prior is None:
-            judged = Judged(
-                kept=kept, size=len(items), partial=partial, judged_at=time.monotonic()
-            )
+            judged = Judged(kept=kept, size=len(items), partial=partial, judged_at=time.monotonic())
         else:
             judged = prior  # the same entry, judged once more
             judged.kept, judged.size, judged.partial = kept, len(items), partial

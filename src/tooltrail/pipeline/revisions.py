@@ -36,9 +36,10 @@ SDK_EXPORT_TIMEOUT_S = 30.0
 DEFAULT_REVISION_WINDOW_S = SDK_SCHEDULE_DELAY_S + SDK_EXPORT_TIMEOUT_S
 DEFAULT_MAX_REVISIONS = 3
 #: Spans and log records kept of judged traces in ``tooltrail serve``: a 35 s window at about
-#: 300 spans/s. Decoded OTLP spans are about 1.2 KB each for a small span (12 MB; more with
-#: large content attributes), and every kept span lengthens each full collection of the
-#: cyclic garbage collector (measured: 50,000 kept doubled its time, 10,000 added about 10%).
+#: 300 spans/s. Serve keeps each judged trace packed (``serve.kept``): about 210 bytes per
+#: small span (2 MB; more with large content attributes), one ``bytes`` per trace that the
+#: cyclic garbage collector never walks (kept as decoded spans, 10,000 cost about 7% of
+#: ``bench_serve``'s throughput).
 DEFAULT_MAX_KEPT_ITEMS = 10_000
 #: The same in-process (``InlineEvaluator``, ``tooltrail.live``): SDK spans are about 2.7 KB
 #: each, and they live in the agent's own memory (about 22 MB).

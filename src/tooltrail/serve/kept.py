@@ -3,25 +3,27 @@
 A judged trace is kept for the revision window (``pipeline.revisions``) so that a late piece
 can be merged with it. Kept as decoded objects, every span costs the cyclic garbage collector
 a walk on each collection that reaches it (each span, its wrapper and its events list are
-tracked containers), and it holds its whole request's parsed message alive (``Span.wire``):
-in ``benchmarks/bench_serve.py`` that was about 7% of the receiver's throughput at the default
-10,000 kept spans. Packed here, a trace is one ``bytes`` object, which the collector never
-walks; it is unpacked only when a late piece of it arrives (rare).
+tracked containers), and it holds its whole request's parsed message alive (``Span.wire``).
+Packed here, a trace is one ``bytes`` object, which the collector never walks; it is unpacked
+only when a late piece of it arrives (rare). The figures are in docs/serve.md (Revisions).
 
-The packed form holds every field conversion reads, of spans and log records alike, exactly:
-``marshal`` keeps each value's type (``True`` is not ``1``, a tuple is not a list, floats bit
-for bit, dict order), and an object shared by several items (the resource of a request) is
-written once and comes back shared. It leaves out only what the encoder alone reads
-(``Span.wire``, ``Span.wire_group``): a kept trace is never dumped or forwarded again. Items
-it cannot hold exactly (an attribute value of another type, a lazily decoded mapping) make
+A span read from a protobuf request (the common case) is kept as its lean message's bytes
+(``Span.wire`` serialized, in C: the cheapest form there is), and ``unpack`` decodes them again
+as the receiver did, with the resource, scope name and origin its group gave it. Every other
+item (a span read from OTLP/JSON, a log record) is kept field by field. ``marshal`` writes all
+of it and keeps each value's type (``True`` is not ``1``, a tuple is not a list, floats bit for
+bit, dict order); an object shared by several items (a request's resource) is written once
+and comes back shared. Left out is only what the encoder alone reads (``Span.wire`` and
+``wire_group`` of the kept form): a kept trace is never dumped or forwarded again. Items it
+cannot hold exactly (an attribute value of another type, a lazily decoded mapping) make
 ``pack`` return ``None``: the caller keeps the items as they are.
 """
 
 from __future__ import annotations
 
 import marshal
-from dataclasses import fields
 from collections.abc import Iterator
+from dataclasses import fields
 from operator import attrgetter
 from typing import Any
 
@@ -71,31 +73,42 @@ _SPAN_ROW = len(_SPAN_FIELDS)
 assert tuple(f.name for f in fields(Span))[:_SPAN_ROW] == _SPAN_FIELDS
 assert tuple(f.name for f in fields(LogRecord)) == _LOG_FIELDS
 assert tuple(f.name for f in fields(SpanEvent)) == _EVENT_FIELDS
-#: A span kept as its lean message: (bytes, resource, scope_name, origin).
-_WIRE_ROW = 4
-assert len({_SPAN_ROW, len(_LOG_FIELDS), _WIRE_ROW}) == 3
+#: What the lean spans after it get from their group: (resource, scope_name, origin).
+_HEAD_ROW = 3
+assert len({_SPAN_ROW, len(_LOG_FIELDS), _HEAD_ROW}) == 3
 #: The message class of a protobuf span's ``wire`` (``otlp.pb``, lean schema).
 _LEAN_SPAN = type(LeanTraces().resource_spans.add().scope_spans.add().spans.add())
+#: Its serializer, looked up once (on a message, an attribute is looked up among the
+#: message's fields before its methods); "partial": proto3 has no required field to check.
+_SERIALIZE = _LEAN_SPAN.SerializePartialToString
 
 
 def pack(items: list[Any]) -> bytes | None:
     """``items`` (``ReceivedSpan`` and ``ReceivedLog`` of one trace) as one ``bytes``, or
     ``None`` when they hold something the packed form would not give back exactly.
 
-    A span read from a protobuf request is kept as its lean message's own bytes (``Span.wire``,
-    serialized in C: the cheapest form there is) with the three fields its group gave it;
-    ``unpack`` decodes it again as the receiver did. Any other span (OTLP/JSON) and every log
-    record are kept field by field."""
-    rows: list[tuple[Any, ...]] = []
+    The rows, in item order: a lean span's bytes (``bytes``), preceded by a head row
+    ``(resource, scope_name, origin)`` whenever those change; a span's fields; a log record's
+    fields (``unpack`` tells them apart by type and length)."""
+    rows: list[Any] = []
     append = rows.append
-    lean_span = _LEAN_SPAN
+    lean_span, serialize = _LEAN_SPAN, _SERIALIZE
+    resource: Any = None
+    scope_name = origin = None
     for item in items:
         inner = item.span
         kind = inner.__class__
         if kind is Span:
             wire = inner.wire
             if wire.__class__ is lean_span:
-                append((wire.SerializeToString(), inner.resource, inner.scope_name, inner.origin))
+                if (
+                    inner.resource is not resource
+                    or inner.scope_name != scope_name
+                    or inner.origin != origin
+                ):
+                    resource, scope_name, origin = inner.resource, inner.scope_name, inner.origin
+                    append((resource, scope_name, origin))
+                append(serialize(wire))
                 continue
             row = _span_row(inner)
             events = row[_EVENTS]
@@ -117,16 +130,19 @@ def pack(items: list[Any]) -> bytes | None:
 def unpack(data: bytes, trace_id: int) -> list[Any]:
     """The items ``pack`` was given, wrapped for the evaluator again."""
     rows = marshal.loads(data)
-    lean = _lean_spans([row[0] for row in rows if len(row) == _WIRE_ROW])
+    lean = _lean_spans([row for row in rows if row.__class__ is bytes])
     context = _TraceIds(trace_id)
     items: list[Any] = []
     append = items.append
+    head: tuple[Any, ...] = ()
     for row in rows:
-        size = len(row)
-        if size == _WIRE_ROW:
+        if row.__class__ is bytes:
             span = next(lean)
-            span.resource, span.scope_name, span.origin = row[1:]
-        elif size == _SPAN_ROW:
+            span.resource, span.scope_name, span.origin = head
+        elif len(row) == _HEAD_ROW:
+            head = row
+            continue
+        elif len(row) == _SPAN_ROW:
             span = Span(*row)
             events = row[_EVENTS]
             if events:
