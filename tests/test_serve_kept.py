@@ -1,7 +1,8 @@
 """What ``tooltrail serve`` keeps of a judged trace (``serve.kept``) judges exactly as the
 items it was packed from.
 
-Every trace of every fixture (``tests/data``, ``../shared/corpus``) is decoded as the receiver
+Every trace of every fixture (``tests/data``, ``../shared/corpus``, the external corpus when
+present) is decoded as the receiver
 decodes it (protobuf and OTLP/JSON requests, log records from a logs request), packed, unpacked
 and converted: the trace, its calls, its usage and its results must equal those converted from
 the original items. Then a late piece through the real evaluator: the revision judged from the
@@ -17,6 +18,7 @@ from typing import Any
 
 import orjson
 import pytest
+from external_truth import EXTERNAL
 
 from tooltrail.evaluate import evaluate_cases
 from tooltrail.otlp import (
@@ -43,7 +45,7 @@ DATA = Path(__file__).parent / "data"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 FIXTURES = sorted(
     path
-    for root in (DATA, SHARED)
+    for root in (DATA, SHARED, EXTERNAL)
     if root.is_dir()
     for path in root.rglob("*")
     if path.suffix in (".json", ".jsonl", ".pb") and not path.name.endswith(".truth.json")
