@@ -264,14 +264,14 @@ class InlineEvaluator:
         later = trace.continued or trace.reason == LATE
         if trace.partial and self.skip_partial and not later:
             # Not judged, but kept: a later piece that completes the trace is judged with it.
-            kept = Judged(
+            piece = Judged(
                 kept=self._pack(trace.spans),
                 size=len(trace.spans),
                 partial=True,
                 judged_at=time.monotonic(),
             )
             with self._store_lock:
-                self.revisions.keep(trace.trace_id, kept)
+                self.revisions.keep(trace.trace_id, piece)
             return
         try:
             outcome = self._revise(trace) if later else self._first(trace)
@@ -409,7 +409,7 @@ class InlineEvaluator:
         self, trace: CompletedTrace, items: list[Any], judged: Judged
     ) -> list[CaseResult]:
         """The results of the revision a new one supersedes, judged again from the ``items``
-        it was judged on: kept only as spans, so what a judged trace holds stays small."""
+        it was judged on: only the items are kept, so what a judged trace holds stays small."""
         eval_trace = self._convert(trace, items, judged.verdict == "partial")
         if eval_trace is None:
             return []

@@ -36,7 +36,7 @@ SDK_EXPORT_TIMEOUT_S = 30.0
 DEFAULT_REVISION_WINDOW_S = SDK_SCHEDULE_DELAY_S + SDK_EXPORT_TIMEOUT_S
 DEFAULT_MAX_REVISIONS = 3
 #: Spans and log records kept of judged traces in ``tooltrail serve``: a 35 s window at about
-#: 300 spans/s. Serve keeps each judged trace packed (``serve.kept``): about 210 bytes per
+#: 300 spans/s. Serve keeps each judged trace packed (``serve.kept``): about 200 bytes per
 #: small span (2 MB; more with large content attributes), one ``bytes`` per trace that the
 #: cyclic garbage collector never walks (kept as decoded spans, 10,000 cost about 7% of
 #: ``bench_serve``'s throughput).
