@@ -38,8 +38,8 @@ DEFAULT_MAX_REVISIONS = 3
 #: Spans and log records kept of judged traces in ``tooltrail serve``: a 35 s window at about
 #: 300 spans/s. Serve keeps each judged trace packed (``serve.kept``): about 200 bytes per
 #: small span (2 MB; more with large content attributes), one ``bytes`` per trace that the
-#: cyclic garbage collector never walks (kept as decoded spans, 10,000 cost about 7% of
-#: ``bench_serve``'s throughput).
+#: cyclic garbage collector never walks, so a larger cap costs memory, not time (kept as
+#: decoded spans, 50,000 made each full collection take twice as long). docs/serve.md.
 DEFAULT_MAX_KEPT_ITEMS = 10_000
 #: The same in-process (``InlineEvaluator``, ``tooltrail.live``): SDK spans are about 2.7 KB
 #: each, and they live in the agent's own memory (about 22 MB).
