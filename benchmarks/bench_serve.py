@@ -1,6 +1,7 @@
 """Load benchmark of ``tooltrail serve``: OTLP/HTTP protobuf batches from a separate process.
 
     python benchmarks/bench_serve.py [--spans 200000] [--seconds 30] [--connections 4]
+                                     [--serve-arg=--revision-window=0 ...]
 
 Starts ``tooltrail serve`` as a child process with a policy suite (the seed's checks) applied
 to every trace and a results file, then a sender process that posts pre-built requests of
@@ -8,7 +9,9 @@ to every trace and a results file, then a sender process that posts pre-built re
 connections on loopback, retrying after ``Retry-After`` when throttled. Bounded by span count
 and by time. Reports spans/s accepted (sender side) and evaluated (until the server's
 ``traces_evaluated`` counter covers every accepted trace), request latency percentiles, and
-checks from the results file that every trace sent was evaluated exactly once.
+checks from the results file that every trace sent was evaluated exactly once. On Linux it
+also reports the server's CPU time per span (with its worker processes), which other load on
+the machine disturbs less than the wall-clock rates.
 """
 
 from __future__ import annotations
@@ -206,6 +209,23 @@ def stats_of(port: int) -> dict[str, int]:
         connection.close()
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) of process ``pid`` and its descendants (``--workers``), from
+    ``/proc``; ``None`` where there is none. Less disturbed by other load than wall time."""
+    try:
+        ticks = os.sysconf("SC_CLK_TCK")
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        total = (int(fields[11]) + int(fields[12])) / ticks
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as children:
+                for child in children.read().split():
+                    total += cpu_seconds(int(child)) or 0.0
+        return total
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
@@ -217,6 +237,13 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0, help="sending time at most")
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--workers", type=int, default=1, help="tooltrail serve --workers")
+    parser.add_argument(
+        "--serve-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="one more tooltrail serve argument, e.g. --serve-arg=--revision-window=0 (repeatable)",
+    )
     args = parser.parse_args()
     n_requests = max(1, args.spans // (SPANS_PER_TRACE * TRACES_PER_REQUEST))
 
@@ -227,7 +254,7 @@ def main() -> int:
         server = subprocess.Popen(
             [sys.executable, "-c", "from tooltrail.cli import main; main()", "serve",
              "--suite", str(suite), "--no-grpc", "--http-port", "0", "--grace", "0.2",
-             "--results", str(results), "--workers", str(args.workers)],
+             "--results", str(results), "--workers", str(args.workers), *args.serve_arg],
             stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert server.stderr is not None
@@ -237,6 +264,7 @@ def main() -> int:
             print("tooltrail serve did not start", file=sys.stderr)
             return 1
         port = int(found.group(1))
+        cpu_start = cpu_seconds(server.pid)
 
         ours, theirs = mp.Pipe()
         process = mp.get_context("spawn").Process(
@@ -257,6 +285,7 @@ def main() -> int:
                 break
             time.sleep(0.05)
         t_evaluated = time.perf_counter()
+        cpu_end = cpu_seconds(server.pid)
         server.send_signal(signal.SIGTERM)
         _, tail = server.communicate(timeout=120)
 
@@ -276,6 +305,9 @@ def main() -> int:
         print(f"evaluated: {stats['traces_evaluated']} traces, {sent_spans} spans "
               f"in {eval_s:.2f} s "
               f"= {sent_spans / eval_s:,.0f} spans/s")  # fmt: skip
+        if cpu_start is not None and cpu_end is not None:
+            cpu_us = (cpu_end - cpu_start) / max(1, sent_spans) * 1e6
+            print(f"server CPU: {cpu_end - cpu_start:.2f} s = {cpu_us:.1f} us per span")
         print(f"latency:   p50 {percentile(latencies, 0.5) * 1000:.1f} ms, "
               f"p99 {percentile(latencies, 0.99) * 1000:.1f} ms, "
               f"max {max(latencies, default=0) * 1000:.1f} ms")  # fmt: skip

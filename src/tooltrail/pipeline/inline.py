@@ -264,11 +264,14 @@ class InlineEvaluator:
         later = trace.continued or trace.reason == LATE
         if trace.partial and self.skip_partial and not later:
             # Not judged, but kept: a later piece that completes the trace is judged with it.
+            piece = Judged(
+                kept=self._pack(trace.spans),
+                size=len(trace.spans),
+                partial=True,
+                judged_at=time.monotonic(),
+            )
             with self._store_lock:
-                self.revisions.keep(
-                    trace.trace_id,
-                    Judged(items=trace.spans, partial=True, judged_at=time.monotonic()),
-                )
+                self.revisions.keep(trace.trace_id, piece)
             return
         try:
             outcome = self._revise(trace) if later else self._first(trace)
@@ -321,9 +324,10 @@ class InlineEvaluator:
         if isinstance(found, str):
             self._unjudged(trace, found)
             return None
+        items = self._unpack(found.kept, trace.trace_id)
         keys = found.keys
         if keys is None:
-            keys = found.keys = {self._key(item) for item in found.items}
+            keys = found.keys = {self._key(item) for item in items}
         new: list[Any] = []
         duplicates: list[Any] = []
         for item in trace.spans:
@@ -340,7 +344,7 @@ class InlineEvaluator:
         # A late piece the buffer found complete that holds the root completes a trace that
         # was judged without it (handed on at max_age, or evicted).
         partial = found.partial and not (trace.reason == LATE and any(map(_is_root, new)))
-        return self._judge(trace, found.items + new, partial, found)
+        return self._judge(trace, items + new, partial, found)
 
     def _judge(
         self, trace: CompletedTrace, items: list[Any], partial: bool, prior: Judged | None
@@ -353,11 +357,12 @@ class InlineEvaluator:
             if cases and eval_trace is not None
             else []
         )
+        kept = self._pack(items) if self.revisions.enabled else None
         if prior is None:
-            judged = Judged(items=items, partial=partial, judged_at=time.monotonic())
+            judged = Judged(kept=kept, size=len(items), partial=partial, judged_at=time.monotonic())
         else:
             judged = prior  # the same entry, judged once more
-            judged.items, judged.partial = items, partial
+            judged.kept, judged.size, judged.partial = kept, len(items), partial
             judged.rejudged += 1
         if eval_trace is not None and not judged.converted:
             judged.converted = True
@@ -374,7 +379,7 @@ class InlineEvaluator:
             eval_trace.metadata["revision"] = revision
             if judged.revision >= 0:
                 eval_trace.metadata["supersedes_revision"] = judged.revision
-                before = self._results_before(trace, judged)
+                before = self._results_before(trace, items[: judged.judged_items], judged)
                 changed = changes(judged, verdict, calls, before, results)
             self._count(traces_revised=1, verdicts_changed=int(judged.verdict != verdict))
         else:
@@ -400,12 +405,12 @@ class InlineEvaluator:
         )
         return eval_trace, results, line
 
-    def _results_before(self, trace: CompletedTrace, judged: Judged) -> list[CaseResult]:
-        """The results of the revision a new one supersedes, judged again from the items it
-        was judged on: kept only as spans, so what a judged trace holds stays small."""
-        eval_trace = self._convert(
-            trace, judged.items[: judged.judged_items], judged.verdict == "partial"
-        )
+    def _results_before(
+        self, trace: CompletedTrace, items: list[Any], judged: Judged
+    ) -> list[CaseResult]:
+        """The results of the revision a new one supersedes, judged again from the ``items``
+        it was judged on: only the items are kept, so what a judged trace holds stays small."""
+        eval_trace = self._convert(trace, items, judged.verdict == "partial")
         if eval_trace is None:
             return []
         cases = self.suite.cases_for(eval_trace)
@@ -435,6 +440,15 @@ class InlineEvaluator:
         eval_trace = to_eval_trace(otlp_spans(items), usage=self.usage)
         eval_trace.partial = eval_trace.partial or partial
         return eval_trace
+
+    def _pack(self, items: list[Any]) -> Any:
+        """What is kept of ``items`` for a revision: in-process, the spans themselves (the
+        agent's SDK spans, alive anyway while its exporters hold them)."""
+        return items
+
+    def _unpack(self, kept: Any, trace_id: int) -> list[Any]:
+        """The items ``_pack`` kept, as they were handed to it."""
+        return kept  # type: ignore[no-any-return]
 
     def _unique(self, items: list[Any]) -> list[Any]:
         """A piece's items without the copies an exporter's retry left (none in-process)."""

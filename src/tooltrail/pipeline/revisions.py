@@ -36,9 +36,10 @@ SDK_EXPORT_TIMEOUT_S = 30.0
 DEFAULT_REVISION_WINDOW_S = SDK_SCHEDULE_DELAY_S + SDK_EXPORT_TIMEOUT_S
 DEFAULT_MAX_REVISIONS = 3
 #: Spans and log records kept of judged traces in ``tooltrail serve``: a 35 s window at about
-#: 300 spans/s. Decoded OTLP spans are about 1.2 KB each for a small span (12 MB; more with
-#: large content attributes), and every kept span lengthens each full collection of the
-#: cyclic garbage collector (measured: 50,000 kept doubled its time, 10,000 added about 10%).
+#: 300 spans/s. Serve keeps each judged trace packed (``serve.kept``): about 200 bytes per
+#: small span (2 MB; more with large content attributes), one ``bytes`` per trace that the
+#: cyclic garbage collector never walks, so a larger cap costs memory, not time (kept as
+#: decoded spans, 50,000 made each full collection take twice as long). docs/serve.md.
 DEFAULT_MAX_KEPT_ITEMS = 10_000
 #: The same in-process (``InlineEvaluator``, ``tooltrail.live``): SDK spans are about 2.7 KB
 #: each, and they live in the agent's own memory (about 22 MB).
@@ -59,8 +60,12 @@ _MAX_GONE = 1 << 16
 class Judged:
     """What was judged of one trace, and what that judgment said."""
 
-    #: The spans and log records judged, as the buffer delivered them.
-    items: list[Any]
+    #: The spans and log records judged, as the buffer delivered them, in the evaluator's
+    #: kept form (``InlineEvaluator._pack``: the items themselves in-process, one ``bytes``
+    #: in ``tooltrail serve``, see ``serve.kept``).
+    kept: Any
+    #: How many spans and log records ``kept`` holds.
+    size: int
     #: Whether the merged trace is still incomplete.
     partial: bool
     judged_at: float
@@ -72,11 +77,14 @@ class Judged:
     converted: bool = False
     verdict: str | None = None
     calls: int = 0
-    #: How many of ``items`` the last line written was judged on (a revision judges them
+    #: How many of the items the last line written was judged on (a revision judges them
     #: again for what it ``changed``: nothing more is kept).
     judged_items: int = 0
-    #: De-duplication keys of ``items``, built when the first late piece comes.
+    #: De-duplication keys of the items, built when the first late piece comes.
     keys: set[Hashable] | None = None
+    #: ``size`` as the store counted it in ``items_kept`` (a revised trace is kept again
+    #: with a larger ``size``: the store takes off what it counted, not the new size).
+    counted: int = 0
 
 
 class RevisionStore:
@@ -121,20 +129,21 @@ class RevisionStore:
             return
         earlier = self._kept.get(trace_id)
         if earlier is not None:
-            self.items_kept -= len(earlier.items)
+            self.items_kept -= earlier.counted
         if judged.rejudged >= self.max_revisions:
             self._kept.pop(trace_id, None)
             self._let_go(trace_id, REVISION_LIMIT)
             return
         self._kept[trace_id] = judged  # a revised trace keeps its place: window from its first
-        self.items_kept += len(judged.items)
+        judged.counted = judged.size
+        self.items_kept += judged.size
         self._until_expire -= 1
         if self._until_expire < 0:
             self._until_expire = _EXPIRE_EVERY
             self.expire()
         while self.items_kept > self.max_items and self._kept:
             oldest = next(iter(self._kept))
-            self.items_kept -= len(self._kept.pop(oldest).items)
+            self.items_kept -= self._kept.pop(oldest).counted
             self.traces_evicted += 1
             self._let_go(oldest, NOT_KEPT)
 
@@ -166,7 +175,7 @@ class RevisionStore:
             if judged.judged_at > too_old:
                 return
             del kept[trace_id]
-            self.items_kept -= len(judged.items)
+            self.items_kept -= judged.counted
             self._let_go(trace_id, WINDOW_PASSED)
 
     def _let_go(self, trace_id: int, why: str) -> None:

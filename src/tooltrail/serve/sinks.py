@@ -26,6 +26,7 @@ from tooltrail.pipeline.buffer import CompletedTrace
 from tooltrail.pipeline.inline import InlineEvaluator
 from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve.counters import ReceiverCounters
+from tooltrail.serve.kept import pack, unpack
 from tooltrail.serve.logs import logs_request, record_key
 from tooltrail.serve.redaction import redacted
 
@@ -146,6 +147,15 @@ class ReceivedTraceEvaluator(InlineEvaluator):
             traces_partial=1 if trace.partial else 0,
             traces_unmatched=0 if matched else 1,
         )
+
+    def _pack(self, items: list[Any]) -> Any:
+        """One ``bytes`` per judged trace (``serve.kept``), which the garbage collector never
+        walks; the items themselves only when they hold what it cannot keep exactly."""
+        packed = pack(items)
+        return items if packed is None else packed
+
+    def _unpack(self, kept: Any, trace_id: int) -> list[Any]:
+        return unpack(kept, trace_id) if kept.__class__ is bytes else kept  # type: ignore[no-any-return]
 
     def _unique(self, items: list[Any]) -> list[Any]:
         """The piece without repeated log records (a retried logs export); spans repeated by a
