@@ -22,7 +22,7 @@ import orjson
 
 from tooltrail.checks import default_registry
 from tooltrail.convert import to_eval_trace
-from tooltrail.evaluate import CaseResult, evaluate_cases, reads_usage
+from tooltrail.evaluate import CaseResult, evaluate_cases, reads_content, reads_usage
 from tooltrail.model import EvalTrace
 from tooltrail.pipeline.adapt import otlp_spans
 from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace
@@ -226,6 +226,8 @@ class InlineEvaluator:
         self.redaction = redaction
         #: Whether traces are converted with what they used (a budget of the suite reads it).
         self.usage = reads_usage(self.suite.cases, registry)
+        #: Whether traces are converted with their content (a check of the suite reads it).
+        self.content = reads_content(self.suite.cases, registry)
         self.explanations = _explanations_default() if explanations is None else explanations
         self.skip_partial = skip_partial
         self.results_path = os.fspath(results_path) if results_path is not None else None
@@ -437,7 +439,7 @@ class InlineEvaluator:
 
     def _convert(self, trace: CompletedTrace, items: list[Any], partial: bool) -> EvalTrace | None:
         """``items`` as the trace ``tooltrail eval`` would read; ``None``: nothing to judge."""
-        eval_trace = to_eval_trace(otlp_spans(items), usage=self.usage)
+        eval_trace = to_eval_trace(otlp_spans(items), usage=self.usage, content=self.content)
         eval_trace.partial = eval_trace.partial or partial
         return eval_trace
 

@@ -20,7 +20,8 @@ def trace_of_spans(spans: Sequence[ReadableSpan]) -> EvalTrace:
     """
     if not spans:
         return EvalTrace(trace_id="", metadata={"turn_count": 0})
-    trace = to_eval_trace(otlp_spans(spans), usage=True)  # (a test's few spans: budgets too)
+    # A test's few spans: read what budgets and content checks need, whatever the suite.
+    trace = to_eval_trace(otlp_spans(spans), usage=True, content=True)
     calls = trace.tool_calls
     if len(calls) > 1 and all(not call.parent_span_id for call in calls):
         for call in calls:

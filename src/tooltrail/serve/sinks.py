@@ -132,7 +132,7 @@ class ReceivedTraceEvaluator(InlineEvaluator):
                     self._orphaned(trace, records)
                     return None
                 diagnostics = []
-        eval_trace = to_eval_trace(decoded, diagnostics, usage=self.usage)
+        eval_trace = to_eval_trace(decoded, diagnostics, usage=self.usage, content=self.content)
         if diagnostics:
             self._unjoined(trace, diagnostics)
         eval_trace.partial = eval_trace.partial or partial

@@ -1,0 +1,143 @@
+"""Content where the suite runs outside ``tooltrail eval``: the live inline evaluator (real SDK
+spans) and ``tooltrail serve`` (a real receiver on loopback) read each turn's input and each
+call's result when a check of the suite says ``reads_content``, as ``eval`` does."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from opentelemetry.sdk.trace import TracerProvider
+from serve_helpers import corpus, post, write_suite
+
+from tooltrail.checks.protocol import CheckContext
+from tooltrail.checks.registry import Registry, default_registry
+from tooltrail.checks.score import Score
+from tooltrail.evaluate import CaseResult
+from tooltrail.live import InlineEvaluator, TraceBuffer
+from tooltrail.model import EvalTrace
+from tooltrail.serve import ServeConfig, start_in_thread
+from tooltrail.suite import TestSuite
+
+
+@dataclass(frozen=True)
+class SaysWhatItSaw:
+    """Passes when the trace carries the first turn's input and the first call's result."""
+
+    reads_content: ClassVar[bool] = True
+
+    def evaluate(self, ctx: CheckContext) -> Score:
+        turns = ctx.trace.turns
+        said = turns[0].input if turns else None
+        result = ctx.trace.tool_calls[0].result if ctx.trace.tool_calls else None
+        return Score(
+            name="saw",
+            metric="saw",
+            value=1.0 if said and result else 0.0,
+            passed=bool(said and result),
+            explanation=f"input={said!r} result={result!r}",
+        )
+
+
+def test_the_inline_evaluator_reads_inputs_and_results_of_live_spans() -> None:
+    registry = Registry()
+    registry.register("saw", SaysWhatItSaw)
+    suite = TestSuite.from_dict(
+        {"name": "s", "cases": [{"id": "a", "match": "all", "evaluators": [{"name": "saw"}]}]}
+    )
+    seen: list[tuple[EvalTrace, list[CaseResult]]] = []
+    evaluator = InlineEvaluator(
+        suite, registry=registry, on_result=lambda t, r: seen.append((t, r))
+    )
+    provider = TracerProvider()
+    provider.add_span_processor(TraceBuffer(evaluator, grace_s=0))
+    tracer = provider.get_tracer("agent")
+    asked = [{"role": "user", "parts": [{"type": "text", "content": "Where is ORD-7731?"}]}]
+    agent = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "orders",
+        "gen_ai.input.messages": json.dumps(asked),
+    }
+    call = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "lookup_order",
+        "gen_ai.tool.call.arguments": '{"order_id": "ORD-7731"}',
+        "gen_ai.tool.call.result": '{"status": "shipped"}',
+    }
+    with tracer.start_as_current_span("invoke_agent orders", attributes=agent):
+        with tracer.start_as_current_span("execute_tool lookup_order", attributes=call):
+            pass
+    provider.shutdown()
+    ((_, (result,)),) = seen
+    (score,) = result.scores
+    assert score.passed, score.explanation
+    assert score.explanation == "input='Where is ORD-7731?' result={'status': 'shipped'}"
+
+
+SERVE_SUITE = """\
+name: content
+cases:
+  - id: a
+    match: all
+    evaluators: [{name: content_pipeline_saw}]
+"""
+
+
+def test_serve_reads_inputs_and_results_of_received_spans(tmp_path: Path) -> None:
+    default_registry().register("content_pipeline_saw", SaysWhatItSaw, replace=True)
+    results = tmp_path / "results.jsonl"
+    receiver = start_in_thread(
+        ServeConfig(  # type: ignore[call-arg]
+            suite=write_suite(tmp_path, SERVE_SUITE),
+            grpc_port=None,
+            http_port=0,
+            grace=0.05,
+            results=results,
+            explanations=True,
+        )
+    )
+    try:
+        status, _, _ = post(
+            receiver.http_port,
+            corpus("pydantic-ai/a_refund_ok.otlp.pb"),
+            {"Content-Type": "application/x-protobuf"},
+        )
+        assert status == 200
+        deadline = time.monotonic() + 20
+        while receiver.receiver.stats()["traces_evaluated"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        receiver.stop()
+    (line,) = [json.loads(raw) for raw in results.read_text().splitlines()]
+    (case,) = line["results"]
+    (score,) = case["scores"]
+    assert score["passed"], score["explanation"]
+    assert "ORD-7731" in score["explanation"]
+
+
+def test_the_pytest_plugin_reads_inputs_and_results_of_captured_spans() -> None:
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from tooltrail.pytest.sdk_spans import trace_of_spans
+
+    captured = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(captured))
+    tracer = provider.get_tracer("agent")
+    asked = [{"role": "user", "parts": [{"type": "text", "content": "Where is ORD-7731?"}]}]
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.input.messages": json.dumps(asked)}
+    call = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "lookup_order",
+        "gen_ai.tool.call.result": "shipped",
+    }
+    with tracer.start_as_current_span("invoke_agent orders", attributes=agent):
+        with tracer.start_as_current_span("execute_tool lookup_order", attributes=call):
+            pass
+    trace = trace_of_spans(captured.get_finished_spans())
+    assert trace.turns[0].input == "Where is ORD-7731?"
+    assert trace.tool_calls[0].result == "shipped"
