@@ -6,40 +6,18 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from opentelemetry.sdk.trace import TracerProvider
 from serve_helpers import corpus, post, write_suite
+from test_content_batch import SaysWhatItSaw
 
-from tooltrail.checks.protocol import CheckContext
 from tooltrail.checks.registry import Registry, default_registry
-from tooltrail.checks.score import Score
 from tooltrail.evaluate import CaseResult
 from tooltrail.live import InlineEvaluator, TraceBuffer
 from tooltrail.model import EvalTrace
 from tooltrail.serve import ServeConfig, start_in_thread
 from tooltrail.suite import TestSuite
-
-
-@dataclass(frozen=True)
-class SaysWhatItSaw:
-    """Passes when the trace carries the first turn's input and the first call's result."""
-
-    reads_content: ClassVar[bool] = True
-
-    def evaluate(self, ctx: CheckContext) -> Score:
-        turns = ctx.trace.turns
-        said = turns[0].input if turns else None
-        result = ctx.trace.tool_calls[0].result if ctx.trace.tool_calls else None
-        return Score(
-            name="saw",
-            metric="saw",
-            value=1.0 if said and result else 0.0,
-            passed=bool(said and result),
-            explanation=f"input={said!r} result={result!r}",
-        )
 
 
 def test_the_inline_evaluator_reads_inputs_and_results_of_live_spans() -> None:

@@ -8,7 +8,7 @@ receiver, batch CLI, pytest plugin); ``evaluate_suite`` pairs samples with cases
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -323,6 +323,23 @@ def _checks_failed(error: str) -> Score:
     return Score.failing("checks", "checks", f"The checks could not run: {error}.", error=error)
 
 
+def _turn_contexts(
+    plan: _CasePlan, ctx: CheckContext
+) -> Iterator[tuple[list[Check], CheckContext]]:
+    """Each turn's checks with the context of that turn (its calls only); may raise on a
+    trace whose turns cannot be indexed, which costs the case one row."""
+    for number, turn_checks in enumerate(plan.turns, start=1):
+        if turn_checks:
+            turn_ctx = CheckContext(
+                trace=ctx.trace,
+                view=ctx.view.turn(number),
+                output=ctx.output,
+                case=ctx.case,
+                turn=number,
+            )
+            yield turn_checks, turn_ctx
+
+
 def _evaluate(
     plan: _CasePlan,
     trace: EvalTrace,
@@ -341,16 +358,8 @@ def _evaluate(
     else:
         try:
             run_checks(plan.checks, ctx, scores)
-            for number, turn_checks in enumerate(plan.turns, start=1):
-                if turn_checks:
-                    turn_ctx = CheckContext(
-                        trace=trace,
-                        view=ctx.view.turn(number),
-                        output=ctx.output,
-                        case=case,
-                        turn=number,
-                    )
-                    run_checks(turn_checks, turn_ctx, scores)
+            for turn_checks, turn_ctx in _turn_contexts(plan, ctx):
+                run_checks(turn_checks, turn_ctx, scores)
         except Exception as exc:  # bad input must cost one row, not the run
             scores = [_checks_failed(type(exc).__name__)]
     if plan.scorers:
@@ -390,16 +399,8 @@ def _prepare(
     if broken is None:
         try:
             steps = [(check, ctx, None) for check in plan.checks]
-            for number, turn_checks in enumerate(plan.turns, start=1):
-                if turn_checks:
-                    turn_ctx = CheckContext(
-                        trace=trace,
-                        view=ctx.view.turn(number),
-                        output=ctx.output,
-                        case=case,
-                        turn=number,
-                    )
-                    steps.extend((check, turn_ctx, None) for check in turn_checks)
+            for turn_checks, turn_ctx in _turn_contexts(plan, ctx):
+                steps.extend((check, turn_ctx, None) for check in turn_checks)
         except Exception as exc:  # bad input must cost one row, not the run
             steps, broken = [], type(exc).__name__
     builtins = len(steps)

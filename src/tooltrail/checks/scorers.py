@@ -304,14 +304,18 @@ def _score_names(name: str, mode: str, actual: list[str], expected: list[str]) -
             passed=ok,
             explanation=f"Tool calls {actual} {verb} the expected trajectory {expected} exactly.",
         )
-    if not actual and not expected:
-        value, common = 1.0, 0
+    if mode == "in_order":
+        common = _lcs_length(expected, actual)
     else:
-        if mode == "in_order":
-            common = _lcs_length(expected, actual)
-        else:
-            common = sum((Counter(expected) & Counter(actual)).values())
-        value = 2 * common / (len(expected) + len(actual))
+        common = sum((Counter(expected) & Counter(actual)).values())
+    return _f1_score(name, mode, actual, expected, common)
+
+
+def _f1_score(name: str, mode: str, actual: list[str], expected: list[str], common: int) -> Score:
+    """The ``in_order`` / ``any_order`` score: the F1 of ``common`` calls matched (two empty
+    trajectories match)."""
+    total = len(expected) + len(actual)
+    value = 2 * common / total if total else 1.0
     how = "in order" if mode == "in_order" else "in any order"
     return Score(
         name=name,
@@ -380,21 +384,10 @@ def _score(name: str, mode: str, args: str, matcher: Matcher) -> Score:
             ),
         )
     if not actual and not expected:
-        value, common = 1.0, 0
+        common = 0
     else:
         common = matcher.lcs() if mode == "in_order" else len(matcher.pairs())
-        value = 2 * common / (len(expected) + len(actual))
-    how = "in order" if mode == "in_order" else "in any order"
-    return Score(
-        name=name,
-        metric=name,
-        value=value,
-        passed=value >= 1.0,
-        explanation=(
-            f"Tool calls {actual} matched {common} of the expected trajectory {expected} "
-            f"{how} (F1 {value:.2f})."
-        ),
-    )
+    return _f1_score(name, mode, actual, expected, common)
 
 
 #: name -> check class (its dataclass fields are the config keys it reads)
