@@ -8,6 +8,7 @@ complete ones until ``--max-age``.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -147,3 +148,35 @@ def test_a_rootless_flood_does_not_lock_out_complete_traces(
     assert set(reasons) <= {"evicted", "shutdown"}
     assert reasons.count("evicted") == final["traces_evicted_rootless"]
     assert all(by_id[t][0]["partial"] for t in rootless_taken)
+
+
+def test_traces_given_up_while_the_evaluator_is_stuck_are_counted(
+    start: Callable[..., RunningReceiver],
+) -> None:
+    """Issue 22: with the evaluator stuck (the buffer's notices then skip it), ``/stats`` said
+    ``traces_dropped: 0`` while the log said traces were given up. The count now comes from the
+    buffer, where traces are given up."""
+    receiver = start(max_buffered_spans=10, grace=0.05)
+    pipeline = receiver.receiver.pipeline
+    release = threading.Event()
+    entered = threading.Event()
+
+    def stuck(trace: Any) -> None:  # an evaluator that does not return (until the test ends)
+        entered.set()
+        release.wait(60)
+
+    pipeline.evaluator.export_trace = stuck  # type: ignore[method-assign]
+    pipeline.buffer.sink_timeout_s = 0.2
+    try:
+        assert send(receiver, agent_trace(tool_attributes=FOUR_CALLS)) == 200
+        assert entered.wait(30)
+        wait_until(lambda: pipeline.buffer.stats().sinks_stuck == 1)
+        # One request far over the buffer's bound (twice the admission limit, 20 spans): the
+        # buffer gives traces up, and their notices skip the stuck evaluator.
+        traces = [agent_trace(tool_attributes=FOUR_CALLS) for _ in range(6)]
+        wait_until(lambda: stats_of(receiver)["spans_held"] <= 5)
+        assert send(receiver, [span for spans in traces for span in spans]) == 200
+        wait_until(lambda: pipeline.buffer.stats().traces_dropped >= 1)
+        assert stats_of(receiver)["traces_dropped"] == pipeline.buffer.stats().traces_dropped
+    finally:
+        release.set()

@@ -45,7 +45,8 @@ class ReceiverCounters:
     scores_sent: int = 0
     scores_failed: int = 0
     #: Traces the buffer gave up unevaluated (one ``dropped`` results line each): its own
-    #: memory bound (a request far over ``max_buffered_spans``) or shutdown's time limit.
+    #: memory bound (a request far over ``max_buffered_spans``) or shutdown's time limit. Set
+    #: from the buffer's count by ``TracePipeline.stats``, not added to here.
     traces_dropped: int = 0
     #: Traces without a root evaluated early (partial, ``evicted``) to admit a request.
     traces_evicted_rootless: int = 0

@@ -209,7 +209,10 @@ class TracePipeline:
             if self.scores is not None and self.emitter is not None
             else 0
         )
-        stats["sink_errors"] = self.buffer.stats().sink_errors + self.evaluator.errors
+        buffered = self.buffer.stats()
+        stats["sink_errors"] = buffered.sink_errors + self.evaluator.errors
+        # Counted where traces are given up: their notices skip an evaluator reported stuck.
+        stats["traces_dropped"] = buffered.traces_dropped
         stats["spans_held"] = self.intake.held_spans
         stats["traces_held"] = self.intake.held_traces
         stats["spans_released"] = self.intake.released_spans

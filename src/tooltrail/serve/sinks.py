@@ -210,7 +210,6 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         """A trace the buffer gave up (``dropped_spans`` spans, none delivered): counted, and
         named by one results line, so no accepted trace is silently missing."""
         super().export_dropped(trace)
-        self._counters.add(traces_dropped=1)
         self._log_warn.warn(
             "dropped",
             "tooltrail serve: traces given up unevaluated (counter traces_dropped; a results "
