@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import http.client
+import json
 import threading
+import time
 from concurrent import futures
 from pathlib import Path
+from typing import Any
 
 import grpc
 from fixtures import refund_case, suite_yaml
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
 from opentelemetry.proto.logs.v1 import logs_pb2
+
+from tooltrail.serve import ServeConfig, start_in_thread
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 
@@ -108,6 +113,34 @@ class LogsReceiver(logs_service_pb2_grpc.LogsServiceServicer):
 
     def stop(self) -> None:
         self.server.stop(grace=None)
+
+
+def results_of_one_run(directory: Path, suite_text: str, recorded: str) -> list[dict[str, Any]]:
+    """Post one recorded corpus file (protobuf) to a real ``tooltrail serve`` on loopback with
+    ``suite_text`` and explanations on; the results-file lines once its trace is evaluated."""
+    results = directory / "results.jsonl"
+    receiver = start_in_thread(
+        ServeConfig(  # type: ignore[call-arg]
+            suite=write_suite(directory, suite_text),
+            grpc_port=None,
+            http_port=0,
+            grace=0.05,
+            results=results,
+            explanations=True,
+        )
+    )
+    try:
+        assert receiver.http_port is not None
+        status, _, _ = post(
+            receiver.http_port, corpus(recorded), {"Content-Type": "application/x-protobuf"}
+        )
+        assert status == 200
+        deadline = time.monotonic() + 20
+        while receiver.receiver.stats()["traces_evaluated"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        receiver.stop()
+    return [json.loads(raw) for raw in results.read_text().splitlines()]
 
 
 def attributes_of(record: logs_pb2.LogRecord) -> dict[str, object]:

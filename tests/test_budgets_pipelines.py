@@ -4,17 +4,14 @@ calls and tokens from the trace when a case has a budget that needs them."""
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 
 from opentelemetry.sdk.trace import TracerProvider
-from serve_helpers import corpus, post, write_suite
+from serve_helpers import results_of_one_run
 
 from tooltrail.evaluate import CaseResult
 from tooltrail.live import InlineEvaluator, ToolArgsProcessor, TraceBuffer, tool
 from tooltrail.model import EvalTrace
-from tooltrail.serve import ServeConfig, start_in_thread
 from tooltrail.suite import TestSuite
 
 BUDGETS = TestSuite.from_dict(
@@ -80,31 +77,8 @@ cases:
 
 
 def test_serve_reads_model_calls_and_tokens_of_received_spans(tmp_path: Path) -> None:
-    results = tmp_path / "results.jsonl"
-    receiver = start_in_thread(
-        ServeConfig(  # type: ignore[call-arg]
-            suite=write_suite(tmp_path, SERVE_SUITE),
-            grpc_port=None,
-            http_port=0,
-            grace=0.05,
-            results=results,
-            explanations=True,
-        )
-    )
-    try:
-        # a real pydantic-ai run: 4 model calls, 289 input and 60 output tokens
-        status, _, _ = post(
-            receiver.http_port,
-            corpus("pydantic-ai/a_refund_ok.otlp.pb"),
-            {"Content-Type": "application/x-protobuf"},
-        )
-        assert status == 200
-        deadline = time.monotonic() + 20
-        while receiver.receiver.stats()["traces_evaluated"] < 1 and time.monotonic() < deadline:
-            time.sleep(0.02)
-    finally:
-        receiver.stop()
-    (line,) = [json.loads(raw) for raw in results.read_text().splitlines()]
+    # a real pydantic-ai run: 4 model calls, 289 input and 60 output tokens
+    (line,) = results_of_one_run(tmp_path, SERVE_SUITE, "pydantic-ai/a_refund_ok.otlp.pb")
     (case,) = line["results"]
     got = {s["name"]: (s["passed"], s["explanation"]) for s in case["scores"]}
     assert got == {

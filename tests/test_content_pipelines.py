@@ -5,18 +5,16 @@ call's result when a check of the suite says ``reads_content``, as ``eval`` does
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from opentelemetry.sdk.trace import TracerProvider
-from serve_helpers import corpus, post, write_suite
+from serve_helpers import results_of_one_run
 from test_content_batch import SaysWhatItSaw
 
 from tooltrail.checks.registry import Registry, default_registry
 from tooltrail.evaluate import CaseResult
 from tooltrail.live import InlineEvaluator, TraceBuffer
 from tooltrail.model import EvalTrace
-from tooltrail.serve import ServeConfig, start_in_thread
 from tooltrail.suite import TestSuite
 
 
@@ -66,30 +64,7 @@ cases:
 
 def test_serve_reads_inputs_and_results_of_received_spans(tmp_path: Path) -> None:
     default_registry().register("content_pipeline_saw", SaysWhatItSaw, replace=True)
-    results = tmp_path / "results.jsonl"
-    receiver = start_in_thread(
-        ServeConfig(  # type: ignore[call-arg]
-            suite=write_suite(tmp_path, SERVE_SUITE),
-            grpc_port=None,
-            http_port=0,
-            grace=0.05,
-            results=results,
-            explanations=True,
-        )
-    )
-    try:
-        status, _, _ = post(
-            receiver.http_port,
-            corpus("pydantic-ai/a_refund_ok.otlp.pb"),
-            {"Content-Type": "application/x-protobuf"},
-        )
-        assert status == 200
-        deadline = time.monotonic() + 20
-        while receiver.receiver.stats()["traces_evaluated"] < 1 and time.monotonic() < deadline:
-            time.sleep(0.02)
-    finally:
-        receiver.stop()
-    (line,) = [json.loads(raw) for raw in results.read_text().splitlines()]
+    (line,) = results_of_one_run(tmp_path, SERVE_SUITE, "pydantic-ai/a_refund_ok.otlp.pb")
     (case,) = line["results"]
     (score,) = case["scores"]
     assert score["passed"], score["explanation"]

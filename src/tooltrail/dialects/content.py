@@ -31,7 +31,7 @@ message without text (a tool's answer sent back in a user message) is not an inp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tooltrail.dialects.tools import SpanLike
@@ -56,16 +56,24 @@ _RESULT_KEYS = (
 )
 
 
+def _first_of(attrs: Any, keys: tuple[str, ...], read: Callable[[Any], Any]) -> Any:
+    """The first of ``keys`` in ``attrs`` that ``read`` makes something of, else ``None``."""
+    for key in keys:
+        if key in attrs:
+            found = read(attrs.get(key))
+            if found is not None:
+                return found
+    return None
+
+
 def tool_result(span: SpanLike) -> Any:
     """What the tool of ``span`` returned, or ``None`` when the span does not record it."""
     attrs = span.attributes
     if attrs is None:
         return None
-    for key in _RESULT_KEYS:
-        if key in attrs:
-            found = result_value(attrs.get(key))
-            if found is not None:
-                return found
+    found = _first_of(attrs, _RESULT_KEYS, result_value)
+    if found is not None:
+        return found
     if "gcp.vertex.agent.tool_response" in attrs:
         raw = attrs.get("gcp.vertex.agent.tool_response")
         if raw == "{}" and attrs.get("gcp.vertex.agent.tool_call_args") == "{}":
@@ -182,11 +190,9 @@ def user_input(span: SpanLike) -> str | None:
     attrs = span.attributes
     if attrs is None:
         return None
-    for key in _MESSAGE_KEYS:
-        if key in attrs:
-            found = input_text(attrs.get(key))
-            if found is not None:
-                return found
+    found = _first_of(attrs, _MESSAGE_KEYS, input_text)
+    if found is not None:
+        return found
     if "mlflow.spanInputs" in attrs:
         found = input_text(double_json(attrs.get("mlflow.spanInputs")))
         if found is not None:
