@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("otlp",),
     ("dialects",),
     ("convert",),
-    ("suite",),
+    ("suite", "judge"),
     ("checks",),
     ("evaluate",),
     ("scores",),

@@ -29,6 +29,9 @@ class Score:
     error: str | None = None
     #: 1-based turn a per-turn check judged; ``None`` for checks over the whole trace.
     turn: int | None = None
+    #: How a judge check's verdict was obtained (``JudgeOutcome.record()``: model, attempts,
+    #: latency, tokens, cost, samples, agreement, cache); ``None`` for every other check.
+    judge: dict[str, Any] | None = None
 
     @classmethod
     def passing(
@@ -85,8 +88,9 @@ class Score:
         return self.required and not self.skipped and not self.passed
 
     def to_dict(self) -> dict[str, object]:
-        """The score as plain JSON-ready data (stable field names)."""
-        return {
+        """The score as plain JSON-ready data (stable field names; ``judge`` only on a judge
+        check's score, so reports of suites without judges are unchanged)."""
+        data: dict[str, object] = {
             "name": self.name,
             "metric": self.metric,
             "value": self.value if math.isfinite(self.value) else None,
@@ -98,6 +102,9 @@ class Score:
             "error": self.error,
             "turn": self.turn,
         }
+        if self.judge is not None:
+            data["judge"] = self.judge
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Score:
@@ -105,6 +112,7 @@ class Score:
         value = data.get("value")
         turn = data.get("turn")
         error = data.get("error")
+        judge = data.get("judge")
         return cls(
             name=str(data["name"]),
             metric=str(data["metric"]),
@@ -116,6 +124,7 @@ class Score:
             span_ids=tuple(str(s) for s in data.get("span_ids") or ()),
             error=str(error) if error is not None else None,
             turn=turn if isinstance(turn, int) else None,
+            judge=dict(judge) if isinstance(judge, dict) else None,
         )
 
 
