@@ -16,35 +16,22 @@ from tooltrail.checks.protocol import Check, CheckContext
 from tooltrail.checks.score import Score, config_error
 from tooltrail.equality import args_contain
 from tooltrail.model import EvalTrace, ToolCall
+from tooltrail.suite.vocabulary import CASE_TERMS, is_set
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from tooltrail.suite.case import TestCase
 
 
 def case_checks(case: TestCase) -> list[Check]:
-    """The checks of ``case``'s expectation fields, in the contract's order."""
+    """The checks of ``case``'s expectation fields, in the contract's order (the order of
+    ``suite.vocabulary.CASE_TERMS``)."""
     checks: list[Check] = []
-    checks.extend(Contains(text) for text in case.expected_contains)
-    checks.extend(RequiredTool(tool) for tool in case.required_tools)
-    checks.extend(ForbiddenTool(tool) for tool in case.forbidden_tools)
-    checks.extend(ToolArgs(tool, keys) for tool, keys in case.required_tool_arguments.items())
-    checks.extend(
-        ToolArgValues(tool, expected) for tool, expected in case.expected_tool_arguments.items()
-    )
-    if case.required_tool_order:
-        checks.append(ToolOrder(case.required_tool_order))
-    if case.max_turns is not None:
-        checks.append(TurnCount(case.max_turns))
-    if case.max_latency_ms is not None:
-        checks.append(MaxLatency(case.max_latency_ms))
-    if case.max_tool_calls is not None:
-        checks.append(MaxToolCalls(case.max_tool_calls))
-    if case.max_llm_calls is not None:
-        checks.append(MaxLlmCalls(case.max_llm_calls))
-    if case.max_tokens is not None:
-        checks.append(MaxTokens(case.max_tokens))
-    if case.max_cost_usd is not None:
-        checks.append(MaxCost(case.max_cost_usd, case.prices))
+    for key, build in CASE_BUILDERS:
+        value = getattr(case, key)
+        if is_set(value):
+            checks.extend(build(case, value))
     return checks
 
 
@@ -267,3 +254,26 @@ class TurnCount:
                 name, name, f"Turn count {count} meets the {max_turns} turn limit."
             )
         return Score.failing(name, name, f"Turn count {count} exceeds the {max_turns} turn limit.")
+
+
+#: Expectation field -> the checks a value of it compiles to (``case``, value) -> checks.
+_BUILD: dict[str, Callable[[TestCase, Any], Iterable[Check]]] = {
+    "expected_contains": lambda case, texts: [Contains(text) for text in texts],
+    "required_tools": lambda case, tools: [RequiredTool(tool) for tool in tools],
+    "forbidden_tools": lambda case, tools: [ForbiddenTool(tool) for tool in tools],
+    "required_tool_arguments": lambda case, tools: [
+        ToolArgs(tool, keys) for tool, keys in tools.items()
+    ],
+    "expected_tool_arguments": lambda case, tools: [
+        ToolArgValues(tool, expected) for tool, expected in tools.items()
+    ],
+    "required_tool_order": lambda case, order: [ToolOrder(order)],
+    "max_turns": lambda case, limit: [TurnCount(limit)],
+    "max_latency_ms": lambda case, limit: [MaxLatency(limit)],
+    "max_tool_calls": lambda case, limit: [MaxToolCalls(limit)],
+    "max_llm_calls": lambda case, limit: [MaxLlmCalls(limit)],
+    "max_tokens": lambda case, limit: [MaxTokens(limit)],
+    "max_cost_usd": lambda case, limit: [MaxCost(limit, case.prices)],
+}
+#: The builders in the table's order (a field without a builder is an import error here).
+CASE_BUILDERS = tuple((term.key, _BUILD[term.key]) for term in CASE_TERMS)

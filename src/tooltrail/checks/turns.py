@@ -15,23 +15,22 @@ from tooltrail.checks.budgets import TurnMaxLatency
 from tooltrail.checks.protocol import Check, CheckContext
 from tooltrail.checks.score import Score
 from tooltrail.equality import args_contain, values_equal
+from tooltrail.suite.vocabulary import TURN_TERMS, is_set
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from tooltrail.suite.case import ArgsMode, Expect
 
 
 def expect_checks(expect: Expect) -> list[Check]:
-    """The checks of one turn's ``Expect``, in the order their scores are reported."""
+    """The checks of one turn's ``Expect``, in the order their scores are reported (the
+    order of ``suite.vocabulary.TURN_TERMS``)."""
     checks: list[Check] = []
-    checks.extend(TurnIncludes(tool) for tool in expect.tool_calls_include)
-    checks.extend(TurnExcludes(tool) for tool in expect.tool_calls_exclude)
-    if expect.tool_calls_ordered and expect.tool_calls_include:
-        checks.append(TurnOrdered(expect.tool_calls_include))
-    checks.extend(
-        TurnArgs(wanted.tool, wanted.args, wanted.mode) for wanted in expect.tool_calls_args
-    )
-    if expect.max_latency_ms is not None:
-        checks.append(TurnMaxLatency(expect.max_latency_ms))
+    for key, build in TURN_BUILDERS:
+        value = getattr(expect, key)
+        if is_set(value):
+            checks.extend(build(expect, value))
     return checks
 
 
@@ -154,3 +153,19 @@ class TurnArgs:
             span_ids=tuple(c.span_id for c in calls if c.span_id),
             turn=turn,
         )
+
+
+#: ``Expect`` key -> the checks a value of it compiles to (``expect``, value) -> checks.
+_BUILD: dict[str, Callable[[Expect, Any], Iterable[Check]]] = {
+    "tool_calls_include": lambda expect, tools: [TurnIncludes(tool) for tool in tools],
+    "tool_calls_exclude": lambda expect, tools: [TurnExcludes(tool) for tool in tools],
+    "tool_calls_ordered": lambda expect, ordered: (
+        [TurnOrdered(expect.tool_calls_include)] if expect.tool_calls_include else []
+    ),
+    "tool_calls_args": lambda expect, wanted: [
+        TurnArgs(item.tool, item.args, item.mode) for item in wanted
+    ],
+    "max_latency_ms": lambda expect, limit: [TurnMaxLatency(limit)],
+}
+#: The builders in the table's order (a key without a builder is an import error here).
+TURN_BUILDERS = tuple((term.key, _BUILD[term.key]) for term in TURN_TERMS)

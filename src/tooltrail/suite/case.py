@@ -13,6 +13,13 @@ from typing import Any, Literal
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.match import Match
 from tooltrail.suite.reference import Reference
+from tooltrail.suite.vocabulary import (
+    CASE_TERMS,
+    TURN_TERMS,
+    expects_anything,
+    keys_of_kind,
+    missing_expectation,
+)
 
 ArgsMode = Literal["subset", "exact"]
 ARGS_MODES = ("subset", "exact")
@@ -31,6 +38,9 @@ class ToolCallArgs:
             raise SuiteError(f"ToolCallArgs mode must be 'subset' or 'exact', not {self.mode!r}")
 
 
+_TURN_NAME_LISTS = keys_of_kind(TURN_TERMS, "names")
+
+
 @dataclass(slots=True)
 class Expect:
     """What the tool calls of one turn must show (pytest-agent-eval's vocabulary)."""
@@ -44,7 +54,7 @@ class Expect:
     max_latency_ms: float | None = None
 
     def __post_init__(self) -> None:
-        for key in ("tool_calls_include", "tool_calls_exclude"):
+        for key in _TURN_NAME_LISTS:
             if isinstance(getattr(self, key), (str, bytes)):
                 raise SuiteError(f"Expect {key} must be a list of tool names, not a string")
         self.tool_calls_args = [
@@ -53,12 +63,8 @@ class Expect:
         ]
 
     def is_empty(self) -> bool:
-        return not (
-            self.tool_calls_include
-            or self.tool_calls_exclude
-            or self.tool_calls_args
-            or self.max_latency_ms is not None
-        )
+        """Whether the turn expects nothing (``suite.vocabulary``)."""
+        return not expects_anything(TURN_TERMS, self)
 
 
 @dataclass(slots=True)
@@ -124,16 +130,8 @@ class EvaluatorConfig:
     origin: Origin | None = field(default=None, compare=False, repr=False)
 
 
-#: The case fields that are budgets (``checks.budgets``).
-BUDGET_FIELDS = ("max_latency_ms", "max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd")
-
-_NAME_LISTS = (
-    "expected_contains",
-    "required_tools",
-    "forbidden_tools",
-    "required_tool_order",
-    "tags",
-)
+#: The fields that hold lists of names (a lone string there is a mistake, not a list).
+_NAME_LISTS = (*keys_of_kind(CASE_TERMS, "names"), "tags")
 
 
 @dataclass(slots=True)
@@ -200,24 +198,13 @@ class TestCase:
             if isinstance(getattr(self, key), (str, bytes)):
                 raise SuiteError(f"case {self.id!r}: {key} must be a list of strings, not a string")
         if not self.has_expectations():
-            raise SuiteError(
-                f"case {self.id!r} has no expectation: set at least one of expected_contains, "
-                "required_tools, forbidden_tools, required_tool_order, expected_tool_arguments, "
-                "required_tool_arguments, max_turns, a budget (max_latency_ms, max_tool_calls, "
-                "max_llm_calls, max_tokens, max_cost_usd), evaluators or turns[].expect"
-            )
+            raise SuiteError(missing_expectation(self.id))
 
     def has_expectations(self) -> bool:
-        """Whether the case checks anything at all (a case that checks nothing always passes)."""
+        """Whether the case checks anything at all (a case that checks nothing always passes):
+        a field of ``suite.vocabulary``'s table, a scorer, or a turn's ``expect``."""
         return bool(
-            self.expected_contains
-            or self.required_tools
-            or self.forbidden_tools
-            or self.required_tool_order
-            or self.expected_tool_arguments
-            or self.required_tool_arguments
-            or self.max_turns is not None
-            or any(getattr(self, key) is not None for key in BUDGET_FIELDS)
+            expects_anything(CASE_TERMS, self)
             or self.evaluators
             or any(not turn.expect.is_empty() for turn in self.turns)
         )

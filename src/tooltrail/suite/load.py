@@ -10,7 +10,6 @@ from tooltrail.hints import did_you_mean
 from tooltrail.model import ToolCall
 from tooltrail.suite.case import (
     ARGS_MODES,
-    BUDGET_FIELDS,
     EvaluatorConfig,
     Expect,
     ModelPrice,
@@ -25,6 +24,7 @@ from tooltrail.suite.fields import FieldReader, KeyPath, read_document
 from tooltrail.suite.gate import gate_from_data
 from tooltrail.suite.match import Match
 from tooltrail.suite.reference import Reference
+from tooltrail.suite.vocabulary import CASE_TERMS, TURN_TERMS, Term, file_keys
 
 SUITE_KEYS = ("name", "version", "description", "gate", "prices", "check_timeout", "cases")
 CASE_KEYS = (
@@ -34,14 +34,7 @@ CASE_KEYS = (
     "input",
     "match",
     "tags",
-    "expected_contains",
-    "required_tools",
-    "forbidden_tools",
-    "required_tool_order",
-    "expected_tool_arguments",
-    "required_tool_arguments",
-    "max_turns",
-    *BUDGET_FIELDS,
+    *file_keys(CASE_TERMS),
     "prices",
     "turns",
     "evaluators",
@@ -54,16 +47,8 @@ CASE_KEYS = (
 )
 EVALUATOR_KEYS = ("name", "threshold", "config", "required")
 TURN_KEYS = ("user", "expect")
-EXPECT_KEYS = (
-    "tool_calls_include",
-    "tool_calls_exclude",
-    "tool_calls_ordered",
-    "tool_calls_args",
-    "max_latency_ms",
-)
+EXPECT_KEYS = file_keys(TURN_TERMS)
 PRICE_KEYS = ("input", "output")
-#: Budgets that count (whole numbers); the others are measures (milliseconds, dollars).
-_COUNT_BUDGETS = ("max_tool_calls", "max_llm_calls", "max_tokens")
 TOOL_CALL_ARGS_KEYS = ("tool", "args", "mode")
 MATCH_KEYS = ("service_name", "agent_name", "root_span_name", "attributes", "all")
 REFERENCE_KEYS = ("calls", "file", "trace_id")
@@ -158,36 +143,9 @@ def _case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
     for key in ("name", "input"):
         if get(key) is not None:
             fields[key] = reader.string(data[key], path + (key,), allow_empty=True)
-    for key in (
-        "tags",
-        "expected_contains",
-        "required_tools",
-        "forbidden_tools",
-        "required_tool_order",
-    ):
-        if get(key) is not None:
-            fields[key] = reader.string_list(data[key], path + (key,))
-    if get("expected_tool_arguments") is not None:
-        key_path = path + ("expected_tool_arguments",)
-        tools = reader.free_mapping(data["expected_tool_arguments"], key_path)
-        fields["expected_tool_arguments"] = {
-            tool: reader.free_mapping(args, key_path + (tool,), "a mapping of argument values")
-            for tool, args in tools.items()
-        }
-    if get("required_tool_arguments") is not None:
-        key_path = path + ("required_tool_arguments",)
-        tools = reader.free_mapping(data["required_tool_arguments"], key_path)
-        fields["required_tool_arguments"] = {
-            tool: reader.string_list(keys, key_path + (tool,)) for tool, keys in tools.items()
-        }
-    if get("max_turns") is not None:
-        fields["max_turns"] = reader.integer(data["max_turns"], path + ("max_turns",), minimum=1)
-    for key in BUDGET_FIELDS:
-        if get(key) is not None:
-            if key in _COUNT_BUDGETS:
-                fields[key] = reader.integer(data[key], path + (key,), minimum=0)
-            else:
-                fields[key] = reader.limit(data[key], path + (key,))
+    if get("tags") is not None:
+        fields["tags"] = reader.string_list(data["tags"], path + ("tags",))
+    fields.update(_terms(CASE_TERMS, data, path, reader))
     if get("prices") is not None:
         fields["prices"] = _prices(data["prices"], path + ("prices",), reader)
     if get("runs") is not None:
@@ -303,25 +261,46 @@ def _turn(raw: Any, path: KeyPath, reader: FieldReader) -> Turn:
 
 def _expect(raw: Any, path: KeyPath, reader: FieldReader) -> Expect:
     data = reader.mapping(raw, path, EXPECT_KEYS, what="an expect mapping")
+    return Expect(**_terms(TURN_TERMS, data, path, reader))
+
+
+def _terms(
+    terms: tuple[Term, ...], data: dict[str, Any], path: KeyPath, reader: FieldReader
+) -> dict[str, Any]:
+    """The expectation fields of ``data`` (``suite.vocabulary``), each read by its kind."""
     fields: dict[str, Any] = {}
-    for key in ("tool_calls_include", "tool_calls_exclude"):
-        if data.get(key) is not None:
-            fields[key] = reader.string_list(data[key], path + (key,))
-    if data.get("tool_calls_ordered") is not None:
-        fields["tool_calls_ordered"] = reader.boolean(
-            data["tool_calls_ordered"], path + ("tool_calls_ordered",)
-        )
-    if data.get("max_latency_ms") is not None:
-        fields["max_latency_ms"] = reader.limit(data["max_latency_ms"], path + ("max_latency_ms",))
-    if data.get("tool_calls_args") is not None:
-        items = data["tool_calls_args"]
-        if not isinstance(items, list):
-            reader.fail(path + ("tool_calls_args",), "expected a list of {tool, args, mode}")
-        fields["tool_calls_args"] = [
-            _tool_call_args(item, path + ("tool_calls_args", i), reader)
-            for i, item in enumerate(items)
-        ]
-    return Expect(**fields)
+    for term in terms:
+        value = data.get(term.key)
+        if value is not None and term.in_files:
+            fields[term.key] = _read_term(term, value, path + (term.key,), reader)
+    return fields
+
+
+def _read_term(term: Term, value: Any, path: KeyPath, reader: FieldReader) -> Any:
+    """One expectation value, read by its kind."""
+    kind = term.kind
+    if kind == "names":
+        return reader.string_list(value, path)
+    if kind == "count":
+        return reader.integer(value, path, minimum=term.minimum)
+    if kind == "measure":
+        return reader.limit(value, path)
+    if kind == "flag":
+        return reader.boolean(value, path)
+    if kind == "tool_values":
+        tools = reader.free_mapping(value, path)
+        return {
+            tool: reader.free_mapping(args, path + (tool,), "a mapping of argument values")
+            for tool, args in tools.items()
+        }
+    if kind == "tool_names":
+        tools = reader.free_mapping(value, path)
+        return {tool: reader.string_list(keys, path + (tool,)) for tool, keys in tools.items()}
+    if kind == "tool_call_args":
+        if not isinstance(value, list):
+            reader.fail(path, "expected a list of {tool, args, mode}")
+        return [_tool_call_args(item, path + (i,), reader) for i, item in enumerate(value)]
+    raise AssertionError(f"no reader for expectation kind {kind!r}")  # the table's kinds
 
 
 def _tool_call_args(raw: Any, path: KeyPath, reader: FieldReader) -> ToolCallArgs:
