@@ -31,7 +31,7 @@ from tooltrail.checks.turns import expect_checks
 from tooltrail.checks.view import CallView, tally
 from tooltrail.hints import did_you_mean
 from tooltrail.model import EvalTrace
-from tooltrail.redact import Redaction, redacted_explanations
+from tooltrail.redact import DEFAULT_REDACTION, Redaction, redacted_explanations
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.gate import meets
 
@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 
 #: Version of the ``EvaluationReport.to_dict`` layout; bumped on incompatible changes.
 SCHEMA_VERSION = 1
-#: What explanations are redacted with when the caller names no ``Redaction``.
-DEFAULT_REDACTION = Redaction()
 
 
 class ReportError(ValueError):
@@ -336,6 +334,7 @@ def _turn_contexts(
                 output=ctx.output,
                 case=ctx.case,
                 turn=number,
+                redaction=ctx.redaction,
             )
             yield turn_checks, turn_ctx
 
@@ -351,7 +350,7 @@ def _evaluate(
     """Run a compiled case on ``trace`` with its call index ``view``, on this thread: only
     for a case whose every check is tooltrail's own (``_CasePlan.timed`` is false)."""
     case = plan.case
-    ctx = case_context(case, trace, output, view)
+    ctx = case_context(case, trace, output, view, redaction)
     scores: list[Score] = []
     if plan.broken is not None:
         scores.append(_checks_failed(plan.broken))
@@ -388,12 +387,17 @@ class _Run:
 
 
 def _prepare(
-    plan: _CasePlan, trace: EvalTrace, view: CallView, output: str | None, label: str | None
+    plan: _CasePlan,
+    trace: EvalTrace,
+    view: CallView,
+    output: str | None,
+    label: str | None,
+    redaction: Redaction | None = None,
 ) -> _Run:
     """The steps of a compiled case on ``trace`` with its call index ``view``."""
     case = plan.case
     limit = case.check_timeout if case.check_timeout is not None else DEFAULT_CHECK_TIMEOUT_S
-    ctx = case_context(case, trace, output, view)
+    ctx = case_context(case, trace, output, view, redaction)
     steps: list[Step] = []
     broken = plan.broken
     if broken is None:
@@ -491,13 +495,14 @@ def evaluate_trace(
 
     ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
     Each check runs under the case's ``check_timeout`` (``checks.timelimit``).
-    ``redaction``: the rules explanations are redacted with (default ``Redaction()``).
+    ``redaction``: the rules explanations, and what judge checks send, are redacted with
+    (default ``redact.DEFAULT_REDACTION``).
     """
     plan = _plan(case, registry)
     view = CallView(trace.tool_calls)
     if not plan.timed:
         return _evaluate(plan, trace, view, output, label, redaction)
-    return _run_all([_prepare(plan, trace, view, output, label)], trace, redaction)[0]
+    return _run_all([_prepare(plan, trace, view, output, label, redaction)], trace, redaction)[0]
 
 
 def evaluate_cases(
@@ -522,7 +527,7 @@ def evaluate_cases(
     plans = [_plan(case, registry) for case in cases]
     if not any(plan.timed for plan in plans):  # tooltrail's own checks only: no hand-off
         return [_evaluate(plan, trace, view, output, None, redaction) for plan in plans]
-    runs = [_prepare(plan, trace, view, output, None) for plan in plans]
+    runs = [_prepare(plan, trace, view, output, None, redaction) for plan in plans]
     return _run_all(runs, trace, redaction)
 
 
@@ -563,7 +568,7 @@ def evaluate_suite(
         trace = sample.trace if sample.trace is not None else EvalTrace(trace_id="")
         view = CallView(trace.tool_calls)
         if plan.timed:
-            run = _prepare(plan, trace, view, sample.output, label)
+            run = _prepare(plan, trace, view, sample.output, label, redaction)
             rows.extend(_run_all([run], trace, redaction))
         else:
             rows.append(_evaluate(plan, trace, view, sample.output, label, redaction))

@@ -480,3 +480,8 @@ def _clean_encoded(rules: Redaction, text: str, depth: int, budget: _Budget) -> 
 
 def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+#: The rules used when a caller names none: explanations (``tooltrail.evaluate``) and what a
+#: judge check sends (``checks.judge_prompts``) are redacted with the same default.
+DEFAULT_REDACTION = Redaction()

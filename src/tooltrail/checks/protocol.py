@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tooltrail.checks.score import Score
 from tooltrail.checks.view import CallView
 from tooltrail.model import EvalTrace
+from tooltrail.redact import Redaction
 
 if TYPE_CHECKING:
     from tooltrail.suite.case import TestCase
@@ -28,6 +29,8 @@ class CheckContext:
     ``view`` is the call index built once per evaluation (without failed attempts when the case
     says ``ignore_failed_calls``; one turn's calls for a per-turn check). ``output`` is the
     agent's reply. ``turn`` is the 1-based turn a per-turn check judges, else ``None``.
+    ``redaction`` is the run's redaction (``None``: ``redact.DEFAULT_REDACTION``): what a check
+    sends out of the process (a judge's prompt) goes through it.
     """
 
     trace: EvalTrace
@@ -35,6 +38,7 @@ class CheckContext:
     output: Any
     case: TestCase | None = None
     turn: int | None = None
+    redaction: Redaction | None = None
 
 
 class Check(Protocol):
@@ -44,11 +48,15 @@ class Check(Protocol):
 
 
 def case_context(
-    case: TestCase, trace: EvalTrace, output: Any = None, view: CallView | None = None
+    case: TestCase,
+    trace: EvalTrace,
+    output: Any = None,
+    view: CallView | None = None,
+    redaction: Redaction | None = None,
 ) -> CheckContext:
     """The context of ``case`` on ``trace``: ``view`` (the trace's call index, built here when
     not given) without failed attempts when the case ignores them; ``output`` defaults to the
-    trace's reply."""
+    trace's reply; ``redaction`` the run's."""
     if view is None:
         view = CallView(trace.tool_calls)
     if case.ignore_failed_calls:
@@ -58,6 +66,7 @@ def case_context(
         view=view,
         output=trace.output if output is None else output,
         case=case,
+        redaction=redaction,
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.budgets import MaxToolCalls
+from tooltrail.checks.judges import JUDGE_CHECKS
 from tooltrail.checks.protocol import CheckContext
 from tooltrail.checks.reference import (
     MATCH_MODES,
@@ -397,4 +398,5 @@ BUILTIN_SCORERS: dict[str, type] = {
     "no_redundant_tool_calls": NoRedundantToolCalls,
     "trajectory_match": TrajectoryMatch,
     "max_tool_calls": MaxToolCalls,
+    **JUDGE_CHECKS,  # llm_judge, tool_args_judge, trajectory_judge
 }

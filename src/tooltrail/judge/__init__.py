@@ -5,7 +5,23 @@ judge check sees (``Judge``, ``JudgeOutcome``, ``JudgeVerdict``); ``active`` the
 uses by default.
 """
 
-from tooltrail.judge.active import active_judge, use_judge
+from tooltrail.judge.active import (
+    ModelResolver,
+    active_judge,
+    judge_for_model,
+    set_model_resolver,
+    use_judge,
+)
 from tooltrail.judge.outcome import Judge, JudgeOutcome, JudgeTotals, JudgeVerdict
 
-__all__ = ["Judge", "JudgeOutcome", "JudgeTotals", "JudgeVerdict", "active_judge", "use_judge"]
+__all__ = [
+    "Judge",
+    "JudgeOutcome",
+    "JudgeTotals",
+    "JudgeVerdict",
+    "ModelResolver",
+    "active_judge",
+    "judge_for_model",
+    "set_model_resolver",
+    "use_judge",
+]

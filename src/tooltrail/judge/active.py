@@ -8,7 +8,7 @@ context, and two runs in one process do not share it by accident.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -30,3 +30,25 @@ def use_judge(judge: Judge | None) -> Iterator[None]:
         yield
     finally:
         _ACTIVE.reset(token)
+
+
+#: A model string (``openai:gpt-4o-mini``) -> the judge that asks that model; raises
+#: ``ValueError`` for a model it cannot serve.
+ModelResolver = Callable[[str], Judge]
+#: The one resolver of the process (a list cell, so that threads see what was set).
+_RESOLVER: list[ModelResolver | None] = [None]
+
+
+def set_model_resolver(resolve: ModelResolver | None) -> ModelResolver | None:
+    """Install how a judge check that names a ``model`` (a YAML turn's ``judge: {model}``)
+    gets its judge; returns the resolver it replaces. The judge engine's wiring installs one."""
+    previous = _RESOLVER[0]
+    _RESOLVER[0] = resolve
+    return previous
+
+
+def judge_for_model(model: str) -> Judge | None:
+    """The judge for ``model`` from the installed resolver; ``None`` when none is installed.
+    A resolver's ``ValueError`` (a model it cannot serve) passes through."""
+    resolve = _RESOLVER[0]
+    return None if resolve is None else resolve(model)
