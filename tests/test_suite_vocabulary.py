@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tooltrail.checks import expectations, turns
-from tooltrail.suite import Expect, SuiteError, TestCase, ToolCallArgs
+from tooltrail.checks import JudgeEvaluator, expectations, turns
+from tooltrail.suite import Expect, JudgeConfig, SuiteError, TestCase, ToolCallArgs
 from tooltrail.suite.fields import parse_text
 from tooltrail.suite.load import CASE_KEYS, EXPECT_KEYS, suite_fields
 from tooltrail.suite.vocabulary import CASE_TERMS, TURN_TERMS, Term
@@ -22,6 +22,8 @@ SAMPLES: dict[str, Any] = {
     "measure": 5.0,
     "flag": True,
     "tool_call_args": [ToolCallArgs(tool="lookup", args={"id": 1})],
+    "judge": JudgeConfig(rubric="The reply answers the question."),
+    "objects": [JudgeEvaluator(rubric="The reply is polite.")],
 }
 
 
@@ -51,7 +53,7 @@ def test_each_case_term_alone_is_an_expectation_with_a_check(term: Term) -> None
     assert len(expectations.case_checks(case)) >= 1
 
 
-@pytest.mark.parametrize("term", [t for t in TURN_TERMS if t.kind in SAMPLES], ids=lambda t: t.key)
+@pytest.mark.parametrize("term", TURN_TERMS, ids=lambda t: t.key)
 def test_each_turn_term_counts_alone_only_when_the_table_says_so(term: Term) -> None:
     expect = Expect(**{term.key: SAMPLES[term.kind]})
     assert expect.is_empty() is not term.alone

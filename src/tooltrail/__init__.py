@@ -49,10 +49,33 @@ _EXPORTS: dict[str, str] = {
     "write_junit": "tooltrail.report",
     "write_markdown": "tooltrail.report",
     "write_text": "tooltrail.report",
+    "JudgeConfig": "tooltrail.suite",
+    "ToolCallArgsConfig": "tooltrail.suite",
+    "JudgeEvaluator": "tooltrail.checks",
+    "ToolCallArgsJudgeEvaluator": "tooltrail.checks",
+    "LLMJudgeEvaluator": "tooltrail.checks",
+    "LLMRubricEvaluator": "tooltrail.checks",
+    "RetryPolicy": "tooltrail.checks",
+    "Rubric": "tooltrail.checks",
+    "make_rubric": "tooltrail.checks",
+    "use_judge": "tooltrail.judge",
 }
 
 if TYPE_CHECKING:
-    from tooltrail.checks import Registry, Score, default_registry, scorer, values_equal
+    from tooltrail.checks import (
+        JudgeEvaluator,
+        LLMJudgeEvaluator,
+        LLMRubricEvaluator,
+        Registry,
+        RetryPolicy,
+        Rubric,
+        Score,
+        ToolCallArgsJudgeEvaluator,
+        default_registry,
+        make_rubric,
+        scorer,
+        values_equal,
+    )
     from tooltrail.evaluate import (
         CaseResult,
         EvaluationReport,
@@ -64,6 +87,7 @@ if TYPE_CHECKING:
         evaluate_suite,
         evaluate_trace,
     )
+    from tooltrail.judge import use_judge
     from tooltrail.model import EvalSpan, EvalTrace, ToolCall, parse_args
     from tooltrail.report import (
         Gate,
@@ -80,11 +104,13 @@ if TYPE_CHECKING:
     from tooltrail.suite import (
         EvaluatorConfig,
         Expect,
+        JudgeConfig,
         Match,
         SuiteError,
         TestCase,
         TestSuite,
         ToolCallArgs,
+        ToolCallArgsConfig,
         Turn,
     )
 
@@ -129,4 +155,14 @@ __all__ = [
     "write_junit",
     "write_markdown",
     "write_text",
+    "JudgeConfig",
+    "ToolCallArgsConfig",
+    "JudgeEvaluator",
+    "ToolCallArgsJudgeEvaluator",
+    "LLMJudgeEvaluator",
+    "LLMRubricEvaluator",
+    "RetryPolicy",
+    "Rubric",
+    "make_rubric",
+    "use_judge",
 ]

@@ -25,6 +25,14 @@ from tooltrail.checks.expectations import (
     case_checks,
     trace_turn_count,
 )
+from tooltrail.checks.judge_shapes import (
+    JudgeEvaluator,
+    LLMJudgeEvaluator,
+    LLMRubricEvaluator,
+    RetryPolicy,
+    ToolCallArgsJudgeEvaluator,
+)
+from tooltrail.checks.judges import LlmJudge, ToolArgsJudge, TrajectoryJudge
 from tooltrail.checks.protocol import Check, CheckContext, CheckResult, case_context, run_checks
 from tooltrail.checks.reference import ArgsComparator
 from tooltrail.checks.registry import (
@@ -37,6 +45,7 @@ from tooltrail.checks.registry import (
     did_you_mean,
     scorer,
 )
+from tooltrail.checks.rubrics import BUILTIN_RUBRICS, Rubric, make_rubric
 from tooltrail.checks.score import Score, config_error
 from tooltrail.checks.scorers import (
     NoRedundantToolCalls,
@@ -56,6 +65,7 @@ from tooltrail.checks.view import CallView, trace_view
 from tooltrail.equality import args_contain, args_fingerprint, values_equal
 
 __all__ = [
+    "BUILTIN_RUBRICS",
     "ArgsComparator",
     "CallView",
     "Check",
@@ -101,5 +111,15 @@ __all__ = [
     "scorer",
     "trace_turn_count",
     "trace_view",
+    "JudgeEvaluator",
+    "LLMJudgeEvaluator",
+    "LLMRubricEvaluator",
+    "LlmJudge",
+    "RetryPolicy",
+    "Rubric",
+    "ToolArgsJudge",
+    "ToolCallArgsJudgeEvaluator",
+    "TrajectoryJudge",
+    "make_rubric",
     "values_equal",
 ]

@@ -61,6 +61,9 @@ class ScorerEntry:
         registered = self.registered
         if isinstance(registered, type):
             return registered(**config)  # type: ignore[no-any-return]
+        configured = getattr(registered, "configured", None)
+        if configured is not None:  # an evaluator object (``checks.judge_shapes``)
+            return configured(config)  # type: ignore[no-any-return]
         return FunctionCheck(registered, config)
 
 
@@ -158,10 +161,24 @@ def is_builtin(check: Check) -> bool:
 
 
 def _declared_keys(registered: type | ScorerFn) -> frozenset[str] | None:
-    """The config keys of a dataclass check: its fields set by ``__init__``."""
+    """The config keys of a dataclass check (its fields set by ``__init__``), or those an
+    evaluator object declares (``config_keys``)."""
     if isinstance(registered, type) and is_dataclass(registered):
         return frozenset(f.name for f in fields(registered) if f.init)
+    declared = getattr(registered, "config_keys", None)
+    if not isinstance(registered, type) and isinstance(declared, frozenset):
+        return declared
     return None
+
+
+def _is_evaluator(value: Any) -> bool:
+    """An evaluator object (agentic-evals' shape): it has a ``name`` and builds its check for
+    a case's config (``configured(config)``)."""
+    return (
+        not isinstance(value, type)
+        and isinstance(getattr(value, "name", None), str)
+        and callable(getattr(value, "configured", None))
+    )
 
 
 class Registry:
@@ -187,15 +204,21 @@ class Registry:
         replace: bool = False,
     ) -> Any:
         """Register ``fn`` (a check class or a plain scorer function) under ``name``; without
-        ``fn``, return a decorator that does.
+        ``fn``, return a decorator that does. ``register(evaluator)`` registers an evaluator
+        object (``LLMJudgeEvaluator``) under its own ``name``, as agentic-evals does.
 
         ``config_keys`` lists the keys the check reads so a misspelled key is reported instead
         of silently ignored (a dataclass check's fields, unless given). Registering a taken
         name raises unless ``replace=True``.
         """
 
+        if fn is None and _is_evaluator(name):
+            name, fn = name.name, name  # type: ignore[attr-defined,assignment]
+
         def add(registered: Any) -> Any:
-            if isinstance(registered, type):
+            if _is_evaluator(registered):
+                pass
+            elif isinstance(registered, type):
                 if not callable(getattr(registered, "evaluate", None)):
                     raise TypeError(f"check class {name!r} must have an evaluate(ctx) method")
             elif not callable(registered):

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.budgets import TurnMaxLatency
+from tooltrail.checks.judges import LlmJudge, ToolArgsJudge
 from tooltrail.checks.protocol import Check, CheckContext
+from tooltrail.checks.registry import ConfiguredCheck
 from tooltrail.checks.score import Score
 from tooltrail.equality import args_contain, values_equal
 from tooltrail.suite.vocabulary import TURN_TERMS, is_set
@@ -20,7 +22,7 @@ from tooltrail.suite.vocabulary import TURN_TERMS, is_set
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from tooltrail.suite.case import ArgsMode, Expect
+    from tooltrail.suite.case import ArgsMode, Expect, ToolCallArgs
 
 
 def expect_checks(expect: Expect) -> list[Check]:
@@ -155,6 +157,25 @@ class TurnArgs:
         )
 
 
+def _tool_call_args_checks(item: ToolCallArgs) -> list[Check]:
+    """An entry's argument check (when it has ``args``), then its judge (when it has one)."""
+    checks: list[Check] = []
+    if item.args is not None:
+        checks.append(TurnArgs(item.tool, item.args, item.mode))
+    judge = item.judge
+    if judge is not None:
+        checks.append(
+            ToolArgsJudge(tool=item.tool, rubric=judge.rubric, model=judge.model, judge=judge.judge)
+        )
+    return checks
+
+
+def _evaluator_name(evaluator: Any) -> str:
+    """What a turn's evaluator object is called when it fails: its ``name``, else its class."""
+    name = getattr(evaluator, "name", None)
+    return name if isinstance(name, str) and name else type(evaluator).__name__
+
+
 #: ``Expect`` key -> the checks a value of it compiles to (``expect``, value) -> checks.
 _BUILD: dict[str, Callable[[Expect, Any], Iterable[Check]]] = {
     "tool_calls_include": lambda expect, tools: [TurnIncludes(tool) for tool in tools],
@@ -163,9 +184,16 @@ _BUILD: dict[str, Callable[[Expect, Any], Iterable[Check]]] = {
         [TurnOrdered(expect.tool_calls_include)] if expect.tool_calls_include else []
     ),
     "tool_calls_args": lambda expect, wanted: [
-        TurnArgs(item.tool, item.args, item.mode) for item in wanted
+        check for item in wanted for check in _tool_call_args_checks(item)
     ],
     "max_latency_ms": lambda expect, limit: [TurnMaxLatency(limit)],
+    "judge": lambda expect, judge: [
+        LlmJudge(rubric=judge.rubric, model=judge.model, judge=judge.judge)
+    ],
+    "evaluators": lambda expect, evaluators: [
+        ConfiguredCheck(name=_evaluator_name(evaluator), check=evaluator)
+        for evaluator in evaluators
+    ],
 }
 #: The builders in the table's order (a key without a builder is an import error here).
 TURN_BUILDERS = tuple((term.key, _BUILD[term.key]) for term in TURN_TERMS)

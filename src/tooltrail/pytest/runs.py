@@ -22,6 +22,7 @@ from tooltrail.checks.score import Score
 from tooltrail.evaluate import CaseResult, evaluate_trace, meets
 from tooltrail.live.config import LiveConfig
 from tooltrail.model import EvalSpan, EvalTrace, ToolCall
+from tooltrail.model import Turn as TraceTurn
 from tooltrail.pytest.agent_calls import (
     Agent,
     TurnRecord,
@@ -178,15 +179,22 @@ def judge_runs(
 ) -> list[RunOutcome]:
     outcomes = []
     for number, run_records in enumerate(records, 1):
-        trace = run_trace(run_records, converter, number)
+        trace = run_trace(run_records, converter, number, [turn.user for turn in case.turns])
         result = judge_run(case, trace, run_records, label=f"{label} run {number}")
         outcomes.append(RunOutcome(number, trace, result))
     return outcomes
 
 
-def run_trace(records: list[TurnRecord], converter: SpanConverter, number: int) -> EvalTrace:
-    """One run's trajectory: each turn's calls (returned, else read from its spans), in order."""
+def run_trace(
+    records: list[TurnRecord],
+    converter: SpanConverter,
+    number: int,
+    users: Sequence[str] = (),
+) -> EvalTrace:
+    """One run's trajectory: each turn's calls (returned, else read from its spans), in order,
+    and each turn's user message (``users``) and reply, for the judge checks."""
     spans: list[EvalSpan] = []
+    turns: list[TraceTurn] = []
     calls: list[ToolCall] = []
     trace_ids: list[str] = []
     output: str | None = None
@@ -211,6 +219,8 @@ def run_trace(records: list[TurnRecord], converter: SpanConverter, number: int) 
         )
         if reply is not None:
             output = reply
+        user = users[record.number - 1] if 0 < record.number <= len(users) else None
+        turns.append(TraceTurn(record.number, input=user, reply=reply))
     metadata: dict[str, Any] = {"turn_count": len(records), "run": number, "trace_ids": trace_ids}
     return EvalTrace(
         trace_id=trace_ids[0] if trace_ids else f"run-{number}",
@@ -218,6 +228,7 @@ def run_trace(records: list[TurnRecord], converter: SpanConverter, number: int) 
         metadata=metadata,
         output=output,
         tool_calls=calls,
+        turns=turns,
     )
 
 

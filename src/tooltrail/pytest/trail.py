@@ -189,7 +189,11 @@ class Trail:
         """What every assertion judges: all calls of the test, as turn 1 for per-turn checks."""
         trace = self.trace
         return CheckContext(
-            trace=trace, view=CallView(trace.tool_calls), output=trace.output, turn=1
+            trace=trace,
+            view=CallView(trace.tool_calls),
+            output=trace.output,
+            turn=1,
+            redaction=redaction(),
         )
 
     def _assert(self, check: Check) -> Score:

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from tooltrail.suite.case import EvaluatorConfig, Expect, TestCase, ToolCallArgs, Turn
+from tooltrail.suite.case import (
+    EvaluatorConfig,
+    Expect,
+    JudgeConfig,
+    TestCase,
+    ToolCallArgs,
+    ToolCallArgsConfig,
+    Turn,
+)
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.match import Match
 from tooltrail.suite.reference import Reference
@@ -11,11 +19,13 @@ from tooltrail.suite.testsuite import TestSuite
 __all__ = [
     "EvaluatorConfig",
     "Expect",
+    "JudgeConfig",
     "Match",
     "Reference",
     "SuiteError",
     "TestCase",
     "TestSuite",
     "ToolCallArgs",
+    "ToolCallArgsConfig",
     "Turn",
 ]

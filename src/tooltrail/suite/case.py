@@ -26,16 +26,61 @@ ARGS_MODES = ("subset", "exact")
 
 
 @dataclass(slots=True)
+class JudgeConfig:
+    """A judge over one turn's reply (``Expect.judge``) or one tool's arguments
+    (``ToolCallArgs.judge``): pytest-agent-eval's ``JudgeConfig``.
+
+    ``rubric`` is rubric text or a built-in rubric's name (``checks.rubrics``). ``model`` names
+    the judge model (resolved by ``judge.set_model_resolver``); ``judge`` is a ``Judge`` object
+    (Python only). With neither, the run's judge (``judge.use_judge``) is asked.
+    """
+
+    rubric: str
+    model: str | None = None
+    judge: Any = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rubric, str) or not self.rubric.strip():
+            raise SuiteError(f"a judge's rubric must be non-empty text, not {self.rubric!r}")
+        if self.model is not None and (not isinstance(self.model, str) or not self.model):
+            raise SuiteError(f"a judge's model must be a model name, not {self.model!r}")
+
+
+def judge_config(value: Any) -> JudgeConfig | None:
+    """``value`` as a ``JudgeConfig``: one already, a ``{rubric, model}`` mapping, or rubric
+    text; ``None`` stays ``None``."""
+    if value is None or isinstance(value, JudgeConfig):
+        return value
+    if isinstance(value, dict):
+        return JudgeConfig(**value)
+    if isinstance(value, str):
+        return JudgeConfig(rubric=value)
+    raise SuiteError(f"a judge is a JudgeConfig, a {{rubric, model}} mapping or rubric text, not "
+                     f"{type(value).__name__}")  # fmt: skip
+
+
+@dataclass(slots=True)
 class ToolCallArgs:
-    """Some call of ``tool`` in the turn has these arguments (``subset``) or exactly these."""
+    """Some call of ``tool`` in the turn has these arguments (``subset``) or exactly these; with
+    ``judge``, some call's arguments satisfy its rubric (then ``args`` is optional)."""
 
     tool: str
-    args: dict[str, Any] = field(default_factory=dict)
+    #: ``None`` with a ``judge``: no deterministic check; without one it becomes ``{}`` (the
+    #: tool was called, with any arguments).
+    args: dict[str, Any] | None = None
     mode: ArgsMode = "subset"
+    judge: JudgeConfig | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in ARGS_MODES:
             raise SuiteError(f"ToolCallArgs mode must be 'subset' or 'exact', not {self.mode!r}")
+        self.judge = judge_config(self.judge)
+        if self.args is None and self.judge is None:
+            self.args = {}
+
+
+#: pytest-agent-eval's name for a ``tool_calls_args`` entry.
+ToolCallArgsConfig = ToolCallArgs
 
 
 _TURN_NAME_LISTS = keys_of_kind(TURN_TERMS, "names")
@@ -52,6 +97,10 @@ class Expect:
     tool_calls_args: list[ToolCallArgs] = field(default_factory=list)
     #: The turn's wall time (its top agent or workflow span, else its trace) at most this.
     max_latency_ms: float | None = None
+    #: A judge's rubric over the turn's reply (``llm_judge`` on that turn).
+    judge: JudgeConfig | None = None
+    #: Check objects run on the turn (Python only): ``JudgeEvaluator``, any ``evaluate(ctx)``.
+    evaluators: list[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for key in _TURN_NAME_LISTS:
@@ -61,6 +110,13 @@ class Expect:
             ToolCallArgs(**item) if isinstance(item, dict) else item
             for item in self.tool_calls_args
         ]
+        self.judge = judge_config(self.judge)
+        for evaluator in self.evaluators:
+            if not callable(getattr(evaluator, "evaluate", None)):
+                raise SuiteError(
+                    f"Expect evaluators must have an evaluate(ctx) method, not "
+                    f"{type(evaluator).__name__}"
+                )
 
     def is_empty(self) -> bool:
         """Whether the turn expects nothing (``suite.vocabulary``)."""

@@ -12,6 +12,7 @@ from tooltrail.suite.case import (
     ARGS_MODES,
     EvaluatorConfig,
     Expect,
+    JudgeConfig,
     ModelPrice,
     Origin,
     Prices,
@@ -49,7 +50,8 @@ EVALUATOR_KEYS = ("name", "threshold", "config", "required")
 TURN_KEYS = ("user", "expect")
 EXPECT_KEYS = file_keys(TURN_TERMS)
 PRICE_KEYS = ("input", "output")
-TOOL_CALL_ARGS_KEYS = ("tool", "args", "mode")
+TOOL_CALL_ARGS_KEYS = ("tool", "args", "mode", "judge")
+JUDGE_KEYS = ("rubric", "model")
 MATCH_KEYS = ("service_name", "agent_name", "root_span_name", "attributes", "all")
 REFERENCE_KEYS = ("calls", "file", "trace_id")
 REFERENCE_CALL_KEYS = ("tool", "args")
@@ -298,25 +300,47 @@ def _read_term(term: Term, value: Any, path: KeyPath, reader: FieldReader) -> An
         return {tool: reader.string_list(keys, path + (tool,)) for tool, keys in tools.items()}
     if kind == "tool_call_args":
         if not isinstance(value, list):
-            reader.fail(path, "expected a list of {tool, args, mode}")
+            reader.fail(path, "expected a list of {tool, args, mode, judge}")
         return [_tool_call_args(item, path + (i,), reader) for i, item in enumerate(value)]
+    if kind == "judge":
+        return _judge(value, path, reader)
     raise AssertionError(f"no reader for expectation kind {kind!r}")  # the table's kinds
 
 
 def _tool_call_args(raw: Any, path: KeyPath, reader: FieldReader) -> ToolCallArgs:
     data = reader.mapping(
-        raw, path, TOOL_CALL_ARGS_KEYS, required=("tool",), what="a {tool, args, mode} mapping"
+        raw,
+        path,
+        TOOL_CALL_ARGS_KEYS,
+        required=("tool",),
+        what="a {tool, args, mode, judge} mapping",
     )
     tool = reader.string(data["tool"], path + ("tool",))
-    args = data.get("args") or {}
-    args = reader.free_mapping(args, path + ("args",), "a mapping of argument values")
+    args = None
+    if data.get("args") is not None:
+        args = reader.free_mapping(data["args"], path + ("args",), "a mapping of argument values")
     mode = data.get("mode", "subset")
     if mode not in ARGS_MODES:
         reader.fail(
             path + ("mode",),
             f"expected 'subset' or 'exact', got {mode!r}{did_you_mean(str(mode), ARGS_MODES)}",
         )
-    return ToolCallArgs(tool=tool, args=args, mode=mode)
+    judge = None
+    if data.get("judge") is not None:
+        judge = _judge(data["judge"], path + ("judge",), reader)
+    return ToolCallArgs(tool=tool, args=args, mode=mode, judge=judge)
+
+
+def _judge(raw: Any, path: KeyPath, reader: FieldReader) -> JudgeConfig:
+    """``{rubric, model}``: pytest-agent-eval's ``judge:`` block."""
+    data = reader.mapping(
+        raw, path, JUDGE_KEYS, required=("rubric",), what="a {rubric, model} mapping"
+    )
+    rubric = reader.string(data["rubric"], path + ("rubric",))
+    model = None
+    if data.get("model") is not None:
+        model = reader.string(data["model"], path + ("model",))
+    return JudgeConfig(rubric=rubric, model=model)
 
 
 def _evaluator(raw: Any, path: KeyPath, reader: FieldReader) -> EvaluatorConfig:

@@ -17,8 +17,12 @@ from typing import Any, Literal
 #: ``names`` a list of strings; ``tool_values`` tool -> mapping of argument values;
 #: ``tool_names`` tool -> list of argument names; ``count`` a whole number (at least
 #: ``minimum``); ``measure`` a number, 0 or more; ``flag`` true or false; ``tool_call_args``
-#: a list of ``{tool, args, mode}``.
-Kind = Literal["names", "tool_values", "tool_names", "count", "measure", "flag", "tool_call_args"]
+#: a list of ``{tool, args, mode, judge}``; ``judge`` a ``{rubric, model}`` block; ``objects``
+#: check objects (Python only).
+Kind = Literal[
+    "names", "tool_values", "tool_names", "count", "measure", "flag", "tool_call_args", "judge",
+    "objects",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,8 @@ TURN_TERMS: tuple[Term, ...] = (
     Term("tool_calls_ordered", "flag", alone=False),
     Term("tool_calls_args", "tool_call_args"),
     Term("max_latency_ms", "measure", budget=True),
+    Term("judge", "judge"),
+    Term("evaluators", "objects", in_files=False),
 )
 
 
