@@ -28,6 +28,7 @@ from tooltrail import (
     make_rubric,
 )
 from tooltrail import Registry as EvaluatorRegistry
+from tooltrail.evaluate import reads_content
 from tooltrail.judge import set_model_resolver
 
 
@@ -158,6 +159,7 @@ def test_judge_evaluators_in_a_turns_expect() -> None:
         ("turn1:tool_args_judge:book_slot", True, ("b",)),
     ]
     assert len(judges["anthropic:claude"].requests) == 2
+    assert reads_content([TestCase(id="c", turns=[turn])]) is True
 
 
 def test_judge_config_and_tool_call_args_config_in_a_turns_expect() -> None:

@@ -19,7 +19,7 @@ raises ``TypeError`` saying so.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from tooltrail.checks.judges import LlmJudge, ToolArgsJudge
 from tooltrail.checks.protocol import CheckContext
@@ -162,6 +162,9 @@ class JudgeEvaluator:
     timeout: float = 30.0
     judge: Any = field(default=None, repr=False)
 
+    #: It reads the turn's input and reply (``evaluate.reads_content``).
+    reads_content: ClassVar[bool] = True
+
     def evaluate(self, ctx: CheckContext) -> Score:
         return LlmJudge(rubric=self.rubric, model=self.model, judge=self.judge).evaluate(ctx)
 
@@ -177,6 +180,8 @@ class ToolCallArgsJudgeEvaluator:
     retries: int = 2
     timeout: float = 30.0
     judge: Any = field(default=None, repr=False)
+
+    reads_content: ClassVar[bool] = True
 
     def evaluate(self, ctx: CheckContext) -> Score:
         check = ToolArgsJudge(
