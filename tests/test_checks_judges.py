@@ -443,6 +443,12 @@ def test_samples_reach_the_judge() -> None:
     assert score.explanation == "config['samples'] must be a whole number, 1 or more, not 0."
 
 
+def test_the_whole_trace_form_judges_the_reply_the_caller_gives() -> None:
+    judge = ScriptedJudge()
+    evaluate_trace(case_with("llm_judge", judge=judge), booking_trace(), output="See you at 10.")
+    assert judge.prompts[0].endswith("# Reply to judge (turn 2)\nSee you at 10.\n")
+
+
 def test_a_missing_reply_is_content_not_captured_and_no_judge_is_asked() -> None:
     trace = EvalTrace(trace_id="t", tool_calls=[ToolCall(name="a", args={})])
     judge = ScriptedJudge()

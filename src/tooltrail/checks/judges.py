@@ -216,7 +216,11 @@ def _last_turn(ctx: CheckContext) -> int:
 
 
 def _reply(ctx: CheckContext, turn: int) -> str | None:
-    """The reply of ``turn``: its record's, else (for the last turn) the trace's reply."""
+    """The reply of ``turn``: the context's reply for the whole-trace form (the trace's, or
+    the one the caller gave); else the turn's record's, else (for the last turn) the trace's."""
+    if ctx.turn is None and ctx.output is not None:
+        output = ctx.output
+        return output if isinstance(output, str) else str(output)
     for record in ctx.trace.turns:
         if record.number == turn and record.reply is not None:
             return record.reply

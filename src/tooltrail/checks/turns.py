@@ -3,9 +3,10 @@
 
 ``expect_checks`` compiles one ``Expect`` to check objects; they read the turn number and that
 turn's call index from the context. A ``judge`` and a ``tool_calls_args`` entry's ``judge``
-compile to the judge checks (``checks.judges``), ``evaluators`` run as given. Score names are ``turn{n}:{check}[:{tool}]`` and metrics the
-bare check name, so a report rolls ``tool_calls_exclude`` up over every turn while each failure
-still says which turn it was. Every failure of a turn is reported, not just the first.
+compile to the judge checks (``checks.judges``), ``evaluators`` run as given. Score names are
+``turn{n}:{check}[:{tool}]`` and metrics the bare check name, so a report rolls
+``tool_calls_exclude`` up over every turn while each failure still says which turn it was.
+Every failure of a turn is reported, not just the first.
 """
 
 from __future__ import annotations
