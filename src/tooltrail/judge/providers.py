@@ -80,7 +80,7 @@ class _SDKCompletion:
             status = int(exc.status_code)
             headers = exc.response.headers if exc.response is not None else None
             raise AttemptFailure(
-                f"HTTP {status}: {_short(str(exc))}",
+                f"HTTP {status}: {_api_message(exc)}",
                 retryable=status >= 500 or status in RETRYABLE_4XX,
                 retry_after_s=retry_after_seconds(headers),
             ) from None
@@ -161,6 +161,17 @@ def completion_for_model(
             f"{did_you_mean(provider, PROVIDERS)}; known: {sorted(PROVIDERS)}"
         )
     return PROVIDERS[provider](model, name, base_url=base_url, timeout_s=timeout_s)
+
+
+def _api_message(exc: Exception) -> str:
+    """The message of an API error body (``{"error": {"message": ...}}`` or the error object
+    itself), else the SDK's text."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return _short(inner["message"])
+    return _short(str(exc))
 
 
 def _short(text: str, limit: int = 300) -> str:
