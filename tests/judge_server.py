@@ -1,7 +1,8 @@
 """A scripted judge model on loopback: an OpenAI-compatible and Anthropic-compatible server
 that the judge tests start, script and inspect.
 
-API (``from judge_server import JudgeServer, judge_server, verdict, text, status``):
+API (``from judge_server import JudgeServer, judge_server_fixture, verdict, text, status``;
+the fixture's name in a test is ``judge_server``):
 
 - ``server = JudgeServer()`` / ``server.start()`` / ``server.stop()``, or the ``judge_server``
   fixture, which starts one on ``127.0.0.1:0`` per test and stops it at teardown (requests still
@@ -46,7 +47,9 @@ class Reply:
     output_tokens: int = 20
 
 
-def verdict(passed: bool = True, score: float | None = None, reasoning: str = "ok", **kw: Any) -> Reply:
+def verdict(
+    passed: bool = True, score: float | None = None, reasoning: str = "ok", **kw: Any
+) -> Reply:
     """A 200 whose text is a well-formed verdict."""
     body = {"passed": passed, "score": (1.0 if passed else 0.0) if score is None else score,
             "reasoning": reasoning}
@@ -244,8 +247,8 @@ def _anthropic(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def judge_server(
+@pytest.fixture(name="judge_server")
+def judge_server_fixture(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[JudgeServer]:
     """A started :class:`JudgeServer`, stopped at teardown. The SDKs see test keys, no base URL

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from judge_server import JudgeServer, judge_server, status, text, verdict  # noqa: F401
+from judge_server import JudgeServer, judge_server_fixture, status, text, verdict  # noqa: F401
 
 from tooltrail.judge import (
     JudgeCacheError,
@@ -62,7 +62,9 @@ def test_a_failing_verdict(judge_server: JudgeServer) -> None:
 
 
 def test_a_malformed_answer_is_retried_then_an_error(judge_server: JudgeServer) -> None:
-    judge_server.script(text("PASS, looks fine"), text('{"passed": "yes"}'), text("```json\n[]\n```"))
+    judge_server.script(
+        text("PASS, looks fine"), text('{"passed": "yes"}'), text("```json\n[]\n```")
+    )
     outcome = openai_runner(judge_server, retries=2).judge("p")
     assert judge_server.count == 3
     assert outcome.verdict is None and outcome.attempts == 3
@@ -131,7 +133,9 @@ def test_the_cache_answers_a_second_run_without_a_request(
     judge_server: JudgeServer, tmp_path: Path
 ) -> None:
     path = tmp_path / "cache" / "judge.sqlite3"
-    judge_server.script(verdict(True, 0.75, "a"), verdict(False, 0.25, "b"), verdict(True, 1.0, "c"))
+    judge_server.script(
+        verdict(True, 0.75, "a"), verdict(False, 0.25, "b"), verdict(True, 1.0, "c")
+    )
     prompts = ["one", "two", "three"]
     first = openai_runner(judge_server, cache=VerdictCache(path)).judge_many(prompts)
     assert judge_server.count == 3
@@ -355,7 +359,9 @@ def test_the_anthropic_path_against_the_same_server(judge_server: JudgeServer) -
 # -- settings ---------------------------------------------------------------------------------
 
 
-def test_settings_build_a_runner_over_the_server(judge_server: JudgeServer, tmp_path: Path) -> None:
+def test_settings_build_a_runner_over_the_server(
+    judge_server: JudgeServer, tmp_path: Path
+) -> None:
     settings = read_judge_settings(
         {
             "model": MODEL,
@@ -387,7 +393,10 @@ def test_the_default_cache_path_is_under_the_user_cache(judge_server: JudgeServe
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"timeout": 5}, "judge: unknown key 'timeout' (did you mean 'timeout_s'?); known: model, "),
+        (
+            {"timeout": 5},
+            "judge: unknown key 'timeout' (did you mean 'timeout_s'?); known: model, base_url, ",
+        ),
         ({"retries": "2"}, "judge.retries must be a whole number, 0 or more, not '2'"),
         ({"retries": True}, "judge.retries must be a whole number, 0 or more, not True"),
         ({"timeout_s": 0}, "judge.timeout_s must be a number of seconds, more than 0, not 0"),

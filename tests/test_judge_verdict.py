@@ -47,15 +47,39 @@ def test_a_whole_number_score_is_a_float() -> None:
         ("[true, 1, \"x\"]", "not a JSON object but a list"),
         ('{"passed": true, "score": 1}', "missing key 'reasoning'"),
         ('{"score": 1, "reasoning": ""}', "missing key 'passed'"),
-        ('{"passed": true, "score": 1, "reasoning": "", "confidence": 1}', "unknown key 'confidence'"),
-        ('{"passed": "true", "score": 1, "reasoning": ""}', "'passed' must be true or false, not 'true'"),
+        (
+            '{"passed": true, "score": 1, "reasoning": "", "confidence": 1}',
+            "unknown key 'confidence'",
+        ),
+        (
+            '{"passed": "true", "score": 1, "reasoning": ""}',
+            "'passed' must be true or false, not 'true'",
+        ),
         ('{"passed": 1, "score": 1, "reasoning": ""}', "'passed' must be true or false, not 1"),
-        ('{"passed": true, "score": 1.5, "reasoning": ""}', "'score' must be a number from 0 to 1, not 1.5"),
-        ('{"passed": true, "score": -0.1, "reasoning": ""}', "'score' must be a number from 0 to 1, not -0.1"),
-        ('{"passed": true, "score": "1", "reasoning": ""}', "'score' must be a number from 0 to 1, not '1'"),
-        ('{"passed": true, "score": true, "reasoning": ""}', "'score' must be a number from 0 to 1, not True"),
-        ('{"passed": true, "score": NaN, "reasoning": ""}', "'score' must be a number from 0 to 1, not nan"),
-        ('{"passed": true, "score": 1, "reasoning": null}', "'reasoning' must be a string, not None"),
+        (
+            '{"passed": true, "score": 1.5, "reasoning": ""}',
+            "'score' must be a number from 0 to 1, not 1.5",
+        ),
+        (
+            '{"passed": true, "score": -0.1, "reasoning": ""}',
+            "'score' must be a number from 0 to 1, not -0.1",
+        ),
+        (
+            '{"passed": true, "score": "1", "reasoning": ""}',
+            "'score' must be a number from 0 to 1, not '1'",
+        ),
+        (
+            '{"passed": true, "score": true, "reasoning": ""}',
+            "'score' must be a number from 0 to 1, not True",
+        ),
+        (
+            '{"passed": true, "score": NaN, "reasoning": ""}',
+            "'score' must be a number from 0 to 1, not nan",
+        ),
+        (
+            '{"passed": true, "score": 1, "reasoning": null}',
+            "'reasoning' must be a string, not None",
+        ),
     ],
 )
 def test_malformed_answers_and_their_reasons(answer: str, reason: str) -> None:

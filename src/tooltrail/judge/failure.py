@@ -27,7 +27,9 @@ class AttemptFailure(Exception):
         return self.reason
 
 
-def retry_after_seconds(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+def retry_after_seconds(
+    headers: Mapping[str, str] | None, now: float | None = None
+) -> float | None:
     """The wait a response asks for: ``retry-after-ms``, else ``Retry-After`` in seconds or as
     an HTTP date. ``None`` when there is none or it cannot be read; never below 0."""
     if not headers:

@@ -49,5 +49,5 @@ def cost_usd(price: tuple[float, float], input_tokens: int, output_tokens: int) 
 
 
 def _per_million(entry: Any, key: str) -> float:
-    value = entry.get(key) if isinstance(entry, Mapping) else getattr(entry, key)
+    value: Any = entry.get(key) if isinstance(entry, Mapping) else getattr(entry, key)
     return float(value)

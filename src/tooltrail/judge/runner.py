@@ -73,15 +73,18 @@ class JudgeRunner:
         backoff_s: float = DEFAULT_BACKOFF_S,
         max_wait_s: float = MAX_WAIT_S,
     ) -> None:
-        if not hasattr(completion, "complete"):
-            completion = FunctionCompletion(completion, model=model)
+        client: Completion = (
+            completion  # type: ignore[assignment]
+            if hasattr(completion, "complete")
+            else FunctionCompletion(completion, model=model)  # type: ignore[arg-type]
+        )
         _require(retries >= 0, f"retries must be 0 or more, not {retries!r}")
         _require(timeout_s > 0, f"timeout_s must be more than 0, not {timeout_s!r}")
         _require(concurrency >= 1, f"concurrency must be 1 or more, not {concurrency!r}")
         _require(samples >= 1, f"samples must be 1 or more, not {samples!r}")
         _require(backoff_s >= 0 and max_wait_s >= 0, "backoff_s and max_wait_s must be 0 or more")
-        self.completion: Completion = completion
-        self.model = completion.model
+        self.completion = client
+        self.model = client.model
         self.retries = retries
         self.timeout_s = timeout_s
         self.concurrency = concurrency
@@ -123,7 +126,11 @@ class JudgeRunner:
         return outcome
 
     def judge_many(
-        self, prompts: Sequence[str], *, samples: int | None = None, params: dict[str, Any] | None = None
+        self,
+        prompts: Sequence[str],
+        *,
+        samples: int | None = None,
+        params: dict[str, Any] | None = None,
     ) -> list[JudgeOutcome]:
         """Judge every prompt, ``concurrency`` at a time; the outcomes in the prompts' order."""
         if not prompts:
@@ -194,32 +201,27 @@ class JudgeRunner:
                 skipped="budget",
             )
         had: list[_Sample] = []
-        for index in range(samples):
+        for _ in range(samples):
             sample = self._sample(prompt)
             had.append(sample)
             if sample.verdict is None:
                 break
+        attempts = sum(s.attempts for s in had)
         input_tokens = sum(s.input_tokens for s in had)
         output_tokens = sum(s.output_tokens for s in had)
         cost = None if self.price is None else cost_usd(self.price, input_tokens, output_tokens)
         with self._lock:
             self._spent_usd += cost or 0.0
-        usage = {
-            "attempts": sum(s.attempts for s in had),
-            "input_tokens": input_tokens,
-            "output_tokens": output_tokens,
-            "cost": cost,
-        }
         last = had[-1]
         if last.verdict is None:
             plural = "" if last.attempts == 1 else "s"
-            which = f" (sample {index + 1} of {samples})" if samples > 1 else ""
+            which = f" (sample {len(had)} of {samples})" if samples > 1 else ""
             return JudgeOutcome(
                 verdict=None,
                 model=self.model,
                 error=f"judge unavailable after {last.attempts} attempt{plural}{which}: "
                 f"{last.failure}",
-                attempts=usage["attempts"],
+                attempts=attempts,
                 input_tokens=input_tokens,
                 output_tokens=output_tokens,
                 cost_usd=cost,
@@ -228,7 +230,15 @@ class JudgeRunner:
         verdicts = tuple(s.verdict for s in had if s.verdict is not None)
         if key is not None and self.cache is not None:
             self.cache.put(key, verdicts)
-        return _combined(verdicts, model=self.model, cached=False, **usage)
+        return _combined(
+            verdicts,
+            model=self.model,
+            cached=False,
+            cost=cost,
+            attempts=attempts,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
 
     def _sample(self, prompt: str) -> _Sample:
         """One answer, tried up to ``retries + 1`` times."""

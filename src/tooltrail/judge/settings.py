@@ -16,8 +16,8 @@ from typing import Any
 from tooltrail.hints import did_you_mean
 from tooltrail.judge.cache import VerdictCache, default_cache_path
 from tooltrail.judge.completion import CompletionFn, FunctionCompletion
-from tooltrail.judge.prices import PriceTable, check_price
 from tooltrail.judge.errors import JudgeConfigError
+from tooltrail.judge.prices import PriceTable, check_price
 from tooltrail.judge.providers import completion_for_model
 from tooltrail.judge.runner import (
     DEFAULT_CONCURRENCY,
@@ -108,7 +108,8 @@ def build_judge(
         )
     cache = None
     if settings.cache:
-        cache = VerdictCache(Path(settings.cache_path) if settings.cache_path else default_cache_path())
+        path = Path(settings.cache_path) if settings.cache_path else default_cache_path()
+        cache = VerdictCache(path)
     return JudgeRunner(
         client,
         retries=settings.retries,
