@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 from judge_server import JudgeServer, judge_server_fixture, status, text, verdict  # noqa: F401
+from opentelemetry.sdk.trace import TracerProvider
 
 from tooltrail.judge import (
     JudgeCacheError,
@@ -354,6 +355,19 @@ def test_the_anthropic_path_against_the_same_server(judge_server: JudgeServer) -
     # the key from ANTHROPIC_API_KEY, as the SDK version sends it
     sent_key = request.headers.get("x-api-key") or request.headers["authorization"]
     assert sent_key.removeprefix("Bearer ") == "test-key"
+
+
+def test_a_judge_request_carries_no_trace_context_of_the_agent(judge_server: JudgeServer) -> None:
+    """The SDK's own tracing is off: judging inside an agent's span neither adds spans to its
+    trace nor sends its trace context to the judge model."""
+    client = completion_for_model(
+        "anthropic:claude-judge", base_url=judge_server.anthropic_url, timeout_s=30
+    )
+    provider = TracerProvider()
+    with provider.get_tracer("agent").start_as_current_span("agent turn"):
+        outcome = JudgeRunner(client).judge("p")
+    assert outcome.error is None
+    assert "traceparent" not in judge_server.requests[0].headers
 
 
 # -- settings ---------------------------------------------------------------------------------

@@ -6,11 +6,16 @@ The SDK is imported only when such a model is used. Its own retries are off
 honoured in one place. What the SDK raises is read here into an :class:`AttemptFailure`: a rate
 limit (429, with the server's ``Retry-After``), a conflict (409), a request timeout (408), a
 server error (5xx), a timeout or a lost connection may be retried; any other 4xx may not.
+
+The SDK's own OpenTelemetry tracing is turned off where it has the option (``open_telemetry``,
+in recent ``anthropic`` versions, on by default): a judge's request must not add spans to, nor
+carry the trace context of, the agent's traces that tooltrail is judging.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -54,12 +59,15 @@ class _SDKCompletion:
         if base_url:
             options["base_url"] = base_url
         try:
-            self.client = self._client(self.sdk, options)
+            client_class = self._client_class(self.sdk)
+            if "open_telemetry" in inspect.signature(client_class).parameters:
+                options["open_telemetry"] = False
+            self.client = client_class(**options)
         except getattr(self.sdk, self.base_error) as exc:
             raise JudgeConfigError(f"judge model {model!r}: {exc}") from None
         self.endpoint = str(self.client.base_url)
 
-    def _client(self, sdk: ModuleType, options: dict[str, Any]) -> Any:
+    def _client_class(self, sdk: ModuleType) -> Any:
         raise NotImplementedError
 
     def _request(self, client: Any, prompt: str) -> Reply:
@@ -95,8 +103,8 @@ class OpenAICompletion(_SDKCompletion):
     sdk_name = "openai"
     base_error = "OpenAIError"
 
-    def _client(self, sdk: ModuleType, options: dict[str, Any]) -> Any:
-        return sdk.OpenAI(**options)
+    def _client_class(self, sdk: ModuleType) -> Any:
+        return sdk.OpenAI
 
     def _request(self, client: Any, prompt: str) -> Reply:
         response = client.chat.completions.create(
@@ -119,8 +127,8 @@ class AnthropicCompletion(_SDKCompletion):
     sdk_name = "anthropic"
     base_error = "AnthropicError"
 
-    def _client(self, sdk: ModuleType, options: dict[str, Any]) -> Any:
-        return sdk.Anthropic(**options)
+    def _client_class(self, sdk: ModuleType) -> Any:
+        return sdk.Anthropic
 
     def _request(self, client: Any, prompt: str) -> Reply:
         response = client.messages.create(
