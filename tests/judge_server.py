@@ -15,10 +15,11 @@ the fixture's name in a test is ``judge_server``):
 - ``server.requests``: every request received (:class:`Received`: path, parsed JSON body, the
   prompt, headers with lower-case names, arrival time on ``time.monotonic()``); ``server.count``.
 - ``server.peak_in_flight``: the most requests being answered at one moment.
-- ``server.hold_until(n, max_wait_s=..., linger_s=...)``: each request waits until ``n`` are in
-  flight (or ``max_wait_s`` passed), then ``linger_s`` more, before it is answered: so requests
-  sent together overlap, and a client that sends more than it may at once shows a peak above
-  its bound.
+- ``server.hold_until(n, total=..., max_wait_s=..., linger_s=...)``: each request waits until
+  ``n`` are in flight, or ``total`` requests have arrived (the last few of a batch), or
+  ``max_wait_s`` passed, then ``linger_s`` more, before it is answered: so requests sent
+  together overlap, and a client that sends more than it may at once shows a peak above its
+  bound.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class JudgeServer:
         self._script: deque[Reply] = deque()
         self._changed = threading.Condition()
         self._stopping = threading.Event()
-        self._hold: tuple[int, float, float] | None = None
+        self._hold: tuple[int, int | None, float, float] | None = None
         self._http: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -105,9 +106,11 @@ class JudgeServer:
         with self._changed:
             self._script.extend(replies)
 
-    def hold_until(self, n: int, *, max_wait_s: float = 10.0, linger_s: float = 0.0) -> None:
+    def hold_until(
+        self, n: int, *, total: int | None = None, max_wait_s: float = 30.0, linger_s: float = 0.0
+    ) -> None:
         with self._changed:
-            self._hold = (n, max_wait_s, linger_s)
+            self._hold = (n, total, max_wait_s, linger_s)
 
     @property
     def count(self) -> int:
@@ -161,12 +164,15 @@ class JudgeServer:
             reply = self._script.popleft() if self._script else self.default
             hold = self._hold
             if hold is not None:
-                n, max_wait_s, _ = hold
+                n, total, max_wait_s, _ = hold
                 self._changed.wait_for(
-                    lambda: self._in_flight >= n or self._stopping.is_set(), timeout=max_wait_s
+                    lambda: self._in_flight >= n
+                    or (total is not None and len(self.requests) >= total)
+                    or self._stopping.is_set(),
+                    timeout=max_wait_s,
                 )
-        if hold is not None and hold[2]:
-            self._stopping.wait(hold[2])
+        if hold is not None and hold[3]:
+            self._stopping.wait(hold[3])
         if reply.delay_s:
             self._stopping.wait(reply.delay_s)
         return reply

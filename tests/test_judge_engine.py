@@ -175,7 +175,7 @@ def test_a_corrupt_cache_file_is_a_clear_error_naming_it(tmp_path: Path) -> None
 def test_at_most_concurrency_requests_are_in_flight_across_threads(
     judge_server: JudgeServer,
 ) -> None:
-    judge_server.hold_until(3, max_wait_s=5, linger_s=0.3)
+    judge_server.hold_until(3, total=8, linger_s=0.3)
     runner = openai_runner(judge_server, concurrency=3)
     threads = [threading.Thread(target=runner.judge, args=(f"p{i}",)) for i in range(8)]
     for thread in threads:
@@ -187,7 +187,7 @@ def test_at_most_concurrency_requests_are_in_flight_across_threads(
 
 
 def test_judge_many_runs_prompts_in_parallel_in_order(judge_server: JudgeServer) -> None:
-    judge_server.hold_until(3, max_wait_s=5, linger_s=0.3)
+    judge_server.hold_until(3, total=8, linger_s=0.3)
     prompts = [f"prompt {i}" for i in range(8)]
     outcomes = openai_runner(judge_server, concurrency=3).judge_many(prompts)
     assert judge_server.peak_in_flight == 3
