@@ -88,6 +88,15 @@ def test_malformed_answers_and_their_reasons(answer: str, reason: str) -> None:
     assert str(raised.value).startswith(reason)
 
 
+def test_a_runaway_answer_is_malformed_without_being_parsed() -> None:
+    long = '{"passed": true, "score": 1, "reasoning": "' + "x" * 20_000 + '"}'
+    with pytest.raises(MalformedVerdict) as raised:
+        parse_verdict(long)
+    assert str(raised.value) == (
+        "an answer of 20043 characters, more than the 20000 a verdict may be"
+    )
+
+
 def test_retry_after_in_seconds_milliseconds_or_as_a_date() -> None:
     assert retry_after_seconds({"Retry-After": "2"}) == 2.0
     assert retry_after_seconds({"retry-after": " 1.5 "}) == 1.5

@@ -3,9 +3,10 @@
 A judge answers with exactly one JSON object ``{"passed": bool, "score": number, "reasoning":
 string}``. Accepted around it: whitespace, and at most one Markdown code fence (```` ``` ```` or
 ```` ```json ````) holding the whole object, since models add one even when told not to. Anything
-else is malformed: not JSON, text before or after the object, a key missing or unknown,
-``passed`` not a JSON boolean, ``score`` not a finite number in [0, 1] (a boolean is not a
-number), ``reasoning`` not a string. A malformed answer is retried like a failed request.
+else is malformed: longer than ``MAX_ANSWER_CHARS``, not JSON, text before or after the
+object, a key missing or unknown, ``passed`` not a JSON boolean, ``score`` not a finite number
+in [0, 1] (a boolean is not a number), ``reasoning`` not a string. A malformed answer is
+retried like a failed request.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ VERDICT_INSTRUCTIONS = (
     '"reasoning": "one or two sentences saying why"}.'
 )
 
+#: The longest answer read as a verdict (characters); a longer one is malformed, so that a
+#: runaway answer is not parsed, kept in the cache or copied into reports.
+MAX_ANSWER_CHARS = 20_000
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.S | re.I)
 _KEYS = ("passed", "score", "reasoning")
 
@@ -36,6 +40,11 @@ def parse_verdict(text: str) -> JudgeVerdict:
     body = text.strip()
     if not body:
         raise MalformedVerdict("empty answer")
+    if len(body) > MAX_ANSWER_CHARS:
+        raise MalformedVerdict(
+            f"an answer of {len(body)} characters, "
+            f"more than the {MAX_ANSWER_CHARS} a verdict may be"
+        )
     fenced = _FENCE.match(body)
     if fenced is not None:
         body = fenced.group(1).strip()
