@@ -93,7 +93,7 @@ def test_a_runaway_answer_is_malformed_without_being_parsed() -> None:
     with pytest.raises(MalformedVerdict) as raised:
         parse_verdict(long)
     assert str(raised.value) == (
-        "an answer of 20043 characters, more than the 20000 a verdict may be"
+        "an answer of 20045 characters, more than the 20000 a verdict may be"
     )
 
 
