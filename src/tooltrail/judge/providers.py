@@ -70,6 +70,10 @@ class _SDKCompletion:
     def _client_class(self, sdk: ModuleType) -> Any:
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Close the SDK client's connections."""
+        self.client.close()
+
     def _request(self, client: Any, prompt: str) -> Reply:
         raise NotImplementedError
 

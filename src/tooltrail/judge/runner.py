@@ -26,13 +26,13 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooltrail.judge.cache import VerdictCache, cache_key
 from tooltrail.judge.completion import Completion, CompletionFn, FunctionCompletion
 from tooltrail.judge.errors import JudgeConfigError
 from tooltrail.judge.failure import AttemptFailure
-from tooltrail.judge.outcome import JudgeOutcome, JudgeTotals, JudgeVerdict
+from tooltrail.judge.outcome import Judge, JudgeOutcome, JudgeTotals, JudgeVerdict
 from tooltrail.judge.prices import PriceTable, cost_usd, price_of
 from tooltrail.judge.verdict import MalformedVerdict, parse_verdict
 
@@ -158,11 +158,14 @@ class JudgeRunner:
             return self._spent_usd
 
     def close(self) -> None:
-        """Stop waiting between attempts (a judgement under way then ends with its last error)
-        and close the cache."""
+        """Stop waiting between attempts (a judgement under way then ends with its last error),
+        close the cache and the SDK's connections."""
         self._closing.set()
         if self.cache is not None:
             self.cache.close()
+        close_client = getattr(self.completion, "close", None)
+        if callable(close_client):
+            close_client()
 
     def __enter__(self) -> JudgeRunner:
         return self
@@ -309,3 +312,7 @@ def _combined(
 def _require(ok: bool, message: str) -> None:
     if not ok:
         raise JudgeConfigError(message)
+
+
+if TYPE_CHECKING:  # the runner is a Judge (mypy checks the signatures)
+    _IS_A_JUDGE: type[Judge] = JudgeRunner
