@@ -457,3 +457,22 @@ def test_a_missing_api_key_is_a_clear_error(
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(JudgeConfigError, match=r"^judge model 'openai:gpt-judge': .*api_key"):
         build_judge(JudgeSettings(model=MODEL, base_url=judge_server.openai_url, cache=False))
+
+
+def test_a_runner_for_another_model_shares_the_bound_budget_and_totals(
+    judge_server: JudgeServer,
+) -> None:
+    price = {"input": 1.0, "output": 5.0}
+    prices = {"gpt-judge": price, "gpt-other": price}
+    runner = openai_runner(judge_server, prices=prices, budget_usd=0.0003)
+    other = runner.for_model("openai:gpt-other")
+    assert runner.for_model("openai:gpt-other") is other and runner.for_model(MODEL) is runner
+    first = runner.judge("p1")  # 0.0002 USD
+    second = other.judge("p2")  # 0.0002 USD: the shared total passes the budget
+    third = runner.judge("p3")
+    assert first.error is None and second.error is None and third.skipped == "budget"
+    assert [r.body["model"] for r in judge_server.requests] == ["gpt-judge", "gpt-other"]
+    assert judge_server.requests[1].path == "/v1/chat/completions"  # the base_url carried over
+    totals = other.totals()
+    assert (totals.calls, totals.skipped) == (2, 1)
+    assert totals.models == {MODEL, "openai:gpt-other"}

@@ -54,6 +54,8 @@ class _SDKCompletion:
         self.model = model
         self.name = name
         self.timeout_s = timeout_s
+        #: the endpoint given in the settings (``None``: the SDK's variable, else its default)
+        self.base_url = base_url
         self.sdk = _sdk(self.sdk_name, model)
         options: dict[str, Any] = {"max_retries": 0, "timeout": timeout_s}
         if base_url:

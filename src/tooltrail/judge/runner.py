@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.judge.cache import VerdictCache, cache_key
@@ -34,6 +34,7 @@ from tooltrail.judge.errors import JudgeConfigError
 from tooltrail.judge.failure import AttemptFailure
 from tooltrail.judge.outcome import Judge, JudgeOutcome, JudgeTotals, JudgeVerdict
 from tooltrail.judge.prices import PriceTable, cost_usd, price_of
+from tooltrail.judge.providers import completion_for_model
 from tooltrail.judge.verdict import MalformedVerdict, parse_verdict
 
 DEFAULT_RETRIES = 2
@@ -42,6 +43,20 @@ DEFAULT_CONCURRENCY = 4
 DEFAULT_BACKOFF_S = 0.5
 #: The longest wait between two attempts, whatever ``Retry-After`` asks.
 MAX_WAIT_S = 60.0
+
+
+@dataclass(slots=True)
+class _Ledger:
+    """What a runner shares with the runners it makes for other models (:meth:`for_model`):
+    one bound on requests in flight, one budget, one set of totals."""
+
+    slots: threading.BoundedSemaphore
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    totals: JudgeTotals = field(default_factory=JudgeTotals)
+    spent_usd: float = 0.0
+    closing: threading.Event = field(default_factory=threading.Event)
+    #: model string -> its runner, made by ``for_model``
+    runners: dict[str, JudgeRunner] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -93,6 +108,7 @@ class JudgeRunner:
         self.budget_usd = budget_usd
         self.backoff_s = backoff_s
         self.max_wait_s = max_wait_s
+        self.prices = prices
         self.price = price_of(prices, self.model)
         if budget_usd is not None:
             _require(budget_usd >= 0, f"budget_usd must be 0 or more, not {budget_usd!r}")
@@ -100,11 +116,7 @@ class JudgeRunner:
                 self.price is not None,
                 f"budget_usd needs the price of judge model {self.model!r} in prices",
             )
-        self._slots = threading.BoundedSemaphore(concurrency)
-        self._lock = threading.Lock()
-        self._totals = JudgeTotals()
-        self._spent_usd = 0.0
-        self._closing = threading.Event()
+        self._ledger = _Ledger(slots=threading.BoundedSemaphore(concurrency))
 
     # -- the Judge protocol -------------------------------------------------------------------
 
@@ -121,8 +133,8 @@ class JudgeRunner:
                 verdict=None, model=self.model, error=f"judge failed: {type(exc).__name__}: {exc}"
             )
         outcome = replace(outcome, latency_s=time.monotonic() - started)
-        with self._lock:
-            self._totals.add(outcome)
+        with self._ledger.lock:
+            self._ledger.totals.add(outcome)
         return outcome
 
     def judge_many(
@@ -144,28 +156,70 @@ class JudgeRunner:
             ]
             return [future.result() for future in futures]
 
+    def for_model(self, model: str) -> JudgeRunner:
+        """The runner for another model string (a check that names its own judge model, as
+        pytest-agent-eval's ``judge: {rubric, model}``), with this runner's settings, sharing
+        its bound on requests in flight, its budget, its totals and its cache. The explicit
+        ``base_url`` carries over to a model of the same provider only."""
+        if model == self.model:
+            return self
+        ledger = self._ledger
+        with ledger.lock:
+            known = ledger.runners.get(model)
+        if known is not None:
+            return known
+        same_provider = model.partition(":")[0] == self.model.partition(":")[0]
+        client = completion_for_model(
+            model,
+            base_url=getattr(self.completion, "base_url", None) if same_provider else None,
+            timeout_s=self.timeout_s,
+        )
+        other = JudgeRunner(
+            client,
+            retries=self.retries,
+            timeout_s=self.timeout_s,
+            concurrency=self.concurrency,
+            samples=self.samples,
+            cache=self.cache,
+            budget_usd=self.budget_usd,
+            prices=self.prices,
+            backoff_s=self.backoff_s,
+            max_wait_s=self.max_wait_s,
+        )
+        other._ledger = ledger
+        with ledger.lock:
+            chosen = ledger.runners.setdefault(model, other)
+        if chosen is not other:  # another thread made it first
+            getattr(client, "close", lambda: None)()
+        return chosen
+
     # -- what a run reports ---------------------------------------------------------------------
 
     def totals(self) -> JudgeTotals:
-        """A copy of what judging has cost so far (calls, cache hits, skips, tokens, dollars)."""
-        with self._lock:
-            return replace(self._totals, models=set(self._totals.models))
+        """A copy of what judging has cost so far (calls, cache hits, skips, tokens, dollars),
+        over this runner and those :meth:`for_model` made."""
+        with self._ledger.lock:
+            totals = self._ledger.totals
+            return replace(totals, models=set(totals.models))
 
     @property
     def spent_usd(self) -> float:
         """Dollars spent on model calls so far (cache hits cost nothing)."""
-        with self._lock:
-            return self._spent_usd
+        with self._ledger.lock:
+            return self._ledger.spent_usd
 
     def close(self) -> None:
         """Stop waiting between attempts (a judgement under way then ends with its last error),
-        close the cache and the SDK's connections."""
-        self._closing.set()
+        close the cache and the SDK's connections, of the runners :meth:`for_model` made too."""
+        self._ledger.closing.set()
         if self.cache is not None:
             self.cache.close()
-        close_client = getattr(self.completion, "close", None)
-        if callable(close_client):
-            close_client()
+        with self._ledger.lock:
+            runners = [self, *self._ledger.runners.values()]
+        for runner in runners:
+            close_client = getattr(runner.completion, "close", None)
+            if callable(close_client):
+                close_client()
 
     def __enter__(self) -> JudgeRunner:
         return self
@@ -213,8 +267,8 @@ class JudgeRunner:
         input_tokens = sum(s.input_tokens for s in had)
         output_tokens = sum(s.output_tokens for s in had)
         cost = None if self.price is None else cost_usd(self.price, input_tokens, output_tokens)
-        with self._lock:
-            self._spent_usd += cost or 0.0
+        with self._ledger.lock:
+            self._ledger.spent_usd += cost or 0.0
         last = had[-1]
         if last.verdict is None:
             plural = "" if last.attempts == 1 else "s"
@@ -252,18 +306,19 @@ class JudgeRunner:
             if failure is None:
                 return sample
             sample.failure = failure.reason
-            if not failure.retryable or attempt == self.retries or self._closing.is_set():
+            closing = self._ledger.closing
+            if not failure.retryable or attempt == self.retries or closing.is_set():
                 break
             wait = self.backoff_s * 2**attempt
             if failure.retry_after_s is not None:
                 wait = max(wait, failure.retry_after_s)
-            if self._closing.wait(min(wait, self.max_wait_s)):
+            if closing.wait(min(wait, self.max_wait_s)):
                 break
         return sample
 
     def _attempt(self, prompt: str, sample: _Sample) -> AttemptFailure | None:
         """One request: the verdict goes into ``sample``, else the failure is returned."""
-        with self._slots:
+        with self._ledger.slots:
             try:
                 reply = self.completion.complete(prompt, timeout_s=self.timeout_s)
             except AttemptFailure as failure:
