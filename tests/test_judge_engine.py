@@ -22,6 +22,7 @@ from tooltrail.judge import (
     JudgeSettings,
     VerdictCache,
     build_judge,
+    override_settings,
     read_judge_settings,
 )
 from tooltrail.judge.providers import completion_for_model
@@ -428,6 +429,17 @@ def test_the_settings_reader_rejects_bad_settings(raw: object, message: str) -> 
     with pytest.raises(JudgeConfigError) as raised:
         read_judge_settings(raw)
     assert str(raised.value).startswith(message)
+
+
+def test_flags_override_a_suites_judge_block_and_are_checked_the_same_way() -> None:
+    suite = read_judge_settings({"model": MODEL, "retries": 1, "cache_path": "/tmp/x.sqlite3"})
+    flags = {"model": "anthropic:claude-x", "retries": None, "cache": False, "cache_path": None}
+    merged = override_settings(suite, flags, where="--judge-*")
+    assert (merged.model, merged.retries, merged.cache) == ("anthropic:claude-x", 1, False)
+    assert merged.cache_path == "/tmp/x.sqlite3"
+    with pytest.raises(JudgeConfigError) as raised:
+        override_settings(suite, {"concurrency": 0}, where="--judge-*")
+    assert str(raised.value) == "--judge-*.concurrency must be a whole number, 1 or more, not 0"
 
 
 def test_an_unknown_provider_gets_a_did_you_mean() -> None:

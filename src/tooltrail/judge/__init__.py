@@ -12,7 +12,12 @@ from tooltrail.judge.cache import VerdictCache, default_cache_path
 from tooltrail.judge.errors import JudgeCacheError, JudgeConfigError
 from tooltrail.judge.outcome import Judge, JudgeOutcome, JudgeTotals, JudgeVerdict
 from tooltrail.judge.runner import JudgeRunner
-from tooltrail.judge.settings import JudgeSettings, build_judge, read_judge_settings
+from tooltrail.judge.settings import (
+    JudgeSettings,
+    build_judge,
+    override_settings,
+    read_judge_settings,
+)
 from tooltrail.judge.verdict import VERDICT_INSTRUCTIONS, MalformedVerdict, parse_verdict
 
 __all__ = [
@@ -30,6 +35,7 @@ __all__ = [
     "active_judge",
     "build_judge",
     "default_cache_path",
+    "override_settings",
     "parse_verdict",
     "read_judge_settings",
     "use_judge",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,17 @@ def read_judge_settings(raw: Any, *, where: str = "judge") -> JudgeSettings:
             except ValueError as exc:
                 raise JudgeConfigError(f"{where}.prices: {exc}") from None
     return JudgeSettings(**values)
+
+
+def override_settings(
+    settings: JudgeSettings, overrides: Mapping[str, Any], *, where: str = "judge"
+) -> JudgeSettings:
+    """``settings`` with ``overrides`` over them (CLI flags over a suite's ``judge:`` block),
+    each checked as :func:`read_judge_settings` checks it. A ``None`` value leaves that setting
+    as it is (a flag not given)."""
+    given = {key: value for key, value in overrides.items() if value is not None}
+    checked = read_judge_settings(given, where=where)
+    return replace(settings, **{key: getattr(checked, key) for key in given})
 
 
 def build_judge(
