@@ -185,6 +185,8 @@ class JudgeServer:
 
 class _Handler(BaseHTTPRequestHandler):
     owner: JudgeServer
+    #: keep-alive, as real endpoints: a client reuses its connections
+    protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass

@@ -282,6 +282,27 @@ def test_an_async_completion_function_with_usage() -> None:
     assert (outcome.input_tokens, outcome.output_tokens) == (7, 3)
 
 
+def test_an_async_completion_function_keeping_an_async_client(judge_server: JudgeServer) -> None:
+    """agentic-evals' usual shape: an ``async def`` over one ``AsyncOpenAI`` client. The client
+    keeps its connections (the server keeps them alive) on the loop of its first call, so every
+    call must run on that loop (a new loop per call failed: "Event loop is closed")."""
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=judge_server.openai_url, max_retries=0)
+
+    async def complete(prompt: str) -> tuple[str, object]:
+        reply = await client.chat.completions.create(
+            model="gpt-judge", messages=[{"role": "user", "content": prompt}]
+        )
+        return reply.choices[0].message.content or "", reply.usage
+
+    with JudgeRunner(complete, model="async-client", retries=0) as runner:
+        outcomes = [runner.judge(f"p{n}") for n in range(3)] + runner.judge_many(["q1", "q2"])
+    assert [o.error for o in outcomes] == [None] * 5
+    assert [o.input_tokens for o in outcomes] == [100] * 5
+    assert judge_server.count == 5
+
+
 def test_a_completion_function_returning_a_usage_object() -> None:
     def complete(prompt: str) -> tuple[str, SimpleNamespace]:
         return PASS, SimpleNamespace(input_tokens=11, output_tokens=4)

@@ -7,13 +7,16 @@ As in agentic-evals, a completion function takes the prompt and returns the mode
 one :class:`Completion` shape the runner calls; the SDK adapters (``judge.providers``) have the
 same shape.
 
-The attempt's time limit: an awaitable is cancelled at it; a plain function cannot be
-interrupted, so an answer that comes after it counts as timed out all the same.
+The awaitables of one function all run on one event loop, on a thread of its own, so that an
+async client the function keeps (``AsyncOpenAI``) serves every call. The attempt's time limit:
+an awaitable is cancelled at it; a plain function cannot be interrupted, so an answer that
+comes after it counts as timed out all the same.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import threading
 import time
@@ -60,13 +63,18 @@ class FunctionCompletion:
         self.fn = fn
         self.model = model or f"function:{getattr(fn, '__qualname__', type(fn).__name__)}"
         self.endpoint = ""
+        self._loop = _LoopThread()
+
+    def close(self) -> None:
+        """Stop the event loop the function's awaitables run on, if one was started."""
+        self._loop.close()
 
     def complete(self, prompt: str, *, timeout_s: float) -> Reply:
         started = time.monotonic()
         try:
             answer = self.fn(prompt)
             if inspect.isawaitable(answer):
-                answer = _await(answer, timeout_s)
+                answer = self._loop.run(answer, timeout_s)
         except AttemptFailure:
             raise
         except Exception as exc:  # the user's function failed: retried like a failed request
@@ -105,31 +113,56 @@ def _count(usage: Any, *names: str) -> int:
     return 0
 
 
-def _await(awaitable: Awaitable[Any], timeout_s: float) -> Any:
-    """Run ``awaitable`` to its end, cancelled after ``timeout_s``. In a thread that already
-    runs an event loop (which must not be blocked re-entrantly) it runs on a thread of its own."""
+class _LoopThread:
+    """One event loop on a thread of its own, where every awaitable of one completion function
+    runs: an async client (``AsyncOpenAI``, say) binds its connections to the loop of its first
+    request, so each later request must come from that same loop, not a new one per call. The
+    loop starts on first use; awaitables from several threads run on it side by side."""
 
-    async def bounded() -> Any:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    def run(self, awaitable: Awaitable[Any], timeout_s: float) -> Any:
+        """The awaitable's result; :func:`timed_out` when it takes longer than ``timeout_s``."""
+
+        async def bounded() -> Any:
+            try:
+                return await asyncio.wait_for(awaitable, timeout_s)
+            except asyncio.TimeoutError:
+                raise timed_out(timeout_s) from None
+
+        future = asyncio.run_coroutine_threadsafe(bounded(), self._started())
         try:
-            return await asyncio.wait_for(awaitable, timeout_s)
-        except asyncio.TimeoutError:
+            # the loop cancels it at timeout_s; the margin is for one that ignores cancelling
+            return future.result(timeout=timeout_s + _CANCEL_MARGIN_S)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
             raise timed_out(timeout_s) from None
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(bounded())
-    result: dict[str, Any] = {}
+    def _started(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(
+                    target=loop.run_forever, name="tooltrail-judge-loop", daemon=True
+                )
+                thread.start()
+                self._loop, self._thread = loop, thread
+            return self._loop
 
-    def run() -> None:
-        try:
-            result["value"] = asyncio.run(bounded())
-        except BaseException as exc:  # handed back to the calling thread below
-            result["error"] = exc
+    def close(self) -> None:
+        """Stop the loop and its thread (a later call starts a new one)."""
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is not None and thread is not None:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=_CANCEL_MARGIN_S)
+            if not thread.is_alive():
+                loop.close()
 
-    thread = threading.Thread(target=run, name="tooltrail-judge-await", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
+
+#: Seconds an awaitable past its time limit is given to end once cancelled.
+_CANCEL_MARGIN_S = 5.0
