@@ -5,6 +5,7 @@ samples, the budget, completion functions, the Anthropic path and the settings r
 from __future__ import annotations
 
 import asyncio
+import socket
 import stat
 import sys
 import threading
@@ -122,7 +123,10 @@ def test_a_reply_slower_than_the_timeout_is_an_error(judge_server: JudgeServer) 
 
 
 def test_an_unreachable_endpoint_is_an_error(judge_server: JudgeServer) -> None:
-    client = completion_for_model(MODEL, base_url="http://127.0.0.1:9/v1", timeout_s=5)
+    with socket.socket() as probe:  # a loopback port that nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = completion_for_model(MODEL, base_url=f"http://127.0.0.1:{port}/v1", timeout_s=5)
     outcome = JudgeRunner(client, retries=1, backoff_s=0.01).judge("p")
     assert outcome.error is not None
     assert outcome.error.startswith("judge unavailable after 2 attempts: could not connect: ")
