@@ -51,14 +51,18 @@ class VerdictCache:
         self.path = Path(path).expanduser()
         self.errors = 0
         self._lock = threading.Lock()
+        db: sqlite3.Connection | None = None
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10)
-            self._db.execute(_SCHEMA)
-            self._db.execute("SELECT key, value FROM verdicts LIMIT 1").fetchall()
-            self._db.commit()
+            db = sqlite3.connect(self.path, check_same_thread=False, timeout=10)
+            db.execute(_SCHEMA)
+            db.execute("SELECT key, value FROM verdicts LIMIT 1").fetchall()
+            db.commit()
+            self._db = db
         except (OSError, sqlite3.Error) as exc:
+            if db is not None:
+                db.close()
             raise JudgeCacheError(
                 f"judge cache {str(self.path)!r} cannot be used ({exc}): delete it, choose "
                 "another cache_path, or turn the cache off"
