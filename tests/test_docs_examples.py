@@ -33,6 +33,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,11 +148,31 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _environment() -> dict[str, str]:
-    """This venv's ``python`` and ``tooltrail`` first on PATH; no tooltrail settings inherited."""
+    """This venv's ``python`` and ``tooltrail`` first on PATH; no tooltrail settings inherited;
+    judge models answered by the loopback judge."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLTRAIL_", "OTEL_"))}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(_loopback_judge())
     return env
+
+
+@functools.cache
+def _loopback_judge() -> dict[str, str]:
+    """The SDKs' variables pointing at a scripted judge model on loopback (tests/judge_server.py,
+    started once, a daemon thread), so that docs/judge.md's ``openai:`` and ``anthropic:``
+    examples run as printed; judge caches under a temporary directory, not the user's."""
+    from judge_server import JudgeServer
+
+    server = JudgeServer().start()
+    return {
+        "OPENAI_BASE_URL": server.openai_url,
+        "OPENAI_API_KEY": "docs-test",
+        "ANTHROPIC_BASE_URL": server.anthropic_url,
+        "ANTHROPIC_API_KEY": "docs-test",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "XDG_CACHE_HOME": tempfile.mkdtemp(prefix="tooltrail-docs-cache-"),
+    }
 
 
 def _run_shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
