@@ -77,8 +77,8 @@ class CaseResult:
 
     @property
     def failures(self) -> list[Score]:
-        """The scores that make this row fail (required, not skipped, not passed), in order."""
-        return [s for s in self.scores if s.required and not s.skipped and not s.passed]
+        """The scores that make this row fail (``Score.failed``), in order."""
+        return [s for s in self.scores if s.failed]
 
     def failure_messages(self) -> list[str]:
         """``"name: explanation"`` per failure; per-turn names start with ``turn{n}:``."""
@@ -368,8 +368,9 @@ def _evaluate(
 
 
 def _passed(scores: list[Score]) -> bool:
+    """Whether no score fails the case (``Score.failed``)."""
     for score in scores:
-        if not score.passed and score.required and not score.skipped:
+        if score.failed:
             return False
     return True
 
