@@ -1,4 +1,5 @@
-"""Value equality of tool arguments (CHECKS.md, "Value equality") and the redundancy fingerprint."""
+"""Value equality of tool arguments (docs/checks.md, "Value equality") and the redundancy
+fingerprint."""
 
 import json
 import math

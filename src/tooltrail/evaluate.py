@@ -572,7 +572,7 @@ def evaluate_suite(
 
 
 def summarize(rows: Iterable[CaseResult], cases: dict[str, TestCase]) -> Summary:
-    """The roll-up of CHECKS.md: metrics over non-skipped scores, keys sorted; case counts;
+    """The roll-up of docs/checks.md: metrics over non-skipped scores, keys sorted; case counts;
     mean score; one runs verdict per case (``cases`` supplies runs/threshold).
 
     One walk over ``rows``, a block at a time, so rows read lazily from disk are not all held."""
