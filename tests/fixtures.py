@@ -20,8 +20,6 @@ from tooltrail.suite import TestCase, TestSuite
 ROOT = Path(__file__).resolve().parents[1]
 #: Real traces of real instrumentations, one folder per library (tests/data/corpus/README.md).
 CORPUS = ROOT / "tests" / "data" / "corpus"
-#: The project's shared corpus beside the checkout (present on the project's machines).
-SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
 #: The refund example: its agent's recorded runs and its policy, as ``tooltrail eval`` reads them.
 REFUND_DUMP = ROOT / "examples" / "refund" / "runs.otlp.jsonl"
 REFUND_SUITE = ROOT / "examples" / "refund" / "suite.yaml"
