@@ -491,7 +491,8 @@ def evaluate_trace(
     """Run every expectation and scorer of ``case`` on ``trace``; never raises.
 
     ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
-    Each check runs under the case's ``check_timeout`` (``checks.timelimit``).
+    Each check that is not tooltrail's own (a plug-in, a function, a registered comparator)
+    runs under the case's ``check_timeout`` (``checks.timelimit``).
     ``redaction``: the rules explanations are redacted with (default ``Redaction()``).
     """
     plan = _plan(case, registry)
