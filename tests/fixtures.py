@@ -18,6 +18,8 @@ import yaml
 from tooltrail.suite import TestCase, TestSuite
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Real traces of real instrumentations, one folder per library (tests/data/corpus/README.md).
+CORPUS = ROOT / "tests" / "data" / "corpus"
 #: The refund example: its agent's recorded runs and its policy, as ``tooltrail eval`` reads them.
 REFUND_DUMP = ROOT / "examples" / "refund" / "runs.otlp.jsonl"
 REFUND_SUITE = ROOT / "examples" / "refund" / "suite.yaml"

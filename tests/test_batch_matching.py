@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixtures import LOOKUP, REFUND, VERIFY, refund_case
-from test_batch_support import CORPUS, SEED_RUNS, Run, jsonl, record, write
+from fixtures import CORPUS, LOOKUP, REFUND, VERIFY, refund_case
+from test_batch_support import SEED_RUNS, Run, jsonl, record, write
 
 from tooltrail.batch import run_batch
 from tooltrail.suite import TestSuite

@@ -7,9 +7,8 @@ import itertools
 from pathlib import Path
 
 import pytest
-from fixtures import LOOKUP, REFUND, VERIFY, recorded_refund_case, refund_suite
+from fixtures import CORPUS, LOOKUP, REFUND, VERIFY, recorded_refund_case, refund_suite
 from test_batch_support import (
-    CORPUS,
     SEED_RUNS,
     Run,
     interleaved,

@@ -20,8 +20,6 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from tooltrail.convert import read_traces
 from tooltrail.otlp import frame, json_line
 
-CORPUS = Path(__file__).parent / "data" / "corpus"
-
 
 @dataclass
 class Run:

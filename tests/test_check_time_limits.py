@@ -252,6 +252,7 @@ def test_sigint_during_eval_exits_130_naming_the_interrupt_and_the_partial_count
         deadline = time.monotonic() + 60
         while not sleeping(mark) and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.05)
+        assert sleeping(mark), "no check of the second file started within 60 s"
         time.sleep(0.3)
         if to_group:
             os.killpg(process.pid, signal.SIGINT)

@@ -1,15 +1,14 @@
-"""Value equality of tool arguments (CHECKS.md, "Value equality") and the redundancy fingerprint."""
+"""Value equality of tool arguments (docs/checks.md, "Value equality") and the redundancy
+fingerprint."""
 
 import json
 import math
-from pathlib import Path
 
+from fixtures import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tooltrail.checks import args_contain, args_fingerprint, values_equal
-
-CORPUS = Path(__file__).parent / "data" / "corpus"
 
 
 def recorded_calls(framework: str, scenario: str) -> list[dict]:

@@ -1,4 +1,4 @@
-"""Case expectations: names, metrics, values and the exact explanation texts of CHECKS.md."""
+"""Case expectations: names, metrics, values and the exact explanation texts of docs/checks.md."""
 
 from tooltrail import EvalSpan, EvalTrace, TestCase, ToolCall, evaluate_trace
 

@@ -1,9 +1,9 @@
 """Built-in scorers: values, thresholds, explanations and configuration errors."""
 
 import json
-from pathlib import Path
 
 import pytest
+from fixtures import CORPUS
 
 from tooltrail import (
     EvalSpan,
@@ -13,8 +13,6 @@ from tooltrail import (
     ToolCall,
     evaluate_trace,
 )
-
-CORPUS = Path(__file__).parent / "data" / "corpus"
 
 
 def recorded(framework: str, scenario: str) -> EvalTrace:

@@ -1,9 +1,9 @@
 """Per-turn expectations (pytest-agent-eval's Expect): each turn sees only its own calls."""
 
 import json
-from pathlib import Path
 
 import pytest
+from fixtures import CORPUS
 
 from tooltrail import (
     EvalTrace,
@@ -16,8 +16,6 @@ from tooltrail import (
     evaluate_trace,
 )
 from tooltrail.checks import is_subsequence
-
-CORPUS = Path(__file__).parent / "data" / "corpus"
 
 
 def conversation(scenario: str) -> EvalTrace:

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-CORPUS = Path(__file__).parent / "data" / "corpus"
+from fixtures import CORPUS
+
 MULTITURN = CORPUS / "pydantic-ai" / "e_booking_multiturn_bad.otlp.jsonl"
 TRUTH = json.loads((CORPUS / "pydantic-ai" / "e_booking_multiturn_bad.truth.json").read_text())
 

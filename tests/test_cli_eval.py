@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from fixtures import LOOKUP, REFUND, VERIFY, refund_case, suite_yaml
-from test_batch_support import CORPUS, SEED_RUNS, Run, jsonl, record, write
+from fixtures import CORPUS, LOOKUP, REFUND, VERIFY, refund_case, suite_yaml
+from test_batch_support import SEED_RUNS, Run, jsonl, record, write
 
 from tooltrail.cli import main
 from tooltrail.evaluate import EvaluationReport

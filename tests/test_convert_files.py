@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures import CORPUS
 
 from tooltrail.convert import read_traces
 from tooltrail.model import EvalTrace
@@ -19,7 +20,6 @@ from tooltrail.otlp.encode import encode_request, json_line
 from tooltrail.otlp.span import Span
 from tooltrail.otlp.writer import OtlpFileWriter
 
-CORPUS = Path(__file__).parent / "data" / "corpus"
 FRAMEWORKS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
 WRITES = [
     ("json", None),

@@ -4,14 +4,13 @@ the caller's code between two traces runs with the collector as the caller left 
 from __future__ import annotations
 
 import gc
-from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures import CORPUS
 
 from tooltrail.convert import collect, read_traces
 
-CORPUS = Path(__file__).parent / "data" / "corpus"
 #: Two traces (two turns of one conversation), so there is caller code between two steps.
 TWO_TRACES = CORPUS / "pydantic-ai" / "e_booking_multiturn_ok.otlp.jsonl"
 

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures import CORPUS
 
 from tooltrail.convert import read_traces
 from tooltrail.model import EvalTrace
 
-CORPUS = Path(__file__).parent / "data" / "corpus"
 TRUTHS = sorted(CORPUS.glob("*/*.truth.json"))
 FORMATS = (".otlp.pb", ".otlp.jsonl")
 

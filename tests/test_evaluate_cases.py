@@ -2,15 +2,13 @@
 
 import copy
 from dataclasses import fields
-from pathlib import Path
 
-from fixtures import refund_test_case
+from fixtures import CORPUS, refund_test_case
 
 from tooltrail import EvaluatorConfig, Registry, TestCase, evaluate_cases, evaluate_trace
 from tooltrail.checks import view as view_module
 from tooltrail.convert import read_traces
 
-CORPUS = Path(__file__).parent / "data" / "corpus"
 LOOPING = CORPUS / "pydantic-ai" / "d_loop_web_search.otlp.jsonl"
 
 REFUND = refund_test_case(

@@ -1,10 +1,8 @@
 """The seed's checks on real recorded traces: every framework's refund and booking runs, read
 from the corpus dumps by tooltrail's converter, get the verdicts the story says they should."""
 
-from pathlib import Path
-
 import pytest
-from fixtures import refund_test_case
+from fixtures import CORPUS, refund_test_case
 
 from tooltrail import (
     Expect,
@@ -15,7 +13,6 @@ from tooltrail import (
 )
 from tooltrail.convert import read_traces
 
-CORPUS = Path(__file__).parent / "data" / "corpus"
 WITH_ARGS = [
     "google-adk",
     "mlflow-genai-semconv",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from fixtures import CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,6 @@ from tooltrail.otlp import (
     read_spans,
 )
 
-CORPUS = Path(__file__).parent / "data" / "corpus"
 _PB = (CORPUS / "strands" / "g_parallel_calls.otlp.pb").read_bytes()
 _JSONL = (CORPUS / "strands" / "e_booking_multiturn_bad.otlp.jsonl").read_bytes()
 _SDK = (CORPUS / "vercel-ai" / "sdk-json" / "g_parallel_calls.json").read_bytes()

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fixtures import CORPUS
 from opentelemetry import trace as trace_api
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
@@ -19,7 +20,6 @@ from tooltrail.otlp import Span, read_spans
 from tooltrail.pytest import Trail, TrajectoryAssertionError
 from tooltrail.suite import Expect, Turn
 
-CORPUS = Path(__file__).parent / "data" / "corpus"
 BOOKING_BAD = sorted(CORPUS.glob("*/e_booking_multiturn_bad.otlp.pb"))
 KINDS = {
     1: SpanKind.INTERNAL,

@@ -1,13 +1,10 @@
 """Policy selectors: Match.selects reads the converter's metadata keys; cases_for pairs cases."""
 
-from pathlib import Path
-
 import pytest
+from fixtures import CORPUS
 
 from tooltrail import EvalTrace, Match, SuiteError, TestCase, TestSuite
 from tooltrail.convert import read_traces
-
-CORPUS = Path(__file__).parent / "data" / "corpus"
 
 
 def traced(**metadata):

@@ -1,6 +1,6 @@
 """Value equality for tool arguments, and the canonical fingerprint of a call's arguments.
 
-The rules (CHECKS.md, "Value equality"): values compare as given; int and float compare
+The rules (docs/checks.md, "Value equality"): values compare as given; int and float compare
 numerically (JSON does not keep the difference); a boolean never equals a number, at any
 depth; NaN equals nothing; lists are ordered; dicts ignore key order. ``==`` on containers
 cannot be trusted for this (``[True] == [1]``, and ``[nan] == [nan]`` when it is the same

@@ -75,8 +75,8 @@ class CaseResult:
 
     @property
     def failures(self) -> list[Score]:
-        """The scores that make this row fail (required, not skipped, not passed), in order."""
-        return [s for s in self.scores if s.required and not s.skipped and not s.passed]
+        """The scores that make this row fail (``Score.failed``), in order."""
+        return [s for s in self.scores if s.failed]
 
     def failure_messages(self) -> list[str]:
         """``"name: explanation"`` per failure; per-turn names start with ``turn{n}:``."""
@@ -367,8 +367,9 @@ def _evaluate(
 
 
 def _passed(scores: list[Score]) -> bool:
+    """Whether no score fails the case (``Score.failed``)."""
     for score in scores:
-        if not score.passed and score.required and not score.skipped:
+        if score.failed:
             return False
     return True
 
@@ -494,7 +495,8 @@ def evaluate_trace(
     """Run every expectation and scorer of ``case`` on ``trace``; never raises.
 
     ``output`` is the agent's reply for ``expected_contains`` (default: ``trace.output``).
-    Each check runs under the case's ``check_timeout`` (``checks.timelimit``).
+    Each check that is not tooltrail's own (a plug-in, a function, a registered comparator)
+    runs under the case's ``check_timeout`` (``checks.timelimit``).
     ``redaction``: the rules explanations, and what judge checks send, are redacted with
     (default ``redact.DEFAULT_REDACTION``).
     """
@@ -576,7 +578,7 @@ def evaluate_suite(
 
 
 def summarize(rows: Iterable[CaseResult], cases: dict[str, TestCase]) -> Summary:
-    """The roll-up of CHECKS.md: metrics over non-skipped scores, keys sorted; case counts;
+    """The roll-up of docs/checks.md: metrics over non-skipped scores, keys sorted; case counts;
     mean score; one runs verdict per case (``cases`` supplies runs/threshold).
 
     One walk over ``rows``, a block at a time, so rows read lazily from disk are not all held."""

@@ -24,11 +24,11 @@ from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts
 from tooltrail.convert.collect import TraceCollector, conversations
+from tooltrail.convert.decoded import Decoded, is_log_record
 from tooltrail.evaluate import evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.live.config import LiveConfig
-from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
-from tooltrail.otlp.logs import LogRecord
+from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits
 from tooltrail.suite import TestSuite
 
 Grouping = Literal["trace", "conversation"]
@@ -143,7 +143,7 @@ class _TraceCollector:
         self.extents: dict[str, Extent] = {}
         self.span_count = 0
 
-    def add_record(self, extent: Extent, spans: Sequence[Span | SpanHead]) -> None:
+    def add_record(self, extent: Extent, spans: Sequence[Decoded]) -> None:
         wanted = self.wanted
         traces = self.traces
         last_id = ""
@@ -151,8 +151,8 @@ class _TraceCollector:
         seen_here: list[str] = []
         for span in spans:
             trace_id = span.trace_id
-            if span.__class__ is LogRecord:  # content of a span, here or in another chunk
-                if traces.add_log(span) is not None:  # type: ignore[arg-type]
+            if is_log_record(span):  # content of a span, here or in another chunk
+                if traces.add_log(span) is not None:
                     seen_here.append(trace_id)
                 last_id, facts = "", None
                 continue

@@ -1,4 +1,4 @@
-"""Trajectory checks and scorers over an ``EvalTrace`` (CHECKS.md is the contract).
+"""Trajectory checks and scorers over an ``EvalTrace`` (docs/checks.md is the contract).
 
 Every check follows one protocol (``checks.protocol``): an object whose fields are its
 configuration, with ``evaluate(ctx) -> Score | list[Score]``.

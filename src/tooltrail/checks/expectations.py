@@ -1,4 +1,5 @@
-"""The case expectations of CHECKS.md: one check class each, one score per check, exact texts.
+"""The case expectations of docs/checks.md: one check class each, one score per check, exact
+texts.
 
 ``case_checks`` compiles a case's fields to these checks in the contract's order: contains,
 required_tool, forbidden_tool, tool_args, tool_arg_values, tool_order, turn_count_threshold,

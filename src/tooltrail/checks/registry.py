@@ -51,11 +51,6 @@ class ScorerEntry:
     registered: type | ScorerFn
     config_keys: frozenset[str] | None = None
 
-    @property
-    def fn(self) -> type | ScorerFn:
-        """What was registered (the name older code used)."""
-        return self.registered
-
     def build(self, config: dict[str, Any]) -> Check:
         """The check this entry makes of one ``config``."""
         registered = self.registered

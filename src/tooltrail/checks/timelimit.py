@@ -1,4 +1,5 @@
-"""Run checks each under a time limit, so that no check can hang or end a run.
+"""Run checks that are not tooltrail's own each under a time limit, so that no check can hang
+or end a run (tooltrail's own, limit ``None``, run to their end: ``registry.is_builtin``).
 
 On the main thread (the batch pass and its worker processes, the pytest plugin) the checks run
 right there under a timer (``checkalarm``): no hand-off. Anywhere else (``serve``, the live

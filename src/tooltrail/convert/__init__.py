@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 
 from tooltrail.convert.build import build_eval_trace
 from tooltrail.convert.collect import DEFAULT_MAX_SPANS, TraceCollector, conversations
+from tooltrail.convert.decoded import Decoded, is_log_record
 from tooltrail.convert.facts import TraceFacts
 from tooltrail.convert.reading import (
     GROUPS,
@@ -24,12 +25,11 @@ from tooltrail.convert.reading import (
     read_traces,
 )
 from tooltrail.model import EvalTrace
-from tooltrail.otlp.logs import LogRecord
 from tooltrail.otlp.span import Diagnostic, Span
 
 
 def to_eval_trace(
-    spans: Iterable[Span | LogRecord],
+    spans: Iterable[Decoded],
     diagnostics: list[Diagnostic] | None = None,
     *,
     usage: bool = False,
@@ -45,10 +45,10 @@ def to_eval_trace(
     """
     collector = TraceCollector(diagnostics=diagnostics, usage=usage, content=content)
     for item in spans:
-        if item.__class__ is LogRecord:
-            collector.add_log(item)  # type: ignore[arg-type]
+        if is_log_record(item):
+            collector.add_log(item)
         else:
-            collector.add(item)  # type: ignore[arg-type]
+            collector.add(item)
     return collector.build(collector.take_all())
 
 

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tooltrail import dialects
 from tooltrail.convert.collect import TraceCollector, conversations
+from tooltrail.convert.decoded import Decoded, is_log_record
 from tooltrail.gc_pause import gc_paused
 from tooltrail.model import EvalTrace
-from tooltrail.otlp.logs import LogRecord
-from tooltrail.otlp.span import Diagnostic, Span, SpanHead
+from tooltrail.otlp.span import Diagnostic
 
 if TYPE_CHECKING:
     from tooltrail.otlp.limits import Limits
@@ -89,7 +89,7 @@ def _paused(steps: Iterator[EvalTrace]) -> Iterator[EvalTrace]:
 
 def _spans(
     items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None
-) -> Iterator[Span | SpanHead | LogRecord]:
+) -> Iterator[Decoded]:
     """The spans of ``items``, with the log records that may carry their content among them."""
     from tooltrail.otlp.mixed import read_spans_and_logs  # the decoders; imported when used
 
@@ -112,10 +112,10 @@ def _one_pass(
     collector = TraceCollector(limits, diagnostics, usage=usage, content=content)
     last: dict[str, int] = {}
     for position, span in enumerate(_spans(items, limits, diagnostics)):
-        if span.__class__ is LogRecord:
-            collector.add_log(span)  # type: ignore[arg-type]
+        if is_log_record(span):
+            collector.add_log(span)
         else:
-            collector.add(span)  # type: ignore[arg-type]
+            collector.add(span)
         last[span.trace_id] = position  # (a trace ends with its last span or log record)
     traces = collector.take_all()
     traces.sort(key=lambda t: last[t.trace_id])
@@ -141,10 +141,10 @@ def _two_passes(
     collector = TraceCollector(limits, diagnostics, usage=usage, content=content)
     for span in _spans(items, limits, diagnostics):
         trace_id = span.trace_id
-        if span.__class__ is LogRecord:
-            collector.add_log(span)  # type: ignore[arg-type]
+        if is_log_record(span):
+            collector.add_log(span)
         else:
-            collector.add(span)  # type: ignore[arg-type]
+            collector.add(span)
         left = remaining.get(trace_id, 0) - 1
         remaining[trace_id] = left
         if left == 0:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tooltrail.dialects.spans import ModelCall, _genai_output
+from tooltrail.dialects.spans import ModelCall, genai_output
 from tooltrail.dialects.values import (
     PLACEHOLDERS,
     args_from,
@@ -85,7 +85,7 @@ def content_of(events: Sequence[SpanEvent]) -> tuple[list[ModelCall], str | None
         if event.name == DETAILS:
             raw = attrs.get("gen_ai.output.messages")
             if raw is not None:
-                found, said = _genai_output(raw)
+                found, said = genai_output(raw)
                 calls.extend(found)
                 reply = _said(said) or reply
         elif event.name == CHOICE:

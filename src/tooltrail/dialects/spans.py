@@ -104,7 +104,7 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
     attrs = span.attributes
     raw = attrs.get("gen_ai.output.messages")
     if raw is not None:
-        return _genai_output(raw)[0]
+        return genai_output(raw)[0]
     raw = attrs.get("ai.response.toolCalls")
     if raw is not None:
         return _vercel_calls(raw)
@@ -116,7 +116,7 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
         if event.name == "gen_ai.client.inference.operation.details":
             raw = (event.attributes or {}).get("gen_ai.output.messages")
             if raw is not None:
-                return _genai_output(raw)[0]
+                return genai_output(raw)[0]
     return []
 
 
@@ -125,7 +125,7 @@ def model_output(span: SpanLike) -> tuple[list[ModelCall], str | None]:
     attrs = span.attributes
     raw = attrs.get("gen_ai.output.messages")
     if raw is not None:
-        return _genai_output(raw)
+        return genai_output(raw)
     if ADK_RESPONSE in attrs:  # ADK's ``call_llm`` span: its own record of the response
         calls, reply = _adk_response(attrs.get(ADK_RESPONSE))
         return calls, reply if reply is not None else _event_reply(span)
@@ -172,7 +172,7 @@ def _adk_response(raw: Any) -> tuple[list[ModelCall], str | None]:
 _GENAI_SOURCE = "model:gen_ai.output.messages"
 
 
-def _genai_output(raw: Any) -> tuple[list[ModelCall], str | None]:
+def genai_output(raw: Any) -> tuple[list[ModelCall], str | None]:
     """The tool calls (parts of type ``tool_call`` with a name) and the text (parts of type
     ``text``, or a message's plain ``content`` string, joined) of GenAI output messages. One
     pass over the parts, without a list of them: every model span of a dump comes through
@@ -329,7 +329,7 @@ def _event_reply(span: SpanLike) -> str | None:
 
 
 def _genai_text(raw: Any) -> str | None:
-    return _genai_output(raw)[1]
+    return genai_output(raw)[1]
 
 
 #: Keys under which frameworks wrap a final answer (LangChain ``{"outputs": {"output": ...}}``).
