@@ -111,11 +111,17 @@ def wait_for(receiver: RunningReceiver, key: str, value: int, timeout: float = 1
         time.sleep(0.02)
 
 
-def verdicts(tmp_path: Path) -> list[dict[str, Any]]:
+def verdicts(tmp_path: Path, count: int = 0, timeout: float = 15) -> list[dict[str, Any]]:
+    """The results file's lines, once it holds at least ``count`` of them (bounded wait): the
+    evaluator counts a trace in /stats before its line reaches the file."""
     path = tmp_path / "results.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    deadline = time.monotonic() + timeout
+    while True:
+        text = path.read_text() if path.exists() else ""
+        lines = [json.loads(line) for line in text.splitlines() if line.endswith("}")]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.02)
 
 
 def failed_checks(line: dict[str, Any]) -> list[str]:
@@ -125,7 +131,7 @@ def failed_checks(line: dict[str, Any]) -> list[str]:
 def assert_one_passing_verdict(receiver: RunningReceiver, tmp_path: Path) -> dict:
     stats = wait_for(receiver, "traces_evaluated", 1)
     assert stats["traces_evaluated"] == 1
-    [line] = verdicts(tmp_path)
+    [line] = verdicts(tmp_path, 1)
     assert line["trace_id"] == TRACE
     assert line["passed"], failed_checks(line)
     assert line["partial"] is False
@@ -139,7 +145,7 @@ def test_without_logs_the_verdict_fails(serve, tmp_path: Path) -> None:
     receiver = serve()
     assert post(receiver.http_port, spans_json(), JSON)[0] == 200
     wait_for(receiver, "traces_evaluated", 1)
-    [line] = verdicts(tmp_path)
+    [line] = verdicts(tmp_path, 1)
     assert not line["passed"]
     assert set(failed_checks(line)) == {"required_tool:get_weather", "contains:Bergen: sun"}
 
@@ -240,7 +246,7 @@ def test_records_after_the_trace_was_judged_revise_its_verdict(serve, tmp_path: 
     assert stats["log_records_late"] == CONTENT
     assert (stats["traces_evaluated"], stats["late_pieces"]) == (1, 1)
     assert (stats["traces_revised"], stats["verdicts_changed"]) == (1, 1)
-    first, revised = verdicts(tmp_path)  # judged without the content, then with it
+    first, revised = verdicts(tmp_path, 2)  # judged without the content, then with it
     assert (first["revision"], first["reason"], first["passed"]) == (0, "complete", False)
     assert (revised["revision"], revised["reason"], revised["partial"]) == (1, "late", False)
     assert revised["passed"], failed_checks(revised)
@@ -278,7 +284,7 @@ def test_records_naming_no_span_of_the_trace_are_counted_unjoined(serve, tmp_pat
     assert post(receiver.http_port, spans_json(), JSON)[0] == 200
     stats = wait_for(receiver, "log_records_unjoined", CONTENT)
     assert stats["log_records_unjoined"] == CONTENT
-    [line] = verdicts(tmp_path)
+    [line] = verdicts(tmp_path, 1)
     assert not line["passed"]
 
 
