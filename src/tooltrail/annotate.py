@@ -38,7 +38,7 @@ from tooltrail.otlp import (
     read_log_records,
     read_spans,
 )
-from tooltrail.otlp.span import STATUS_ERROR, STATUS_UNSET
+from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_UNSET
 from tooltrail.redact import Redaction
 from tooltrail.scores import (
     CASE_SCORE_NAME,

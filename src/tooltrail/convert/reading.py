@@ -28,11 +28,11 @@ from tooltrail import dialects
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.gc_pause import gc_paused
 from tooltrail.model import EvalTrace
-from tooltrail.otlp.logs import LogRecord
-from tooltrail.otlp.span import Diagnostic, Span, SpanHead
+from tooltrail.otlp.decode.logs import LogRecord
+from tooltrail.otlp.decode.span import Diagnostic, Span, SpanHead
 
 if TYPE_CHECKING:
-    from tooltrail.otlp.limits import Limits
+    from tooltrail.otlp.decode.limits import Limits
 
 Group = Literal["trace", "conversation"]
 GROUPS: tuple[str, ...] = ("trace", "conversation")
@@ -91,7 +91,7 @@ def _spans(
     items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None
 ) -> Iterator[Span | SpanHead | LogRecord]:
     """The spans of ``items``, with the log records that may carry their content among them."""
-    from tooltrail.otlp.mixed import read_spans_and_logs  # the decoders; imported when used
+    from tooltrail.otlp.read.mixed import read_spans_and_logs  # the decoders; imported when used
 
     # Spans no dialect reader looks at (see ``dialects.INTEREST``) come as bare heads.
     if limits is None:
@@ -134,7 +134,7 @@ def _two_passes(
     usage: bool,
     content: bool = False,
 ) -> Iterator[EvalTrace]:
-    from tooltrail.otlp.mixed import trace_counts
+    from tooltrail.otlp.read.mixed import trace_counts
 
     # pass 1: how many spans and log records each trace has (ids only for spans)
     remaining = trace_counts(items) if limits is None else trace_counts(items, limits=limits)

@@ -28,8 +28,8 @@ from operator import attrgetter
 from typing import Any
 
 from tooltrail.otlp import LogRecord, Span, decode_request
-from tooltrail.otlp.span import SpanEvent
-from tooltrail.otlp.wire import LeanTraces
+from tooltrail.otlp.decode.span import SpanEvent
+from tooltrail.otlp.decode.wire import LeanTraces
 from tooltrail.serve.intake import ReceivedLog, ReceivedSpan, _TraceIds
 
 #: ``Span`` fields in constructor order, up to ``origin`` (``wire`` and ``wire_group`` are

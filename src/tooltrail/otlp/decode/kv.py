@@ -14,8 +14,8 @@ from typing import Any
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from tooltrail.otlp.limits import Limits
-from tooltrail.otlp.values import Notes, cut_bytes, cut_str, pb_value
+from tooltrail.otlp.decode.limits import Limits
+from tooltrail.otlp.decode.values import Notes, cut_bytes, cut_str, pb_value
 
 _double = struct.Struct("<d").unpack_from
 _PROTOBUF_ERRORS = (ProtobufDecodeError, RecursionError, ValueError)

@@ -1,34 +1,24 @@
-"""Reading one chunk: the records of a file, or of a byte range of it, with their place.
+"""Reading one byte range of a file (as ``cuts`` cut it), or some records of a whole file,
+with each record's place.
 
-This is a thin adapter: ``tooltrail.otlp`` reads whole files only (``iter_records``), so a
-byte range of a JSON-lines or length-prefixed file is read here with its public decoders
-(``decode_request``, ``decode_json_request``) and its record decompression. Diagnostics name
-the file and the absolute line (JSON lines) or byte offset (protobuf), as a whole-file read does.
-
-Spans are read with ``dialects.INTEREST``, exactly as ``tooltrail.convert.read_traces`` reads
-them: a plain span (an HTTP call, a query) comes as a ``SpanHead``, whose attributes and events
-are never decoded, since no dialect reader looks at them.
+Diagnostics name the file and the absolute line (JSON lines) or byte offset (protobuf), as a
+whole-file read does. Spans outside the caller's ``Interest`` come as ``SpanHead``, exactly as
+``read_spans`` hands them out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import IO
+from dataclasses import dataclass
+from typing import IO, Literal, Protocol
 
-from tooltrail import dialects
-from tooltrail.batch.chunks import Chunk, Extent
-from tooltrail.otlp import (
-    DEFAULT_LIMITS,
-    DecodeError,
-    Diagnostic,
-    Limits,
-    Span,
-    SpanHead,
-)
-from tooltrail.otlp.jsonproblems import json_line_problem
-from tooltrail.otlp.mixed import decode_mixed_json, decode_mixed_request, iter_mixed_records
-from tooltrail.otlp.records import is_json_record, skip_blank_lines, skip_zero_words
-from tooltrail.otlp.streams import (
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.jsonproblems import json_line_problem
+from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
+from tooltrail.otlp.read.mixed import decode_mixed_json, decode_mixed_request, iter_mixed_records
+from tooltrail.otlp.read.records import is_json_record, skip_blank_lines, skip_zero_words
+from tooltrail.otlp.read.streams import (
     COMPRESSION_ERRORS,
     GZIP_MAGIC,
     ZSTD_MAGIC,
@@ -38,21 +28,59 @@ from tooltrail.otlp.streams import (
     decompress_record,
 )
 
+#: How a range is read: the whole file (records by index), JSON lines, or length-prefixed.
+Framing = Literal["whole", "lines", "prefixed"]
 #: Read buffer: collector lines run to megabytes, and ``readline`` through the default 8 KB
 #: buffer spent ~10% of reading a JSON-lines chunk copying and joining the pieces.
 READ_BUFFER_BYTES = 1 << 20
-#: The spans the converter reads in full; the others come as ``SpanHead``.
-INTEREST = dialects.INTEREST
 
 
-def read_chunk(
-    chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic]
+class Range(Protocol):
+    """A part of a file to read. ``start``/``end`` are byte offsets for ``lines`` and
+    ``prefixed``, and record indices for ``whole`` (``end=None``: to the end of the file)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def framing(self) -> Framing: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int | None: ...
+    #: 1-based line number of the first record (JSON lines), for diagnostics.
+    @property
+    def first_line(self) -> int: ...
+    #: False for a file found by walking a directory: one that is not OTLP is skipped quietly.
+    @property
+    def named(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Extent:
+    """Where some records lie inside a range, in that range's coordinates (byte offsets and
+    the first line, or record indices for a ``whole`` range)."""
+
+    start: int
+    end: int
+    line: int | None = None
+
+    def union(self, other: Extent) -> Extent:
+        first = self if self.start <= other.start else other
+        return Extent(first.start, max(self.end, other.end), first.line)
+
+
+def read_range(
+    part: Range,
+    limits: Limits | None,
+    diagnostics: list[Diagnostic],
+    interest: Interest | None = None,
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
-    """The records of ``chunk``, each as (where it lies, its spans). Bad records become
+    """The records of ``part``, each as (where it lies, its spans). Bad records become
     diagnostics; reading goes on."""
+    chunk = part
     limits = limits or DEFAULT_LIMITS
     if chunk.framing == "whole":
-        yield from _read_whole(chunk, limits, diagnostics)
+        yield from _read_whole(chunk, limits, diagnostics, interest)
         return
     try:
         stream = open(chunk.path, "rb", buffering=READ_BUFFER_BYTES)  # noqa: SIM115 - closed below
@@ -62,18 +90,18 @@ def read_chunk(
     with stream:
         stream.seek(chunk.start)
         if chunk.framing == "lines":
-            yield from _read_lines(chunk, stream, limits, diagnostics)
+            yield from _read_lines(chunk, stream, limits, diagnostics, interest)
         else:
-            yield from _read_prefixed(chunk, stream, limits, diagnostics)
+            yield from _read_prefixed(chunk, stream, limits, diagnostics, interest)
 
 
 def _read_whole(
-    chunk: Chunk, limits: Limits, diagnostics: list[Diagnostic]
+    chunk: Range, limits: Limits, diagnostics: list[Diagnostic], interest: Interest | None
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     found: list[Diagnostic] = []
     read_any = False
     for record in iter_mixed_records(
-        chunk.path, limits=limits, diagnostics=found, interest=INTEREST
+        chunk.path, limits=limits, diagnostics=found, interest=interest
     ):
         read_any = True
         diagnostics.extend(found)
@@ -93,7 +121,11 @@ def _not_otlp(diagnostic: Diagnostic) -> bool:
 
 
 def _read_lines(
-    chunk: Chunk, stream: IO[bytes], limits: Limits, diagnostics: list[Diagnostic]
+    chunk: Range,
+    stream: IO[bytes],
+    limits: Limits,
+    diagnostics: list[Diagnostic],
+    interest: Interest | None,
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     limit = limits.max_record_bytes
     offset, line_no = chunk.start, chunk.first_line - 1
@@ -129,7 +161,7 @@ def _read_lines(
         origin = f"{chunk.path}:{line_no}"
         try:
             spans = decode_mixed_json(
-                line, origin=origin, limits=limits, diagnostics=diagnostics, interest=INTEREST
+                line, origin=origin, limits=limits, diagnostics=diagnostics, interest=interest
             )
         except DecodeError as exc:
             message = json_line_problem(line, str(exc)) if not exc.field else str(exc)
@@ -139,7 +171,11 @@ def _read_lines(
 
 
 def _read_prefixed(
-    chunk: Chunk, stream: IO[bytes], limits: Limits, diagnostics: list[Diagnostic]
+    chunk: Range,
+    stream: IO[bytes],
+    limits: Limits,
+    diagnostics: list[Diagnostic],
+    interest: Interest | None,
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     limit = limits.max_record_bytes
     budget = DecompressionBudget(limits)
@@ -175,7 +211,7 @@ def _read_prefixed(
             )
             return
         try:
-            spans = _decode_framed(body, limits, budget, diagnostics, chunk.path, start)
+            spans = _decode_framed(body, limits, budget, diagnostics, chunk.path, start, interest)
         except BudgetExceeded as exc:
             diagnostics.append(Diagnostic(chunk.path, None, start, f"{exc}; rest of chunk skipped"))
             return
@@ -190,6 +226,7 @@ def _decode_framed(
     diagnostics: list[Diagnostic],
     path: str,
     start: int,
+    interest: Interest | None,
 ) -> Sequence[Span | SpanHead] | None:
     origin = f"{path}@{start}"
     try:
@@ -197,7 +234,7 @@ def _decode_framed(
             body = decompress_record(body, limits.max_record_bytes, budget)
         decode = decode_mixed_json if is_json_record(body) else decode_mixed_request
         return decode(
-            body, origin=origin, limits=limits, diagnostics=diagnostics, interest=INTEREST
+            body, origin=origin, limits=limits, diagnostics=diagnostics, interest=interest
         )
     except DecodeError as exc:
         message = str(exc)

@@ -32,17 +32,17 @@ import orjson
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from msgspec import UNSET, Meta, Raw, UnsetType
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.ids import ZERO_HEX, ZERO_SPAN_ID, ZERO_TRACE_ID, json_id
-from tooltrail.otlp.lazy import Where
-from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.otlpjson import (
-    _careful_span,
-    _fast_span,
-    _resource,
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.ids import ZERO_HEX, ZERO_SPAN_ID, ZERO_TRACE_ID, json_id
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.decode.otlpjson import (
+    careful_span,
+    fast_span,
+    json_resource,
     spans_from_json,
 )
-from tooltrail.otlp.wire import LeanTraces
+from tooltrail.otlp.decode.wire import LeanTraces
 
 _fromhex = bytes.fromhex
 
@@ -53,11 +53,11 @@ def span_counts(
     limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, int]:
     """Trace id -> number of spans ``read_spans(paths, limits=limits)`` yields for it."""
-    from tooltrail.otlp.records import _records, expand_paths
+    from tooltrail.otlp.read.records import expand_paths, file_records
 
     counts: Counter[str] = Counter()
     for path, named in expand_paths(paths):
-        for record in _records(path, limits, None, named, signal=CENSUS):
+        for record in file_records(path, limits, None, named, signal=CENSUS):
             counts.update(cast("list[str]", record.spans))  # this signal's records
     return dict(counts)
 
@@ -228,11 +228,11 @@ def _all_kept(spans: list[_CanonicalSpan], cache: dict[Any, str]) -> list[str] |
 
 
 def _canonical_trace_of(head: _CanonicalSpan, cache: dict[Any, str]) -> str | None:
-    """``otlpjson._fast_span``'s checks that msgspec did not make: the trace id when they all
+    """``otlpjson.fast_span``'s checks that msgspec did not make: the trace id when they all
     pass (the reader keeps the span then), ``None`` to let the reader's checks decide.
 
-    A trace id seen first is read as ``_careful_span`` (which the reader then asks) reads it,
-    and cached as it caches it: a span that passes ``_fast_span``'s checks passes the careful
+    A trace id seen first is read as ``careful_span`` (which the reader then asks) reads it,
+    and cached as it caches it: a span that passes ``fast_span``'s checks passes the careful
     ones too."""
     trace_key = head.traceId
     trace_hex = cache.get(trace_key)
@@ -268,7 +268,7 @@ def _general_trace_of(
     }
     if head.events is not UNSET:
         span["events"] = []  # what the reader's type check sees
-    read = _fast_span(span, where, loc, cache) or _careful_span(span, where, loc, True, cache)
+    read = fast_span(span, where, loc, cache) or careful_span(span, where, loc, True, cache)
     return read.trace_id if read is not None else None
 
 
@@ -350,7 +350,7 @@ def _trace_ids_of_heads(line: bytes, where: Where) -> list[str] | None:
 def _resource_reads(raw: Raw, where: Where, ri: int) -> bool:
     """Whether the span reader accepts this resource (a bad one rejects the whole record)."""
     try:
-        _resource({"resource": orjson.loads(memoryview(raw))}, where, ri, True)
+        json_resource({"resource": orjson.loads(memoryview(raw))}, where, ri, True)
     except (DecodeError, orjson.JSONDecodeError):
         return False
     return True
@@ -371,7 +371,7 @@ def _trace_of(
     events = span.get("events")
     if events is not None:
         span["events"] = _events_stand_in(events)
-    read = _fast_span(span, where, loc, cache) or _careful_span(span, where, loc, True, cache)
+    read = fast_span(span, where, loc, cache) or careful_span(span, where, loc, True, cache)
     return read.trace_id if read is not None else None
 
 
@@ -382,7 +382,7 @@ def _events_stand_in(events: Raw) -> Any:
 
 
 def _common_trace_of(head: _SpanHead, cache: dict[Any, str]) -> str | None:
-    """``otlpjson._fast_span``'s checks on the head: the trace id when they all pass (the
+    """``otlpjson.fast_span``'s checks on the head: the trace id when they all pass (the
     reader then keeps the span), ``None`` to let the reader's checks decide."""
     try:
         trace_hex = cache.get(head.traceId)
@@ -420,6 +420,6 @@ def _common_trace_of(head: _SpanHead, cache: dict[Any, str]) -> str | None:
     return trace_hex
 
 
-#: The census as a signal for ``records._records``: from a parsed JSON document, from
+#: The census as a signal for ``records.file_records``: from a parsed JSON document, from
 #: protobuf bytes, and from a raw JSON line (tried first).
 CENSUS = (trace_ids_from_json, trace_ids_from_bytes, trace_ids_from_json_line)

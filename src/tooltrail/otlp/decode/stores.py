@@ -30,9 +30,9 @@ import base64
 import binascii
 from typing import Any, Protocol
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.lazy import Where
-from tooltrail.otlp.span import (
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.span import (
     STATUS_ERROR,
     STATUS_UNSET,
     Interest,
@@ -40,7 +40,7 @@ from tooltrail.otlp.span import (
     SpanEvent,
     head_of,
 )
-from tooltrail.otlp.values import Notes, cut_bytes, cut_str
+from tooltrail.otlp.decode.values import Notes, cut_bytes, cut_str
 
 #: ``span.kind`` tag values (as the OTLP to Jaeger translation writes them) -> OTLP kinds.
 _KINDS = {"internal": 1, "server": 2, "client": 3, "producer": 4, "consumer": 5}

@@ -23,13 +23,13 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, Struct
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.ids import ZERO_SPAN_ID, ZERO_TRACE_ID
-from tooltrail.otlp.jsonparity import nested_past, orjson_ints
-from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
-from tooltrail.otlp.rest import JsonGroup
-from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
-from tooltrail.otlp.values import Notes, json_attributes
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.ids import ZERO_SPAN_ID, ZERO_TRACE_ID
+from tooltrail.otlp.decode.jsonparity import nested_past, orjson_ints
+from tooltrail.otlp.decode.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
+from tooltrail.otlp.decode.rest import JsonGroup
+from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
+from tooltrail.otlp.decode.values import Notes, json_attributes
 
 #: Before Python 3.12 ``msgspec`` nests as deep as the recursion limit allows; above this
 #: limit the fast path stays off (hostile nesting could then exhaust the C stack).

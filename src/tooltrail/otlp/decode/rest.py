@@ -17,7 +17,7 @@ re-encoded span and reported to the reader's diagnostics, naming the field.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.common.v1.common_pb2 import EntityRef, InstrumentationScope
@@ -25,34 +25,15 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
-from tooltrail.otlp.encode import set_attributes
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.ids import json_id
-from tooltrail.otlp.lazy import Where, decode_json_attributes_tolerant
-from tooltrail.otlp.mapped import RequestBytes
-from tooltrail.otlp.values import Notes, json_int
-from tooltrail.otlp.wire import SpanRest
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.ids import json_id
+from tooltrail.otlp.decode.lazy import Where, decode_json_attributes_tolerant
+from tooltrail.otlp.decode.mapped import RequestBytes
+from tooltrail.otlp.decode.values import Notes, json_int, set_attributes
+from tooltrail.otlp.decode.wire import SpanRest
 
 _UINT32 = 1 << 32
 _PARSE_ERRORS = (ProtobufDecodeError, RecursionError, ValueError)
-
-
-class WireGroup(Protocol):
-    """A resource and scope group as read; shared by every span read in it."""
-
-    def resource_spans(self) -> ResourceSpans:
-        """A ``ResourceSpans`` holding the group's resource but its attributes (they come
-        from ``Span.resource``), and its schema URL."""
-        ...
-
-    def scope_spans(self) -> ScopeSpans:
-        """A ``ScopeSpans`` holding the scope (version, attributes, dropped count; its name
-        comes from ``Span.scope_name``) and its schema URL, no spans."""
-        ...
-
-    def fill_span(self, wire: Any, out: PbSpan) -> None:
-        """Set on ``out`` the fields of the span read as ``wire`` that ``Span`` does not hold."""
-        ...
 
 
 def _text(raw: bytes) -> str:

@@ -13,7 +13,7 @@ import base64
 import binascii
 from typing import Any
 
-from tooltrail.otlp.errors import DecodeError
+from tooltrail.otlp.decode.errors import DecodeError
 
 TRACE_ID_BYTES = 16
 SPAN_ID_BYTES = 8

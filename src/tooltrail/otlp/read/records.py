@@ -23,14 +23,14 @@ import orjson
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.jsonproblems import JSON_ARRAY, is_json_array, json_line_problem
-from tooltrail.otlp.lazy import Where
-from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.otlpjson import parse_json, spans_from_json
-from tooltrail.otlp.pb import spans_from_bytes
-from tooltrail.otlp.span import Diagnostic, Interest, Span
-from tooltrail.otlp.streams import (
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.jsonproblems import JSON_ARRAY, is_json_array, json_line_problem
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.decode.otlpjson import parse_json, spans_from_json
+from tooltrail.otlp.decode.pb import spans_from_bytes
+from tooltrail.otlp.decode.span import Diagnostic, Interest, Span
+from tooltrail.otlp.read.streams import (
     COMPRESSION_ERRORS,
     GZIP_MAGIC,
     ZSTD_MAGIC,
@@ -38,7 +38,7 @@ from tooltrail.otlp.streams import (
     BudgetExceeded,
     DecompressionBudget,
     LimitExceeded,
-    _PrefixedRaw,
+    PrefixedRaw,
     decompress_record,
     decompressed,
     peek,
@@ -193,7 +193,7 @@ def read_spans(
     """
     signal = TRACES if interest is None else _traces(interest)
     for path, named in expand_paths(paths, diagnostics):
-        for record in _records(path, limits, diagnostics, named, signal):
+        for record in file_records(path, limits, diagnostics, named, signal):
             yield from record.spans
 
 
@@ -207,7 +207,7 @@ def iter_records(
     """The records of one file (or ``-``), in file order, with their line or byte offset.
     With an ``interest``, spans outside it come as ``SpanHead`` (see ``read_spans``)."""
     signal = TRACES if interest is None else _traces(interest)
-    return _records(os.fspath(path), limits, diagnostics, True, signal)
+    return file_records(os.fspath(path), limits, diagnostics, True, signal)
 
 
 def _traces(interest: Interest | None) -> tuple[Any, Any]:
@@ -225,7 +225,7 @@ def _traces(interest: Interest | None) -> tuple[Any, Any]:
 TRACES = _traces(None)
 
 
-def _records(
+def file_records(
     path: str,
     limits: Limits,
     diagnostics: list[Diagnostic] | None,
@@ -467,7 +467,7 @@ class _FileReader:
                 return parse_json(line + rest), stream
             except DecodeError:
                 pass
-        return None, io.BufferedReader(_PrefixedRaw(rest, stream))
+        return None, io.BufferedReader(PrefixedRaw(rest, stream))
 
     def _json_record(self, doc: Any, line_no: int, start: int, first: bool) -> Iterator[Record]:
         where = self.where(line_no, None)
@@ -549,7 +549,7 @@ class _FileReader:
                 if len(data) <= limit and self._parses(data):
                     yield from self._single_from(data, 0)
                     return
-                stream = io.BufferedReader(_PrefixedRaw(rest, stream))
+                stream = io.BufferedReader(PrefixedRaw(rest, stream))
             first = False
             if problem:
                 self.report(None, start, problem)

@@ -12,15 +12,15 @@ from typing import Any
 
 import orjson
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.ids import ZERO_HEX, ZERO_SPAN_ID, json_id
-from tooltrail.otlp.jsontyped import TypedRequest, decode_typed, typed_spans
-from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
-from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.rest import JsonGroup
-from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead, head_of
-from tooltrail.otlp.stores import store_spans
-from tooltrail.otlp.values import Notes, json_attributes, json_int
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.ids import ZERO_HEX, ZERO_SPAN_ID, json_id
+from tooltrail.otlp.decode.jsontyped import TypedRequest, decode_typed, typed_spans
+from tooltrail.otlp.decode.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
+from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.decode.rest import JsonGroup
+from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead, head_of
+from tooltrail.otlp.decode.stores import store_spans
+from tooltrail.otlp.decode.values import Notes, json_attributes, json_int
 
 _SPAN_KINDS = {
     "UNSPECIFIED": 0, "INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5,
@@ -110,7 +110,7 @@ def _enum(value: Any, names: dict[str, int], prefix: str, path: str) -> int:
     raise DecodeError(f"unknown enum value {str(value)[:40]!r}", field=path)
 
 
-def _resource(rs: dict[str, Any], where: Where, ri: int, lazy: bool) -> dict[str, Any]:
+def json_resource(rs: dict[str, Any], where: Where, ri: int, lazy: bool) -> dict[str, Any]:
     resource = rs.get("resource")
     if not resource:
         return {}
@@ -157,7 +157,7 @@ def spans_from_json(
     for ri, rs in enumerate(groups_of):
         rpath = f"resourceSpans[{ri}]"
         _object(rs, rpath)
-        resource = _resource(rs, where, ri, lazy)
+        resource = json_resource(rs, where, ri, lazy)
         groups = _list(rs, "scopeSpans", "scope_spans", rpath)
         groups = groups + _list(
             rs, "instrumentationLibrarySpans", "instrumentation_library_spans", rpath
@@ -174,9 +174,9 @@ def spans_from_json(
             for pi, s in enumerate(_list(ss, "spans", "spans", spath)):
                 span: Any = None
                 if lazy:
-                    span = _fast_span(s, where, (ri, si, pi), trace_cache, interest)
+                    span = fast_span(s, where, (ri, si, pi), trace_cache, interest)
                 if span is None:
-                    span = _careful_span(s, where, (ri, si, pi), lazy, trace_cache)
+                    span = careful_span(s, where, (ri, si, pi), lazy, trace_cache)
                     if span is None:
                         continue
                     if (
@@ -221,7 +221,7 @@ def _of_interest(interest: Interest, name: str, attrs: Any, where: Where) -> boo
     return True
 
 
-def _fast_span(
+def fast_span(
     s: Any,
     where: Where,
     loc: tuple[int, int, int],
@@ -229,7 +229,7 @@ def _fast_span(
     interest: Interest | None = None,
 ) -> Any:
     """The common case (lowerCamelCase, hex ids, string times, int enums) at speed, or
-    ``None`` to let ``_careful_span`` handle (and report) anything else. With an
+    ``None`` to let ``careful_span`` handle (and report) anything else. With an
     ``interest``, a span outside it is a ``SpanHead``."""
     try:
         trace_key = s["traceId"]
@@ -296,7 +296,7 @@ def _fast_span(
         return None
 
 
-def _careful_span(
+def careful_span(
     s: Any, where: Where, loc: tuple[int, int, int], lazy: bool, trace_cache: dict[Any, str]
 ) -> Span | None:
     """One span, every accepted spelling checked; a bad span is reported, ``None``."""
