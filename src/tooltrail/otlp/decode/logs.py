@@ -16,7 +16,7 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from tooltrail.otlp.decode.errors import DecodeError
-from tooltrail.otlp.decode.ids import json_id
+from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, json_id
 from tooltrail.otlp.decode.lazy import Where
 from tooltrail.otlp.decode.values import (
     Notes,
@@ -68,8 +68,8 @@ def logs_from_bytes(data: bytes, where: Where) -> list[LogRecord]:
         for si, sl in enumerate(rl.scope_logs):
             for li, record in enumerate(sl.log_records):
                 path = f"{rpath}.scopeLogs[{si}].logRecords[{li}]"
-                trace_id = _id_or_report(record.trace_id, 16, where, f"{path}.traceId")
-                span_id = _id_or_report(record.span_id, 8, where, f"{path}.spanId")
+                trace_id = _id_or_report(record.trace_id, TRACE_ID_BYTES, where, f"{path}.traceId")
+                span_id = _id_or_report(record.span_id, SPAN_ID_BYTES, where, f"{path}.spanId")
                 if trace_id is None or span_id is None:
                     continue
                 out.append(
@@ -176,8 +176,12 @@ def _json_log_head(record: Any, where: Where, path: str) -> tuple[str, str, int]
     an id rejects it (reported); ``DecodeError`` when it is not a record at all."""
     if not isinstance(record, dict):
         raise DecodeError("expected an object")
-    trace_id = _json_log_id(_get(record, "traceId", "trace_id"), 16, where, f"{path}.traceId")
-    span_id = _json_log_id(_get(record, "spanId", "span_id"), 8, where, f"{path}.spanId")
+    trace_id = _json_log_id(
+        _get(record, "traceId", "trace_id"), TRACE_ID_BYTES, where, f"{path}.traceId"
+    )
+    span_id = _json_log_id(
+        _get(record, "spanId", "span_id"), SPAN_ID_BYTES, where, f"{path}.spanId"
+    )
     if trace_id is None or span_id is None:
         return None
     time = _get(record, "timeUnixNano", "time_unix_nano") or _get(

@@ -13,7 +13,14 @@ from typing import Any
 import orjson
 
 from tooltrail.otlp.decode.errors import DecodeError
-from tooltrail.otlp.decode.ids import ZERO_HEX, ZERO_SPAN_ID, json_id
+from tooltrail.otlp.decode.ids import (
+    SPAN_ID_BYTES,
+    SPAN_ID_HEX,
+    TRACE_ID_BYTES,
+    ZERO_HEX,
+    ZERO_SPAN_ID,
+    json_id,
+)
 from tooltrail.otlp.decode.jsontyped import TypedRequest, decode_typed, typed_spans
 from tooltrail.otlp.decode.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
@@ -237,17 +244,17 @@ def fast_span(
         if trace_hex is None:
             return None
         span_id = s["spanId"]
-        if len(span_id) != 16:
+        if len(span_id) != SPAN_ID_HEX:
             return None
         raw = _fromhex(span_id)
-        if len(raw) != 8 or raw == ZERO_SPAN_ID:
+        if len(raw) != SPAN_ID_BYTES or raw == ZERO_SPAN_ID:
             return None
         parent = s.get("parentSpanId")
         if parent:
-            if len(parent) != 16:
+            if len(parent) != SPAN_ID_HEX:
                 return None
             parent_raw = _fromhex(parent)
-            if len(parent_raw) != 8:
+            if len(parent_raw) != SPAN_ID_BYTES:
                 return None
             parent_hex = parent_raw.hex() if parent_raw != ZERO_SPAN_ID else ""
         else:
@@ -308,20 +315,20 @@ def careful_span(
         field = "traceId"
         trace_hex = trace_cache.get(trace_key) if type(trace_key) is str else None
         if trace_hex is None:
-            trace_hex = json_id(trace_key, 16)
+            trace_hex = json_id(trace_key, TRACE_ID_BYTES)
             if type(trace_key) is str:
                 trace_cache[trace_key] = trace_hex
         field = "spanId"
-        span_hex = json_id(_get(s, "spanId", "span_id"), 8)
+        span_hex = json_id(_get(s, "spanId", "span_id"), SPAN_ID_BYTES)
         field = "parentSpanId"
         parent = _get(s, "parentSpanId", "parent_span_id")
         if not parent:
             parent_hex = ""
         else:
             try:
-                parent_hex = json_id(parent, 8)
+                parent_hex = json_id(parent, SPAN_ID_BYTES)
             except DecodeError:
-                if parent != ZERO_HEX[8]:
+                if parent != ZERO_HEX[SPAN_ID_BYTES]:
                     raise
                 parent_hex = ""
         field = "name"

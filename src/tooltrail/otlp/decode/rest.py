@@ -26,7 +26,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
 from tooltrail.otlp.decode.errors import DecodeError
-from tooltrail.otlp.decode.ids import json_id
+from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, json_id
 from tooltrail.otlp.decode.lazy import Where, decode_json_attributes_tolerant
 from tooltrail.otlp.decode.mapped import RequestBytes
 from tooltrail.otlp.decode.values import Notes, json_int, set_attributes
@@ -283,7 +283,7 @@ class _Fields:
             self.drop(field, "expected a link object")
             return
         ids = []
-        for name, size in (("traceId", 16), ("spanId", 8)):
+        for name, size in (("traceId", TRACE_ID_BYTES), ("spanId", SPAN_ID_BYTES)):
             value = _member(link, name)
             try:
                 ids.append(bytes.fromhex(json_id(value, size)))

@@ -33,7 +33,17 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from msgspec import UNSET, Meta, Raw, UnsetType
 
 from tooltrail.otlp.decode.errors import DecodeError
-from tooltrail.otlp.decode.ids import ZERO_HEX, ZERO_SPAN_ID, ZERO_TRACE_ID, json_id
+from tooltrail.otlp.decode.ids import (
+    SPAN_ID_BYTES,
+    SPAN_ID_HEX,
+    TRACE_ID_BYTES,
+    ZERO_HEX,
+    ZERO_SPAN_ID,
+    ZERO_TRACE_ID,
+    hex_parent_ids,
+    hex_span_ids,
+    json_id,
+)
 from tooltrail.otlp.decode.lazy import Where
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.decode.otlpjson import (
@@ -82,14 +92,14 @@ def trace_ids_from_bytes(data: bytes, where: Where) -> list[str]:  # noqa: ARG00
                 trace_id = s.trace_id
                 trace_hex = hex_of.get(trace_id)
                 if trace_hex is None:
-                    if len(trace_id) != 16 or trace_id == ZERO_TRACE_ID:
+                    if len(trace_id) != TRACE_ID_BYTES or trace_id == ZERO_TRACE_ID:
                         continue
                     trace_hex = hex_of[trace_id] = trace_id.hex()
                 span_id = s.span_id
-                if len(span_id) != 8 or span_id == ZERO_SPAN_ID:
+                if len(span_id) != SPAN_ID_BYTES or span_id == ZERO_SPAN_ID:
                     continue
                 parent = s.parent_span_id
-                if parent and len(parent) != 8:
+                if parent and len(parent) != SPAN_ID_BYTES:
                     continue
                 append(trace_hex)
     return out
@@ -126,7 +136,6 @@ def trace_ids_from_json_line(line: bytes, where: Where) -> list[str] | None:
 
 
 _Time = Annotated[str, Meta(min_length=1, max_length=640)]  # int() parses 640 digits always
-_NO_OR_SPAN_ID_LENGTH = frozenset((0, 16))
 
 
 class _Status(msgspec.Struct, gc=False):
@@ -140,7 +149,7 @@ class _CanonicalSpan(msgspec.Struct, gc=False):
     so only ``parent_span_id`` (the one optional id) is refused (``UnsetType``)."""
 
     traceId: str
-    spanId: Annotated[str, Meta(min_length=16, max_length=16)]
+    spanId: Annotated[str, Meta(min_length=SPAN_ID_HEX, max_length=SPAN_ID_HEX)]
     startTimeUnixNano: _Time
     endTimeUnixNano: _Time
     parentSpanId: str = ""
@@ -203,8 +212,8 @@ def _canonical_trace_ids(request: _CanonicalRequest, where: Where) -> list[str] 
 def _all_kept(spans: list[_CanonicalSpan], cache: dict[Any, str]) -> list[str] | None:
     """The trace ids of these spans if ``_canonical_trace_of`` would pass every one of them,
     else ``None`` (then each span is decided alone). The same checks over whole columns, in C
-    loops: span ids (16 characters each, msgspec checked) that join into 8 bytes each are hex
-    without whitespace; times (1 to 640 characters) that join into ASCII digits parse."""
+    loops: span ids and parents (``ids.hex_span_ids``, ``ids.hex_parent_ids``); times (1 to
+    640 characters) that join into ASCII digits parse."""
     traces = [head.traceId for head in spans]
     ids = [head.spanId for head in spans]
     parents = [head.parentSpanId for head in spans]
@@ -212,13 +221,10 @@ def _all_kept(spans: list[_CanonicalSpan], cache: dict[Any, str]) -> list[str] |
     times += [head.endTimeUnixNano for head in spans]
     try:
         for trace_key in set(traces).difference(cache):
-            cache[trace_key] = json_id(trace_key, 16)
-        if len(_fromhex("".join(ids))) != 8 * len(ids) or ZERO_HEX[8] in ids:
-            return None
-        joined = "".join(parents)
+            cache[trace_key] = json_id(trace_key, TRACE_ID_BYTES)
         if (
-            not _NO_OR_SPAN_ID_LENGTH.issuperset(map(len, parents))
-            or 2 * len(_fromhex(joined)) != len(joined)
+            not hex_span_ids(ids)
+            or not hex_parent_ids(parents)
             or not "".join(times).encode().isdigit()
         ):
             return None
@@ -238,12 +244,16 @@ def _canonical_trace_of(head: _CanonicalSpan, cache: dict[Any, str]) -> str | No
     trace_hex = cache.get(trace_key)
     try:
         if trace_hex is None:
-            trace_hex = cache[trace_key] = json_id(trace_key, 16)
+            trace_hex = cache[trace_key] = json_id(trace_key, TRACE_ID_BYTES)
         span_id = head.spanId
-        if len(span_id) != 16 or len(_fromhex(span_id)) != 8 or span_id == ZERO_HEX[8]:
+        if (
+            len(span_id) != SPAN_ID_HEX
+            or len(_fromhex(span_id)) != SPAN_ID_BYTES
+            or span_id == ZERO_HEX[SPAN_ID_BYTES]
+        ):
             return None
         parent = head.parentSpanId
-        if parent and (len(parent) != 16 or len(_fromhex(parent)) != 8):
+        if parent and (len(parent) != SPAN_ID_HEX or len(_fromhex(parent)) != SPAN_ID_BYTES):
             return None
         int(head.startTimeUnixNano), int(head.endTimeUnixNano)
     except (DecodeError, ValueError):
@@ -389,14 +399,18 @@ def _common_trace_of(head: _SpanHead, cache: dict[Any, str]) -> str | None:
         if trace_hex is None:
             return None
         span_id = head.spanId
-        if type(span_id) is not str or len(span_id) != 16:
+        if type(span_id) is not str or len(span_id) != SPAN_ID_HEX:
             return None
         raw = _fromhex(span_id)
-        if len(raw) != 8 or raw == ZERO_SPAN_ID:
+        if len(raw) != SPAN_ID_BYTES or raw == ZERO_SPAN_ID:
             return None
         parent = head.parentSpanId
         if parent and parent is not UNSET:
-            if type(parent) is not str or len(parent) != 16 or len(_fromhex(parent)) != 8:
+            if (
+                type(parent) is not str
+                or len(parent) != SPAN_ID_HEX
+                or len(_fromhex(parent)) != SPAN_ID_BYTES
+            ):
                 return None
         name, kind = head.name, head.kind
         start, end = head.startTimeUnixNano, head.endTimeUnixNano
