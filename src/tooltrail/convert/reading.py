@@ -7,8 +7,8 @@ a trace is known to be complete only after its last span. Two ways to know when 
   trace (a parent link per span, compact facts of tool, agent, model and root spans; about a
   third of what the decoded spans take) and emit all traces when the input is exhausted;
 - two passes (regular files of ``TWO_PASS_BYTES`` or more, ``group="trace"``): the first pass
-  counts each trace's spans reading only their ids (``otlp.census``), and its log records
-  (``otlp.mixed.trace_counts``); the second emits each trace right after its last span or
+  counts each trace's spans reading only their ids (``otlp.read.census``), and its log records
+  (``otlp.read.mixed.trace_counts``); the second emits each trace right after its last span or
   log record. Memory is then bounded by the traces open at one point of the input plus one
   counter per trace.
 

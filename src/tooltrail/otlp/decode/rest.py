@@ -6,7 +6,7 @@ trace state, links and dropped counts; the scope's version, attributes and dropp
 resource's dropped count and entity references; both schema URLs) stays where the reader
 found it: ``Span.wire`` is the span as parsed (a protobuf message, a JSON object or struct)
 and ``Span.wire_group`` the resource and scope group it was read in. A reader stores two
-references per span and parses nothing more; only the encoder (``otlp.encode``) asks a group
+references per span and parses nothing more; only the encoder (``otlp.write.encode``) asks a group
 for the rest, so re-encoding loses nothing and decoding costs what it did.
 
 Attributes and events always come from the ``Span`` (a caller may have redacted them); only

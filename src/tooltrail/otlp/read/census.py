@@ -174,7 +174,7 @@ class _CanonicalGroup(msgspec.Struct, gc=False):
 
 class _CanonicalRequest(msgspec.Struct, gc=False):
     resourceSpans: list[_CanonicalGroup]
-    #: Log records in the same document: such a line is read in full (``otlp.mixed`` counts
+    #: Log records in the same document: such a line is read in full (``otlp.read.mixed`` counts
     #: them); declared so that msgspec notes them while it skips them.
     resourceLogs: Raw | UnsetType = UNSET
 

@@ -16,17 +16,8 @@ from tooltrail.otlp.decode.errors import DecodeError
 from tooltrail.otlp.decode.jsonproblems import json_line_problem
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
-from tooltrail.otlp.read.mixed import decode_mixed_json, decode_mixed_request, iter_mixed_records
-from tooltrail.otlp.read.records import is_json_record, skip_blank_lines, skip_zero_words
-from tooltrail.otlp.read.streams import (
-    COMPRESSION_ERRORS,
-    GZIP_MAGIC,
-    ZSTD_MAGIC,
-    BudgetExceeded,
-    DecompressionBudget,
-    LimitExceeded,
-    decompress_record,
-)
+from tooltrail.otlp.read.mixed import decode_mixed_json, iter_mixed_records, spans_and_logs
+from tooltrail.otlp.read.records import framed_range, skip_blank_lines
 
 #: How a range is read: the whole file (records by index), JSON lines, or length-prefixed.
 Framing = Literal["whole", "lines", "prefixed"]
@@ -177,72 +168,8 @@ def _read_prefixed(
     diagnostics: list[Diagnostic],
     interest: Interest | None,
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
-    limit = limits.max_record_bytes
-    budget = DecompressionBudget(limits)
-    offset = chunk.start
-    end = chunk.end if chunk.end is not None else float("inf")
-    while offset < end:
-        start = offset
-        prefix = stream.read(4)
-        if len(prefix) < 4:
-            if prefix:
-                diagnostics.append(Diagnostic(chunk.path, None, start, "truncated length prefix"))
-            return
-        n = int.from_bytes(prefix, "big")
-        offset += 4 + n
-        if n == 0:  # an empty message; a run of them (zero bytes) is skipped in bulk
-            offset += skip_zero_words(stream, None if chunk.end is None else chunk.end - offset)
-            continue
-        if n > limit:
-            stream.seek(offset)
-            diagnostics.append(
-                Diagnostic(
-                    chunk.path,
-                    None,
-                    start,
-                    f"record of {n} bytes exceeds the {limit} byte limit; skipped",
-                )
-            )
-            continue
-        body = stream.read(n)
-        if len(body) < n:
-            diagnostics.append(
-                Diagnostic(chunk.path, None, start, f"truncated record: {len(body)} of {n} bytes")
-            )
-            return
-        try:
-            spans = _decode_framed(body, limits, budget, diagnostics, chunk.path, start, interest)
-        except BudgetExceeded as exc:
-            diagnostics.append(Diagnostic(chunk.path, None, start, f"{exc}; rest of chunk skipped"))
-            return
-        if spans is not None:
-            yield Extent(start, offset), spans
-
-
-def _decode_framed(
-    body: bytes,
-    limits: Limits,
-    budget: DecompressionBudget,
-    diagnostics: list[Diagnostic],
-    path: str,
-    start: int,
-    interest: Interest | None,
-) -> Sequence[Span | SpanHead] | None:
-    origin = f"{path}@{start}"
-    try:
-        if body.startswith(ZSTD_MAGIC) or body.startswith(GZIP_MAGIC):
-            body = decompress_record(body, limits.max_record_bytes, budget)
-        decode = decode_mixed_json if is_json_record(body) else decode_mixed_request
-        return decode(
-            body, origin=origin, limits=limits, diagnostics=diagnostics, interest=interest
-        )
-    except DecodeError as exc:
-        message = str(exc)
-    except BudgetExceeded:
-        raise
-    except LimitExceeded as exc:
-        message = f"{exc}; record skipped"
-    except COMPRESSION_ERRORS as exc:
-        message = f"corrupt compressed record ({exc}); skipped"
-    diagnostics.append(Diagnostic(path, None, start, message))
-    return None
+    signal = spans_and_logs(interest)
+    for record, end in framed_range(
+        chunk.path, stream, chunk.start, chunk.end, limits, diagnostics, signal
+    ):
+        yield Extent(record.offset or 0, end), record.spans

@@ -374,6 +374,10 @@ class _FileReader:
         self.budget = DecompressionBudget(limits)
         #: Blank bytes a whole-file compressed stream may still yield; ``None``: a plain file.
         self.blank: BlankBudget | None = None
+        #: Where to stop: the end of a byte range (``framed_range``); ``None``: the stream's end.
+        self.end: int | None = None
+        #: Where the length-prefixed record being read begins.
+        self.record_start = 0
 
     def position(self) -> int:
         return self.offset
@@ -508,9 +512,16 @@ class _FileReader:
         if not framed:
             yield from self._single(stream, size)
             return
-        first = True
-        while True:
-            start = self.offset
+        yield from self.framed(stream, first=True)
+
+    def framed(self, stream: IO[bytes], first: bool) -> Iterator[Record]:
+        """The length-prefixed records from ``self.offset`` to ``self.end`` (or the stream's
+        end): the one loop that reads a length prefix. ``first``: the file's start, where a
+        record that does not read may be a single un-prefixed message instead."""
+        limit = self.limits.max_record_bytes
+        end = self.end
+        while end is None or self.offset < end:
+            start = self.record_start = self.offset
             prefix = read_exactly(stream, 4)
             if not prefix:
                 return
@@ -520,6 +531,8 @@ class _FileReader:
             n = int.from_bytes(prefix, "big")
             if n == 0:  # an empty message; a run of them (zero bytes) is skipped in bulk
                 room = self.blank.room() - 4 if self.blank is not None else None
+                if end is not None:
+                    room = end - start - 4 if room is None else min(room, end - start - 4)
                 zeros = 4 + skip_zero_words(stream, room)
                 self.offset += zeros
                 self._count_blank(zeros)
@@ -528,7 +541,9 @@ class _FileReader:
                 self.report(
                     None, start, f"record of {n} bytes exceeds the {limit} byte limit; skipped"
                 )
-                if not self._skip(stream, n):
+                if end is not None:  # a range of a regular file: jumped over
+                    stream.seek(start + 4 + n)
+                elif not self._skip(stream, n):
                     self.report(None, start, "file ends inside the oversized record")
                     return
                 self.offset += 4 + n
@@ -616,6 +631,31 @@ class _FileReader:
             return
         self.index += 1
         yield Record(self.path, self.index - 1, None, start, spans)
+
+
+def framed_range(
+    path: str,
+    stream: IO[bytes],
+    start: int,
+    end: int | None,
+    limits: Limits,
+    diagnostics: list[Diagnostic],
+    signal: tuple[Any, ...],
+) -> Iterator[tuple[Record, int]]:
+    """The length-prefixed records of bytes ``start`` to ``end`` of a regular file (``stream``
+    is at ``start``; ``end=None``: to its end), each with the offset just past it, through the
+    file reader's own loop. A decompression budget spent ends the range with a diagnostic."""
+
+    def report(line: int | None, offset: int | None, message: str) -> None:
+        diagnostics.append(Diagnostic(path, line, offset, message))
+
+    reader = _FileReader(path, stream, None, limits, diagnostics, report, signal)
+    reader.offset, reader.end = start, end
+    try:
+        for record in reader.framed(stream, first=False):
+            yield record, reader.offset
+    except BudgetExceeded as exc:
+        report(None, reader.record_start, f"{exc}; rest of chunk skipped")
 
 
 def skip_blank_lines(stream: IO[bytes], limit: int | None = None) -> tuple[int, int]:

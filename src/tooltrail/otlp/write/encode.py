@@ -109,7 +109,7 @@ def encode_request(spans: Iterable[Span]) -> ExportTraceServiceRequest:
     Every field of the OTLP data model a span was read with is written again: what ``Span``
     holds from the span (its attributes and events as they are now, e.g. redacted), the rest
     (flags, trace state, links, dropped counts, the scope's version and attributes, schema
-    URLs) as it was read (``otlp.rest``)."""
+    URLs) as it was read (``otlp.decode.rest``)."""
     request = ExportTraceServiceRequest()
     groups = _Groups(request)
     for span in spans:
