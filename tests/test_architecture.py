@@ -1,7 +1,10 @@
 """The package's layers (docs/architecture.md): no import cycle among modules, and no module
 importing from a layer above its own. Imports are read with ``ast`` (every ``import`` and
 ``from ... import`` of ``tooltrail``, also inside functions; not those under
-``if TYPE_CHECKING:``, which never run)."""
+``if TYPE_CHECKING:``, which never run). Inside ``otlp``: its three wings and what each may
+use (type-only imports count there), no private names across its modules, and two greps: a
+length prefix is read only in ``otlp/read``, an id's length written only in
+``otlp/decode/ids.py``."""
 
 from __future__ import annotations
 

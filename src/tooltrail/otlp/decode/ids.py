@@ -9,8 +9,9 @@ The fast paths read the canonical OTLP/JSON form only: exactly ``TRACE_ID_HEX`` 
 ``SPAN_ID_HEX`` hex digits. The census checks a whole request's ids a column at a time
 (``hex_span_ids``, ``hex_parent_ids``: one join and one ``fromhex`` in C); the per-span fast
 paths (``decode.jsontyped``, ``decode.otlpjson``) spell the same test inline with these
-constants, since a call per id would be a tenth of their time. Anything else goes to
-``json_id``, whose verdict decides. No other module writes an id's length as a number.
+constants: a call per id measured +0.7% callgrind instructions for ``read_traces`` on JSON
+lines. Anything else goes to ``json_id``, whose verdict decides. No other module writes an
+id's length as a number.
 """
 
 from __future__ import annotations
