@@ -40,8 +40,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
 from tooltrail.otlp import encode_for_file
-from tooltrail.otlp.encode import set_attributes
-from tooltrail.otlp.wire import MappedTraces
+from tooltrail.otlp.decode.values import set_attributes
+from tooltrail.otlp.decode.wire import MappedTraces
 
 
 def _refund(r: random.Random) -> dict:
@@ -222,7 +222,7 @@ FLOOR = "group by trace, read the kind, parse tool arguments and model output"
 def choice_logs(requests: list[ExportTraceServiceRequest]) -> list[Any]:
     """One ``gen_ai.choice`` log record per model span (its reply, as the OpenAI v2
     instrumentation writes it), 512 records per request like a batch log processor."""
-    from tooltrail.otlp.logs import LogRecord, encode_logs_request
+    from tooltrail.otlp import LogRecord, encode_logs_request
 
     found = [
         LogRecord(

@@ -40,7 +40,7 @@ from tooltrail.checks.plugins import load_plugins
 from tooltrail.convert import read_traces, to_eval_trace
 from tooltrail.evaluate import evaluate_cases
 from tooltrail.otlp import LogRecord, Span
-from tooltrail.otlp.mixed import read_spans_and_logs
+from tooltrail.otlp.read.mixed import read_spans_and_logs
 from tooltrail.pipeline.inline import verdict_of
 from tooltrail.suite import TestSuite
 

@@ -24,7 +24,7 @@ from tooltrail.annotate import (
 from tooltrail.convert import read_traces
 from tooltrail.evaluate import CaseResult
 from tooltrail.otlp import read_log_records, read_spans
-from tooltrail.otlp.span import STATUS_ERROR, STATUS_UNSET
+from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_UNSET
 from tooltrail.scores import attach_evaluations
 
 ADK = Path(__file__).parent / "data" / "corpus" / "google-adk"

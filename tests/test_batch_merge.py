@@ -20,7 +20,7 @@ from test_batch_support import (
 
 from tooltrail.batch import plan_chunks, run_batch
 from tooltrail.otlp import OtlpFileWriter
-from tooltrail.otlp.span import Diagnostic
+from tooltrail.otlp.decode.span import Diagnostic
 from tooltrail.suite import TestSuite
 
 REFUND_POLICY = refund_suite(

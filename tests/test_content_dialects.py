@@ -9,7 +9,7 @@ from typing import Any
 
 from tooltrail.convert import to_eval_trace
 from tooltrail.model import EvalTrace
-from tooltrail.otlp.span import Span, SpanEvent
+from tooltrail.otlp.decode.span import Span, SpanEvent
 
 T1 = "11111111111111111111111111111111"
 MS = 1_000_000
@@ -233,7 +233,7 @@ def test_a_result_only_the_next_model_request_records_completes_its_call() -> No
 
 
 def test_prompt_log_records_give_the_input_and_tool_results_only_with_content() -> None:
-    from tooltrail.otlp.logs import LogRecord
+    from tooltrail.otlp.decode.logs import LogRecord
 
     model_id = "m".ljust(16, "0")
     spans = [

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tooltrail.convert import TraceFacts, build_eval_trace, group_spans, to_eval_trace
-from tooltrail.otlp.span import STATUS_ERROR, STATUS_OK, Span, SpanEvent
+from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_OK, Span, SpanEvent
 
 T1 = "11111111111111111111111111111111"
 T2 = "22222222222222222222222222222222"

@@ -16,9 +16,9 @@ from fixtures import CORPUS
 from tooltrail.convert import read_traces
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Diagnostic, Limits, read_spans
-from tooltrail.otlp.encode import encode_request, json_line
-from tooltrail.otlp.span import Span
-from tooltrail.otlp.writer import OtlpFileWriter
+from tooltrail.otlp.decode.span import Span
+from tooltrail.otlp.write.encode import encode_request, json_line
+from tooltrail.otlp.write.writer import OtlpFileWriter
 
 FRAMEWORKS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
 WRITES = [

@@ -24,7 +24,7 @@ from tooltrail.otlp import (
     json_line,
     read_spans,
 )
-from tooltrail.otlp.span import STATUS_ERROR
+from tooltrail.otlp.decode.span import STATUS_ERROR
 
 DATA = Path(__file__).parent / "data"
 TRACE = "ab" * 16

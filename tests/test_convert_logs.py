@@ -21,8 +21,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from tooltrail.cli import main
 from tooltrail.convert import read_traces
-from tooltrail.otlp.mixed import is_logs_message
-from tooltrail.otlp.span import Diagnostic
+from tooltrail.otlp.decode.span import Diagnostic
+from tooltrail.otlp.read.mixed import is_logs_message
 
 FIXTURE = Path(__file__).parent / "data" / "logs" / "openai_v2_weather.json"
 TRACE = "5b8efff798038103d269b633813fc60c"
@@ -277,7 +277,7 @@ def test_eval_batch_joins_logs_read_in_another_file(
 
 def test_to_eval_trace_joins_log_records_given_among_spans_in_any_order() -> None:
     from tooltrail.convert import to_eval_trace
-    from tooltrail.otlp.mixed import read_spans_and_logs
+    from tooltrail.otlp.read.mixed import read_spans_and_logs
 
     items = list(read_spans_and_logs([str(FIXTURE)]))
     assert {type(i).__name__ for i in items} == {"Span", "SpanHead", "LogRecord"} - {"SpanHead"}
@@ -296,7 +296,7 @@ def _as_lines(tmp_path: Path, name: str, records: list[dict[str, Any]]) -> Path:
 def test_two_passes_wait_for_a_traces_log_records(tmp_path: Path, framing: str) -> None:
     """A big input is read twice and each trace emitted after its last record: the census
     counts log records too, so content in a later logs file still reaches its trace."""
-    from tooltrail.otlp.mixed import read_spans_and_logs, trace_counts
+    from tooltrail.otlp.read.mixed import read_spans_and_logs, trace_counts
 
     files = split_fixture(FIXTURE, tmp_path, framing)
     counts = trace_counts([str(f) for f in files])

@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tooltrail import dialects
 from tooltrail.dialects import read_tool_call
-from tooltrail.otlp.span import Span, SpanEvent
+from tooltrail.otlp.decode.span import Span, SpanEvent
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tooltrail.otlp import Limits, frame, read_spans
-from tooltrail.otlp.census import span_counts
+from tooltrail.otlp.read.census import span_counts
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 FILES = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".pb", ".jsonl", ".json"))
@@ -210,7 +210,7 @@ def test_the_census_of_sdk_batches_matches_the_spans_read(tmp_path):
 
 
 def test_canonical_lines_are_counted_without_the_general_json_route(tmp_path, monkeypatch):
-    from tooltrail.otlp import census
+    from tooltrail.otlp.read import census
 
     def refuse(line, where):
         raise AssertionError("a canonical line took the general route")
@@ -236,7 +236,7 @@ def test_lines_that_are_not_utf8_or_not_json_count_nothing(tmp_path):
 
 def test_protobuf_spans_with_bad_ids_are_not_counted(tmp_path):
     from tooltrail.otlp import encode_request
-    from tooltrail.otlp.span import Span
+    from tooltrail.otlp.decode.span import Span
 
     request = encode_request([Span("ab" * 16, "01" * 8), Span("ab" * 16, "02" * 8)])
     request.resource_spans[0].scope_spans[0].spans[1].span_id = b"\x00" * 8

@@ -14,7 +14,7 @@ from pathlib import Path
 from test_batch_support import SEED_RUNS, jsonl, record, write
 
 from tooltrail.batch.chunks import plan_chunks
-from tooltrail.batch.ranges import read_chunk
+from tooltrail.batch.tasks import read_chunk
 from tooltrail.otlp import Diagnostic, Limits, frame, iter_records, read_spans
 
 #: Generous: the bulk paths take about a second; the per-record ones took half a minute.

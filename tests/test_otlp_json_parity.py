@@ -9,7 +9,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tooltrail.otlp.jsonparity import ORJSON_MAX_DEPTH, nested_past, orjson_ints
+from tooltrail.otlp.decode.jsonparity import ORJSON_MAX_DEPTH, nested_past, orjson_ints
 
 _NUMBERS = st.one_of(
     st.integers(-(2**63), 2**64 - 1),

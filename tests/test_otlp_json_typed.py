@@ -25,16 +25,17 @@ from tooltrail.otlp import (
     DecodeError,
     Diagnostic,
     Limits,
-    otlpjson,
+    LogRecord,
+    encode_logs_request,
     read_log_records,
     read_spans,
 )
-from tooltrail.otlp.encode import logs_json_line
-from tooltrail.otlp.jsontyped import TypedRequest, decode_typed, typed_spans
-from tooltrail.otlp.lazy import Where
-from tooltrail.otlp.logs import LogRecord, encode_logs_request
-from tooltrail.otlp.otlpjson import decode_json_request, parse_json, spans_from_json
-from tooltrail.otlp.span import SpanHead
+from tooltrail.otlp.decode import otlpjson
+from tooltrail.otlp.decode.jsontyped import TypedRequest, decode_typed, typed_spans
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.otlpjson import decode_json_request, parse_json, spans_from_json
+from tooltrail.otlp.decode.span import SpanHead
+from tooltrail.otlp.write.encode import logs_json_line
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 CORPUS_FILES = sorted(CORPUS.rglob("*.otlp.jsonl")) + sorted(CORPUS.glob("*/sdk-json/*.json"))

@@ -13,7 +13,7 @@ from pathlib import Path
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tooltrail.otlp import Diagnostic, Limits, frame, read_spans
-from tooltrail.otlp.mapped import MappedAttributes
+from tooltrail.otlp.decode.mapped import MappedAttributes
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 

@@ -14,7 +14,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
 
 from tooltrail.otlp import frame, read_spans
-from tooltrail.otlp.mapped import MappedAttributes
+from tooltrail.otlp.decode.mapped import MappedAttributes
 
 
 def _varint(n: int) -> bytes:

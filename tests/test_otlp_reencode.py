@@ -466,7 +466,7 @@ def test_a_framed_protobuf_message_starting_like_json_is_read_as_protobuf(
     """The same message, length-prefixed: every record of a framed file is sniffed alike, in
     the file reader and in the batch pass's chunk reader."""
     from tooltrail.batch.chunks import Chunk
-    from tooltrail.batch.ranges import read_chunk
+    from tooltrail.batch.tasks import read_chunk
 
     data = TracesData()
     rs = data.resource_spans.add()

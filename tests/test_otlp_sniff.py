@@ -11,7 +11,7 @@ import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
 from tooltrail.otlp import Diagnostic, read_spans
-from tooltrail.otlp.records import is_json_record
+from tooltrail.otlp.read.records import is_json_record
 
 WHITE = b" \t\r\n"
 

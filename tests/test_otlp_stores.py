@@ -32,8 +32,8 @@ from tooltrail.otlp import (
     iter_records,
     read_spans,
 )
-from tooltrail.otlp.census import span_counts
-from tooltrail.otlp.span import STATUS_ERROR, STATUS_OK, STATUS_UNSET
+from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_OK, STATUS_UNSET
+from tooltrail.otlp.read.census import span_counts
 from tooltrail.suite import TestSuite
 
 ROOT = Path(__file__).resolve().parents[1]

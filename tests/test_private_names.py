@@ -14,18 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "tooltrail"
 #: the modules (issue 24: the otlp wings; serve's span shape; the suite loader). Emptied when
 #: that work is merged.
 ALLOWED = {
-    ("otlp/census.py", "tooltrail.otlp.otlpjson", "_careful_span"),
-    ("otlp/census.py", "tooltrail.otlp.otlpjson", "_fast_span"),
-    ("otlp/census.py", "tooltrail.otlp.otlpjson", "_resource"),
-    ("otlp/census.py", "tooltrail.otlp.records", "_records"),
-    ("otlp/logs.py", "tooltrail.otlp.records", "_records"),
-    ("otlp/mixed.py", "tooltrail.otlp.logs", "_logs_from_bytes"),
-    ("otlp/mixed.py", "tooltrail.otlp.logs", "_logs_from_json"),
-    ("otlp/mixed.py", "tooltrail.otlp.records", "_records"),
-    ("otlp/records.py", "tooltrail.otlp.streams", "_PrefixedRaw"),
     ("serve/kept.py", "tooltrail.serve.intake", "_TraceIds"),
-    ("serve/logs.py", "tooltrail.otlp.logs", "_logs_from_bytes"),
-    ("serve/logs.py", "tooltrail.otlp.logs", "_logs_from_json"),
     ("pytest/yaml_items.py", "tooltrail.suite.load", "_case"),
 }
 

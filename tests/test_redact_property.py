@@ -28,7 +28,7 @@ from test_serve_secrets import ForwardTarget
 from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, EvaluationReport, evaluate_trace
 from tooltrail.otlp import encode_request
-from tooltrail.otlp.encode import json_line
+from tooltrail.otlp.write.encode import json_line
 from tooltrail.pipeline.buffer import CompletedTrace
 from tooltrail.pipeline.inline import result_line
 from tooltrail.redact import DEFAULT_KEYS, Redaction

@@ -32,7 +32,7 @@ from tooltrail.otlp import (
     read_log_records,
     read_spans,
 )
-from tooltrail.otlp.limits import Limits
+from tooltrail.otlp.decode.limits import Limits
 from tooltrail.pipeline.buffer import LATE, CompletedTrace
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.intake import ReceivedLog, ReceivedSpan, _TraceIds

@@ -25,7 +25,7 @@ from serve_helpers import post, write_suite
 from test_evaluation_events import LogsReceiver, attributes_of
 
 from tooltrail.convert import read_traces
-from tooltrail.otlp.logs import LogRecord
+from tooltrail.otlp.decode.logs import LogRecord
 from tooltrail.scores import CASE_SCORE_NAME
 from tooltrail.serve import ServeConfig, start_in_thread
 

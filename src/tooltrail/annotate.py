@@ -38,7 +38,8 @@ from tooltrail.otlp import (
     read_log_records,
     read_spans,
 )
-from tooltrail.otlp.span import STATUS_ERROR, STATUS_UNSET
+from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, ZERO_HEX
+from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_UNSET
 from tooltrail.redact import Redaction
 from tooltrail.scores import (
     CASE_SCORE_NAME,
@@ -299,8 +300,9 @@ def _anchors(
 def evaluation_span_id(trace_id: str, case_id: str, index: int) -> str:
     """A stable span id for the ``index``-th evaluation span of a trace: annotating the same
     run twice gives the same file."""
-    digest = hashlib.blake2b(f"{trace_id}/{index}/{case_id}".encode(), digest_size=8).hexdigest()
-    return digest if digest.strip("0") else "0000000000000001"
+    seed = f"{trace_id}/{index}/{case_id}".encode()
+    digest = hashlib.blake2b(seed, digest_size=SPAN_ID_BYTES).hexdigest()
+    return digest if digest.strip("0") else ZERO_HEX[SPAN_ID_BYTES][:-1] + "1"
 
 
 def _evaluation_spans(anchor: _Anchor, options: EventOptions) -> list[Span]:

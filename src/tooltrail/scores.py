@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tooltrail.model import EvalTrace
+from tooltrail.otlp.decode.ids import SPAN_ID_HEX, TRACE_ID_HEX
 
 _log = logging.getLogger(__name__)
 
@@ -59,8 +60,8 @@ SEVERITY_WARN = (13, "WARN")
 #: Read by the live emitter and by ``tooltrail eval --annotate``.
 ENV_EXPLANATIONS = "TOOLTRAIL_EVALUATION_EXPLANATIONS"
 
-_TRACE_ID = re.compile(r"[0-9a-f]{32}")
-_SPAN_ID = re.compile(r"[0-9a-f]{16}")
+_TRACE_ID = re.compile(f"[0-9a-f]{{{TRACE_ID_HEX}}}")
+_SPAN_ID = re.compile(f"[0-9a-f]{{{SPAN_ID_HEX}}}")
 
 
 class ScoreLike(Protocol):

@@ -333,28 +333,10 @@ class _Rows:
 GroupsOf = Callable[[ChunkOutcome], Sequence[GroupOutcome]]
 
 
-def plan_merges(
-    outcomes: list[ChunkOutcome], chunks: list[Chunk], settings: EvalSettings
-) -> tuple[list[GroupOutcome], list[MergeTask]]:
-    """Groups complete within their chunk, and merge tasks for the groups seen in several.
-
-    Groups are linked when they share a trace id or a key (a conversation id), so a
-    conversation whose turns lie in different chunks is merged like a trace split in two.
-    Linked groups that span the same chunks share one merge task.
-    """
-    component, spread, merges = _plan(outcomes, chunks, settings, _own_groups)
-    kept = [g for o in outcomes for g in o.groups if component(g.key) not in spread]
-    return kept, merges
-
-
-def _own_groups(outcome: ChunkOutcome) -> Sequence[GroupOutcome]:
-    return outcome.groups
-
-
 def _plan(
     outcomes: list[ChunkOutcome], chunks: list[Chunk], settings: EvalSettings, groups_of: GroupsOf
 ) -> tuple[Callable[[str], Hashable], dict[Hashable, list[GroupOutcome]], list[MergeTask]]:
-    """``plan_merges``: what identifies the whole of a group (by its key), the parts of the
+    """Planning the merges: what identifies the whole of a group (by its key), the parts of the
     wholes seen in several chunks (by whole), and the merge tasks that evaluate those again.
     Packed groups are read by key, and unpacked only when they are such parts."""
     component = _components(outcomes, settings.group, groups_of)

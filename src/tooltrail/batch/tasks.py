@@ -12,7 +12,7 @@ run them unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,15 +20,16 @@ from tooltrail.batch.chunks import Chunk, Extent
 from tooltrail.batch.compact import RowCompactor
 from tooltrail.batch.matching import row_label, unmatched
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
-from tooltrail.batch.ranges import read_chunk
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import Decoded, is_log_record
+from tooltrail.dialects import INTEREST
 from tooltrail.evaluate import evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.live.config import LiveConfig
-from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits
+from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
+from tooltrail.otlp.read.ranges import read_range
 from tooltrail.suite import TestSuite
 
 Grouping = Literal["trace", "conversation"]
@@ -66,6 +67,14 @@ def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
         outcome = _evaluate_chunk(task)
         collect_young()
         return outcome
+
+
+def read_chunk(
+    chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic]
+) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
+    """The records of ``chunk``, read by ``tooltrail.otlp`` with the converter's interest
+    (``dialects.INTEREST``): a plain span comes as a ``SpanHead``, as in ``read_traces``."""
+    return read_range(chunk, limits, diagnostics, INTEREST)
 
 
 def _evaluate_chunk(task: ChunkTask) -> ChunkOutcome:

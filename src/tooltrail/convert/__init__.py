@@ -25,7 +25,7 @@ from tooltrail.convert.reading import (
     read_traces,
 )
 from tooltrail.model import EvalTrace
-from tooltrail.otlp.span import Diagnostic, Span
+from tooltrail.otlp.decode.span import Diagnostic, Span
 
 
 def to_eval_trace(

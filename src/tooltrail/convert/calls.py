@@ -23,7 +23,7 @@ from tooltrail.convert.facts import (
     TraceFacts,
 )
 from tooltrail.dialects import ROLE_WORKFLOW, ModelCall
-from tooltrail.otlp.span import STATUS_ERROR, STATUS_OK
+from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_OK
 
 #: Bound on an ancestry walk (parent cycles and absurd depths in hostile input).
 MAX_HOPS = 10_000

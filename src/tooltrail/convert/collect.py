@@ -16,11 +16,11 @@ from tooltrail.convert.build import build_eval_trace
 from tooltrail.convert.facts import TraceFacts
 from tooltrail.convert.logjoin import add_log, join_logs
 from tooltrail.model import EvalTrace
-from tooltrail.otlp.logs import LogRecord
-from tooltrail.otlp.span import Diagnostic, Span, SpanHead
+from tooltrail.otlp.decode.logs import LogRecord
+from tooltrail.otlp.decode.span import Diagnostic, Span, SpanHead
 
 if TYPE_CHECKING:
-    from tooltrail.otlp.limits import Limits
+    from tooltrail.otlp.decode.limits import Limits
 
 #: Spans one trace may hold when no ``Limits`` say otherwise.
 DEFAULT_MAX_SPANS = 1_000_000

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tooltrail.otlp.logs import LogRecord
-from tooltrail.otlp.span import Span, SpanHead
+from tooltrail.otlp.decode.logs import LogRecord
+from tooltrail.otlp.decode.span import Span, SpanHead
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs

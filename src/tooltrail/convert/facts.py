@@ -23,7 +23,7 @@ from tooltrail.dialects import (
 )
 from tooltrail.dialects.content import model_content, tool_result, user_input
 from tooltrail.dialects.usage import ModelUsage, model_usage
-from tooltrail.otlp.span import STATUS_ERROR, Span, SpanEvent, SpanHead
+from tooltrail.otlp.decode.span import STATUS_ERROR, Span, SpanEvent, SpanHead
 
 #: Roles whose spans are not given the user's input themselves (a model span's is read with
 #: what else it was sent: ``model_content``).

@@ -19,8 +19,8 @@ from operator import attrgetter
 from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, TraceFacts
 from tooltrail.dialects.content import tool_message, user_message
 from tooltrail.dialects.logs import TOOL_MESSAGE, USER_MESSAGE, as_span_event, content_of
-from tooltrail.otlp.logs import LogRecord
-from tooltrail.otlp.span import SpanEvent
+from tooltrail.otlp.decode.logs import LogRecord
+from tooltrail.otlp.decode.span import SpanEvent
 
 _TIME = attrgetter("time_ns")
 

@@ -7,8 +7,8 @@ a trace is known to be complete only after its last span. Two ways to know when 
   trace (a parent link per span, compact facts of tool, agent, model and root spans; about a
   third of what the decoded spans take) and emit all traces when the input is exhausted;
 - two passes (regular files of ``TWO_PASS_BYTES`` or more, ``group="trace"``): the first pass
-  counts each trace's spans reading only their ids (``otlp.census``), and its log records
-  (``otlp.mixed.trace_counts``); the second emits each trace right after its last span or
+  counts each trace's spans reading only their ids (``otlp.read.census``), and its log records
+  (``otlp.read.mixed.trace_counts``); the second emits each trace right after its last span or
   log record. Memory is then bounded by the traces open at one point of the input plus one
   counter per trace.
 
@@ -29,10 +29,10 @@ from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import Decoded, is_log_record
 from tooltrail.gc_pause import gc_paused
 from tooltrail.model import EvalTrace
-from tooltrail.otlp.span import Diagnostic
+from tooltrail.otlp.decode.span import Diagnostic
 
 if TYPE_CHECKING:
-    from tooltrail.otlp.limits import Limits
+    from tooltrail.otlp.decode.limits import Limits
 
 Group = Literal["trace", "conversation"]
 GROUPS: tuple[str, ...] = ("trace", "conversation")
@@ -91,7 +91,7 @@ def _spans(
     items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None
 ) -> Iterator[Decoded]:
     """The spans of ``items``, with the log records that may carry their content among them."""
-    from tooltrail.otlp.mixed import read_spans_and_logs  # the decoders; imported when used
+    from tooltrail.otlp.read.mixed import read_spans_and_logs  # the decoders; imported when used
 
     # Spans no dialect reader looks at (see ``dialects.INTEREST``) come as bare heads.
     if limits is None:
@@ -134,7 +134,7 @@ def _two_passes(
     usage: bool,
     content: bool = False,
 ) -> Iterator[EvalTrace]:
-    from tooltrail.otlp.mixed import trace_counts
+    from tooltrail.otlp.read.mixed import trace_counts
 
     # pass 1: how many spans and log records each trace has (ids only for spans)
     remaining = trace_counts(items) if limits is None else trace_counts(items, limits=limits)

@@ -29,7 +29,7 @@ from tooltrail.dialects.values import (
     json_value,
     text,
 )
-from tooltrail.otlp.span import SpanEvent
+from tooltrail.otlp.decode.span import SpanEvent
 
 #: Where a log record's event name may stand, newest first.
 EVENT_NAME_KEYS = ("event.name", "otel.event.name")

@@ -21,7 +21,7 @@ from tooltrail.dialects.tools import (
     read_traceloop,
     read_vercel,
 )
-from tooltrail.otlp.span import Interest
+from tooltrail.otlp.decode.span import Interest
 
 ROLE_OTHER = 0
 ROLE_TOOL = 1

@@ -12,7 +12,7 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
-from tooltrail.otlp.span import STATUS_ERROR, STATUS_OK, STATUS_UNSET, Span, SpanEvent
+from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_OK, STATUS_UNSET, Span, SpanEvent
 
 #: OTLP enum values of SDK span kinds (OTLP counts from 1 = INTERNAL).
 _KIND = {

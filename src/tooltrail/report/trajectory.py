@@ -24,7 +24,7 @@ from typing import Any
 from tooltrail.evaluate import CaseResult
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Limits
-from tooltrail.otlp.span import STATUS_ERROR, STATUS_OK
+from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_OK
 from tooltrail.redact import Redaction, clean_attribute, tool_args_text
 from tooltrail.scores import LABEL_FAIL, SCORE_LABEL, EventOptions, evaluation_events
 

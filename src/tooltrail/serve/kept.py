@@ -28,8 +28,8 @@ from operator import attrgetter
 from typing import Any
 
 from tooltrail.otlp import LogRecord, Span, decode_request
-from tooltrail.otlp.span import SpanEvent
-from tooltrail.otlp.wire import LeanTraces
+from tooltrail.otlp.decode.span import SpanEvent
+from tooltrail.otlp.decode.wire import LeanTraces
 from tooltrail.serve.intake import ReceivedLog, ReceivedSpan, _TraceIds
 
 #: ``Span`` fields in constructor order, up to ``origin`` (``wire`` and ``wire_group`` are
@@ -76,7 +76,7 @@ assert tuple(f.name for f in fields(SpanEvent)) == _EVENT_FIELDS
 #: What the lean spans after it get from their group: (resource, scope_name, origin).
 _HEAD_ROW = 3
 assert len({_SPAN_ROW, len(_LOG_FIELDS), _HEAD_ROW}) == 3
-#: The message class of a protobuf span's ``wire`` (``otlp.pb``, lean schema).
+#: The message class of a protobuf span's ``wire`` (``otlp.decode.pb``, lean schema).
 _LEAN_SPAN = type(LeanTraces().resource_spans.add().scope_spans.add().spans.add())
 #: Its serializer, looked up once (on a message, an attribute is looked up among the
 #: message's fields before its methods); "partial": proto3 has no required field to check.

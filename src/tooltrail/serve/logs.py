@@ -19,9 +19,9 @@ from typing import Any
 import orjson
 
 from tooltrail.dialects.logs import CONTENT_EVENTS, event_name
-from tooltrail.otlp import DecodeError, Diagnostic, Limits
-from tooltrail.otlp.lazy import Where
-from tooltrail.otlp.logs import LogRecord, _logs_from_bytes, _logs_from_json, encode_logs_request
+from tooltrail.otlp import DecodeError, Diagnostic, Limits, encode_logs_request
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.logs import LogRecord, logs_from_bytes, logs_from_json
 from tooltrail.serve.outcome import Undecodable
 
 #: ``LogRecord.origin`` of received records (named in unjoined-record diagnostics).
@@ -55,7 +55,7 @@ def decode_logs(encoding: str, body: bytes, limits: Limits) -> DecodedLogs:
         if encoding == "json":
             records = _from_json(body, where)
         else:
-            records = _logs_from_bytes(body, where)
+            records = logs_from_bytes(body, where)
     except DecodeError as exc:
         raise Undecodable(f"not an OTLP logs request: {exc}") from None
     except RecursionError:
@@ -84,7 +84,7 @@ def _from_json(body: bytes, where: Where) -> list[LogRecord]:
             )
         if not doc:
             return []  # the empty request, as OTLP/JSON writes it
-    return _logs_from_json(doc, where)
+    return logs_from_json(doc, where)
 
 
 def logs_request(records: list[LogRecord]) -> Any:

@@ -14,7 +14,7 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tooltrail.otlp import DecodeError, Limits, decode_json_request, encode_request
-from tooltrail.otlp.ids import bad_span_ids
+from tooltrail.otlp.decode.ids import bad_span_ids
 from tooltrail.serve.outcome import Undecodable
 
 

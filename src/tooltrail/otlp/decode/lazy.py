@@ -11,11 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.kv import Undecodable, kv_key, kv_value
-from tooltrail.otlp.limits import Limits
-from tooltrail.otlp.span import Diagnostic, SpanEvent
-from tooltrail.otlp.values import Notes, json_attributes, json_int, json_value, pb_raw_attributes
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.kv import Undecodable, kv_key, kv_value
+from tooltrail.otlp.decode.limits import Limits
+from tooltrail.otlp.decode.span import Diagnostic, SpanEvent
+from tooltrail.otlp.decode.values import (
+    Notes,
+    json_attributes,
+    json_int,
+    json_value,
+    pb_raw_attributes,
+)
 
 
 class Where:

@@ -12,10 +12,10 @@ import struct
 from typing import Any
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 
-from tooltrail.otlp.limits import Limits
-from tooltrail.otlp.values import Notes, cut_bytes, cut_str, pb_value
+from tooltrail.otlp.decode.limits import Limits
+from tooltrail.otlp.decode.values import Notes, cut_bytes, cut_str, pb_value
 
 _double = struct.Struct("<d").unpack_from
 _PROTOBUF_ERRORS = (ProtobufDecodeError, RecursionError, ValueError)
@@ -126,12 +126,3 @@ def _fast_value(raw: bytes, limits: Limits, notes: Notes, path: str) -> Any:
             raise _Slow
         return cut_bytes(raw[q:n], limits, path, notes)
     raise _Slow
-
-
-def any_value_bytes(raw: bytes, limits: Limits, notes: Notes, path: str) -> Any:
-    """A serialized ``AnyValue`` as Python (used for the rare non-attribute values)."""
-    try:
-        value = AnyValue.FromString(raw)
-    except _PROTOBUF_ERRORS as exc:
-        raise Undecodable(str(exc) or type(exc).__name__) from None
-    return pb_value(value, limits, path, notes)

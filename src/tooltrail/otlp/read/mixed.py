@@ -19,20 +19,20 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.jsontyped import TypedRequest
-from tooltrail.otlp.lazy import Where
-from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.logs import (
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.jsontyped import TypedRequest
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.decode.logs import (
     LogRecord,
-    _logs_from_bytes,
-    _logs_from_json,
     log_trace_ids_from_json,
+    logs_from_bytes,
+    logs_from_json,
 )
-from tooltrail.otlp.otlpjson import parse_json, spans_from_json
-from tooltrail.otlp.pb import spans_from_bytes
-from tooltrail.otlp.records import Record, _records, expand_paths
-from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
+from tooltrail.otlp.decode.otlpjson import parse_json, spans_from_json
+from tooltrail.otlp.decode.pb import spans_from_bytes
+from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
+from tooltrail.otlp.read.records import Record, expand_paths, file_records
 
 __all__ = [
     "LogRecord",
@@ -58,12 +58,12 @@ def spans_and_logs(interest: Interest | None) -> tuple[Any, Any]:
     def from_json(doc: Any, where: Where) -> list[Any]:
         spans = spans_from_json(doc, where, lazy=True, interest=interest)
         if doc.__class__ is not TypedRequest and ("resourceLogs" in doc or "resource_logs" in doc):
-            return spans + _logs_from_json(doc, where)
+            return spans + logs_from_json(doc, where)
         return spans
 
     def from_bytes(data: bytes, where: Where) -> list[Any]:
         if is_logs_message(data):
-            return list(_logs_from_bytes(data, where))
+            return list(logs_from_bytes(data, where))
         return spans_from_bytes(data, where, lazy=True, interest=interest)
 
     return from_json, from_bytes
@@ -79,7 +79,7 @@ def read_spans_and_logs(
     """``read_spans``, with the log records of the same files among the spans."""
     signal = spans_and_logs(interest)
     for path, named in expand_paths(paths, diagnostics):
-        for record in _records(path, limits, diagnostics, named, signal):
+        for record in file_records(path, limits, diagnostics, named, signal):
             yield from record.spans
 
 
@@ -91,7 +91,7 @@ def trace_counts(
     """Trace id -> how many spans and log records ``read_spans_and_logs`` yields for it: the
     census of a two-pass read that waits for a trace's log records too. Spans are counted
     by ``census`` (ids only); log records, rarer, by their own decoder."""
-    from tooltrail.otlp.census import (
+    from tooltrail.otlp.read.census import (
         trace_ids_from_bytes,
         trace_ids_from_json,
         trace_ids_from_json_line,
@@ -105,13 +105,13 @@ def trace_counts(
 
     def from_bytes(data: bytes, where: Where) -> list[str]:
         if is_logs_message(data):
-            return [record.trace_id for record in _logs_from_bytes(data, where)]
+            return [record.trace_id for record in logs_from_bytes(data, where)]
         return trace_ids_from_bytes(data, where)
 
     signal = (from_json, from_bytes, trace_ids_from_json_line)
     counts: Counter[str] = Counter()
     for path, named in expand_paths(paths):
-        for record in _records(path, limits, None, named, signal):
+        for record in file_records(path, limits, None, named, signal):
             counts.update(cast("list[str]", record.spans))  # this signal's records
     return dict(counts)
 
@@ -239,4 +239,4 @@ def iter_mixed_records(
     interest: Interest | None = None,
 ) -> Iterator[Record]:
     """``iter_records``, each record's log records after its spans."""
-    return _records(os.fspath(path), limits, diagnostics, True, spans_and_logs(interest))
+    return file_records(os.fspath(path), limits, diagnostics, True, spans_and_logs(interest))

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 import zstandard
 
-from tooltrail.otlp.limits import Limits
+from tooltrail.otlp.decode.limits import Limits
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -127,7 +127,7 @@ class _CountingRaw(io.RawIOBase):
         return n
 
 
-class _PrefixedRaw(io.RawIOBase):
+class PrefixedRaw(io.RawIOBase):
     """Bytes already read (for sniffing), then the rest of the stream.
 
     The prefix is handed out through a moving view: slicing the bytes instead copied what was
@@ -180,7 +180,7 @@ def read_exactly(stream: IO[bytes], n: int) -> bytes:
 def peek(stream: IO[bytes], n: int) -> tuple[bytes, IO[bytes]]:
     """The first ``n`` bytes and a stream that still yields them."""
     head = read_exactly(stream, n)
-    return head, io.BufferedReader(_PrefixedRaw(head, stream), buffer_size=_CHUNK)
+    return head, io.BufferedReader(PrefixedRaw(head, stream), buffer_size=_CHUNK)
 
 
 def decompressed(

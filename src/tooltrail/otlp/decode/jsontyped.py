@@ -23,13 +23,20 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, Struct
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.ids import ZERO_SPAN_ID, ZERO_TRACE_ID
-from tooltrail.otlp.jsonparity import nested_past, orjson_ints
-from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
-from tooltrail.otlp.rest import JsonGroup
-from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
-from tooltrail.otlp.values import Notes, json_attributes
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.ids import (
+    SPAN_ID_BYTES,
+    SPAN_ID_HEX,
+    TRACE_ID_BYTES,
+    TRACE_ID_HEX,
+    ZERO_SPAN_ID,
+    ZERO_TRACE_ID,
+)
+from tooltrail.otlp.decode.jsonparity import nested_past, orjson_ints
+from tooltrail.otlp.decode.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
+from tooltrail.otlp.decode.rest import JsonGroup
+from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
+from tooltrail.otlp.decode.values import Notes, json_attributes
 
 #: Before Python 3.12 ``msgspec`` nests as deep as the recursion limit allows; above this
 #: limit the fast path stays off (hostile nesting could then exhaust the C stack).
@@ -242,19 +249,19 @@ def _span(
     trace_key = s.traceId
     trace_hex = cache.get(trace_key)
     if trace_hex is None:
-        raw = _fromhex(trace_key) if len(trace_key) == 32 else b""
-        if len(raw) != 16 or raw == ZERO_TRACE_ID:
+        raw = _fromhex(trace_key) if len(trace_key) == TRACE_ID_HEX else b""
+        if len(raw) != TRACE_ID_BYTES or raw == ZERO_TRACE_ID:
             raise _GiveUp
         trace_hex = cache[trace_key] = raw.hex()
     span_id = s.spanId
-    raw = _fromhex(span_id) if len(span_id) == 16 else b""
-    if len(raw) != 8 or raw == ZERO_SPAN_ID:
+    raw = _fromhex(span_id) if len(span_id) == SPAN_ID_HEX else b""
+    if len(raw) != SPAN_ID_BYTES or raw == ZERO_SPAN_ID:
         raise _GiveUp
     span_hex = raw.hex()
     parent = s.parentSpanId
     if parent:
-        parent_raw = _fromhex(parent) if len(parent) == 16 else b""
-        if len(parent_raw) != 8:
+        parent_raw = _fromhex(parent) if len(parent) == SPAN_ID_HEX else b""
+        if len(parent_raw) != SPAN_ID_BYTES:
             raise _GiveUp
         parent_hex = parent_raw.hex() if parent_raw != ZERO_SPAN_ID else ""
     else:

@@ -12,15 +12,22 @@ from typing import Any
 
 import orjson
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.ids import ZERO_HEX, ZERO_SPAN_ID, json_id
-from tooltrail.otlp.jsontyped import TypedRequest, decode_typed, typed_spans
-from tooltrail.otlp.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
-from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.rest import JsonGroup
-from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead, head_of
-from tooltrail.otlp.stores import store_spans
-from tooltrail.otlp.values import Notes, json_attributes, json_int
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.ids import (
+    SPAN_ID_BYTES,
+    SPAN_ID_HEX,
+    TRACE_ID_BYTES,
+    ZERO_HEX,
+    ZERO_SPAN_ID,
+    json_id,
+)
+from tooltrail.otlp.decode.jsontyped import TypedRequest, decode_typed, typed_spans
+from tooltrail.otlp.decode.lazy import JsonAttributes, JsonEvents, Where, json_event, span_path
+from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.decode.rest import JsonGroup
+from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead, head_of
+from tooltrail.otlp.decode.stores import store_spans
+from tooltrail.otlp.decode.values import Notes, json_attributes, json_int
 
 _SPAN_KINDS = {
     "UNSPECIFIED": 0, "INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5,
@@ -110,7 +117,7 @@ def _enum(value: Any, names: dict[str, int], prefix: str, path: str) -> int:
     raise DecodeError(f"unknown enum value {str(value)[:40]!r}", field=path)
 
 
-def _resource(rs: dict[str, Any], where: Where, ri: int, lazy: bool) -> dict[str, Any]:
+def json_resource(rs: dict[str, Any], where: Where, ri: int, lazy: bool) -> dict[str, Any]:
     resource = rs.get("resource")
     if not resource:
         return {}
@@ -157,7 +164,7 @@ def spans_from_json(
     for ri, rs in enumerate(groups_of):
         rpath = f"resourceSpans[{ri}]"
         _object(rs, rpath)
-        resource = _resource(rs, where, ri, lazy)
+        resource = json_resource(rs, where, ri, lazy)
         groups = _list(rs, "scopeSpans", "scope_spans", rpath)
         groups = groups + _list(
             rs, "instrumentationLibrarySpans", "instrumentation_library_spans", rpath
@@ -174,9 +181,9 @@ def spans_from_json(
             for pi, s in enumerate(_list(ss, "spans", "spans", spath)):
                 span: Any = None
                 if lazy:
-                    span = _fast_span(s, where, (ri, si, pi), trace_cache, interest)
+                    span = fast_span(s, where, (ri, si, pi), trace_cache, interest)
                 if span is None:
-                    span = _careful_span(s, where, (ri, si, pi), lazy, trace_cache)
+                    span = careful_span(s, where, (ri, si, pi), lazy, trace_cache)
                     if span is None:
                         continue
                     if (
@@ -221,7 +228,7 @@ def _of_interest(interest: Interest, name: str, attrs: Any, where: Where) -> boo
     return True
 
 
-def _fast_span(
+def fast_span(
     s: Any,
     where: Where,
     loc: tuple[int, int, int],
@@ -229,7 +236,7 @@ def _fast_span(
     interest: Interest | None = None,
 ) -> Any:
     """The common case (lowerCamelCase, hex ids, string times, int enums) at speed, or
-    ``None`` to let ``_careful_span`` handle (and report) anything else. With an
+    ``None`` to let ``careful_span`` handle (and report) anything else. With an
     ``interest``, a span outside it is a ``SpanHead``."""
     try:
         trace_key = s["traceId"]
@@ -237,17 +244,17 @@ def _fast_span(
         if trace_hex is None:
             return None
         span_id = s["spanId"]
-        if len(span_id) != 16:
+        if len(span_id) != SPAN_ID_HEX:
             return None
         raw = _fromhex(span_id)
-        if len(raw) != 8 or raw == ZERO_SPAN_ID:
+        if len(raw) != SPAN_ID_BYTES or raw == ZERO_SPAN_ID:
             return None
         parent = s.get("parentSpanId")
         if parent:
-            if len(parent) != 16:
+            if len(parent) != SPAN_ID_HEX:
                 return None
             parent_raw = _fromhex(parent)
-            if len(parent_raw) != 8:
+            if len(parent_raw) != SPAN_ID_BYTES:
                 return None
             parent_hex = parent_raw.hex() if parent_raw != ZERO_SPAN_ID else ""
         else:
@@ -296,7 +303,7 @@ def _fast_span(
         return None
 
 
-def _careful_span(
+def careful_span(
     s: Any, where: Where, loc: tuple[int, int, int], lazy: bool, trace_cache: dict[Any, str]
 ) -> Span | None:
     """One span, every accepted spelling checked; a bad span is reported, ``None``."""
@@ -308,20 +315,20 @@ def _careful_span(
         field = "traceId"
         trace_hex = trace_cache.get(trace_key) if type(trace_key) is str else None
         if trace_hex is None:
-            trace_hex = json_id(trace_key, 16)
+            trace_hex = json_id(trace_key, TRACE_ID_BYTES)
             if type(trace_key) is str:
                 trace_cache[trace_key] = trace_hex
         field = "spanId"
-        span_hex = json_id(_get(s, "spanId", "span_id"), 8)
+        span_hex = json_id(_get(s, "spanId", "span_id"), SPAN_ID_BYTES)
         field = "parentSpanId"
         parent = _get(s, "parentSpanId", "parent_span_id")
         if not parent:
             parent_hex = ""
         else:
             try:
-                parent_hex = json_id(parent, 8)
+                parent_hex = json_id(parent, SPAN_ID_BYTES)
             except DecodeError:
-                if parent != ZERO_HEX[8]:
+                if parent != ZERO_HEX[SPAN_ID_BYTES]:
                     raise
                 parent_hex = ""
         field = "name"

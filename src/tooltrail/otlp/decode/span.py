@@ -10,10 +10,34 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from tooltrail.otlp.rest import WireGroup
+    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
+
+
+class WireGroup(Protocol):
+    """A resource and scope group as read; shared by every span read in it.
+
+    What the encoder (``write.encode``) asks of a decoded span's group to write again what
+    ``Span`` has no field for; readers build one (``decode.rest``). A type only: the span
+    knows no encoder."""
+
+    def resource_spans(self) -> ResourceSpans:
+        """A ``ResourceSpans`` holding the group's resource but its attributes (they come
+        from ``Span.resource``), and its schema URL."""
+        ...
+
+    def scope_spans(self) -> ScopeSpans:
+        """A ``ScopeSpans`` holding the scope (version, attributes, dropped count; its name
+        comes from ``Span.scope_name``) and its schema URL, no spans."""
+        ...
+
+    def fill_span(self, wire: Any, out: PbSpan) -> None:
+        """Set on ``out`` the fields of the span read as ``wire`` that ``Span`` does not hold."""
+        ...
+
 
 #: OTLP status codes.
 STATUS_UNSET = 0
@@ -54,7 +78,7 @@ class Span:
     #: The span as read (a parsed protobuf span or OTLP/JSON span object) and the resource and
     #: scope group it was read in. What this class does not hold (flags, trace state, links,
     #: dropped counts, the scope's version and attributes, schema URLs) stays there, and only
-    #: the encoder reads it (``otlp.rest``). ``None`` for spans built by hand.
+    #: the encoder reads it (``WireGroup``, ``decode.rest``). ``None`` for spans built by hand.
     wire: Any = None
     wire_group: WireGroup | None = None
 

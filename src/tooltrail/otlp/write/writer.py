@@ -19,8 +19,8 @@ import zstandard
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.logs.v1.logs_pb2 import LogsData
 
-from tooltrail.otlp.encode import encode_request, frame, json_line, logs_json_line
-from tooltrail.otlp.span import Span
+from tooltrail.otlp.decode.span import Span
+from tooltrail.otlp.write.encode import encode_request, frame, json_line, logs_json_line
 
 Format = Literal["json", "proto"]
 Compression = Literal["zstd", "zstd-stream", "gzip"] | None

@@ -32,17 +32,27 @@ import orjson
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from msgspec import UNSET, Meta, Raw, UnsetType
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.ids import ZERO_HEX, ZERO_SPAN_ID, ZERO_TRACE_ID, json_id
-from tooltrail.otlp.lazy import Where
-from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.otlpjson import (
-    _careful_span,
-    _fast_span,
-    _resource,
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.ids import (
+    SPAN_ID_BYTES,
+    SPAN_ID_HEX,
+    TRACE_ID_BYTES,
+    ZERO_HEX,
+    ZERO_SPAN_ID,
+    ZERO_TRACE_ID,
+    hex_parent_ids,
+    hex_span_ids,
+    json_id,
+)
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.decode.otlpjson import (
+    careful_span,
+    fast_span,
+    json_resource,
     spans_from_json,
 )
-from tooltrail.otlp.wire import LeanTraces
+from tooltrail.otlp.decode.wire import LeanTraces
 
 _fromhex = bytes.fromhex
 
@@ -53,11 +63,11 @@ def span_counts(
     limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, int]:
     """Trace id -> number of spans ``read_spans(paths, limits=limits)`` yields for it."""
-    from tooltrail.otlp.records import _records, expand_paths
+    from tooltrail.otlp.read.records import expand_paths, file_records
 
     counts: Counter[str] = Counter()
     for path, named in expand_paths(paths):
-        for record in _records(path, limits, None, named, signal=CENSUS):
+        for record in file_records(path, limits, None, named, signal=CENSUS):
             counts.update(cast("list[str]", record.spans))  # this signal's records
     return dict(counts)
 
@@ -82,14 +92,14 @@ def trace_ids_from_bytes(data: bytes, where: Where) -> list[str]:  # noqa: ARG00
                 trace_id = s.trace_id
                 trace_hex = hex_of.get(trace_id)
                 if trace_hex is None:
-                    if len(trace_id) != 16 or trace_id == ZERO_TRACE_ID:
+                    if len(trace_id) != TRACE_ID_BYTES or trace_id == ZERO_TRACE_ID:
                         continue
                     trace_hex = hex_of[trace_id] = trace_id.hex()
                 span_id = s.span_id
-                if len(span_id) != 8 or span_id == ZERO_SPAN_ID:
+                if len(span_id) != SPAN_ID_BYTES or span_id == ZERO_SPAN_ID:
                     continue
                 parent = s.parent_span_id
-                if parent and len(parent) != 8:
+                if parent and len(parent) != SPAN_ID_BYTES:
                     continue
                 append(trace_hex)
     return out
@@ -126,7 +136,6 @@ def trace_ids_from_json_line(line: bytes, where: Where) -> list[str] | None:
 
 
 _Time = Annotated[str, Meta(min_length=1, max_length=640)]  # int() parses 640 digits always
-_NO_OR_SPAN_ID_LENGTH = frozenset((0, 16))
 
 
 class _Status(msgspec.Struct, gc=False):
@@ -140,7 +149,7 @@ class _CanonicalSpan(msgspec.Struct, gc=False):
     so only ``parent_span_id`` (the one optional id) is refused (``UnsetType``)."""
 
     traceId: str
-    spanId: Annotated[str, Meta(min_length=16, max_length=16)]
+    spanId: Annotated[str, Meta(min_length=SPAN_ID_HEX, max_length=SPAN_ID_HEX)]
     startTimeUnixNano: _Time
     endTimeUnixNano: _Time
     parentSpanId: str = ""
@@ -165,7 +174,7 @@ class _CanonicalGroup(msgspec.Struct, gc=False):
 
 class _CanonicalRequest(msgspec.Struct, gc=False):
     resourceSpans: list[_CanonicalGroup]
-    #: Log records in the same document: such a line is read in full (``otlp.mixed`` counts
+    #: Log records in the same document: such a line is read in full (``otlp.read.mixed`` counts
     #: them); declared so that msgspec notes them while it skips them.
     resourceLogs: Raw | UnsetType = UNSET
 
@@ -203,8 +212,8 @@ def _canonical_trace_ids(request: _CanonicalRequest, where: Where) -> list[str] 
 def _all_kept(spans: list[_CanonicalSpan], cache: dict[Any, str]) -> list[str] | None:
     """The trace ids of these spans if ``_canonical_trace_of`` would pass every one of them,
     else ``None`` (then each span is decided alone). The same checks over whole columns, in C
-    loops: span ids (16 characters each, msgspec checked) that join into 8 bytes each are hex
-    without whitespace; times (1 to 640 characters) that join into ASCII digits parse."""
+    loops: span ids and parents (``ids.hex_span_ids``, ``ids.hex_parent_ids``); times (1 to
+    640 characters) that join into ASCII digits parse."""
     traces = [head.traceId for head in spans]
     ids = [head.spanId for head in spans]
     parents = [head.parentSpanId for head in spans]
@@ -212,13 +221,10 @@ def _all_kept(spans: list[_CanonicalSpan], cache: dict[Any, str]) -> list[str] |
     times += [head.endTimeUnixNano for head in spans]
     try:
         for trace_key in set(traces).difference(cache):
-            cache[trace_key] = json_id(trace_key, 16)
-        if len(_fromhex("".join(ids))) != 8 * len(ids) or ZERO_HEX[8] in ids:
-            return None
-        joined = "".join(parents)
+            cache[trace_key] = json_id(trace_key, TRACE_ID_BYTES)
         if (
-            not _NO_OR_SPAN_ID_LENGTH.issuperset(map(len, parents))
-            or 2 * len(_fromhex(joined)) != len(joined)
+            not hex_span_ids(ids)
+            or not hex_parent_ids(parents)
             or not "".join(times).encode().isdigit()
         ):
             return None
@@ -228,22 +234,26 @@ def _all_kept(spans: list[_CanonicalSpan], cache: dict[Any, str]) -> list[str] |
 
 
 def _canonical_trace_of(head: _CanonicalSpan, cache: dict[Any, str]) -> str | None:
-    """``otlpjson._fast_span``'s checks that msgspec did not make: the trace id when they all
+    """``otlpjson.fast_span``'s checks that msgspec did not make: the trace id when they all
     pass (the reader keeps the span then), ``None`` to let the reader's checks decide.
 
-    A trace id seen first is read as ``_careful_span`` (which the reader then asks) reads it,
-    and cached as it caches it: a span that passes ``_fast_span``'s checks passes the careful
+    A trace id seen first is read as ``careful_span`` (which the reader then asks) reads it,
+    and cached as it caches it: a span that passes ``fast_span``'s checks passes the careful
     ones too."""
     trace_key = head.traceId
     trace_hex = cache.get(trace_key)
     try:
         if trace_hex is None:
-            trace_hex = cache[trace_key] = json_id(trace_key, 16)
+            trace_hex = cache[trace_key] = json_id(trace_key, TRACE_ID_BYTES)
         span_id = head.spanId
-        if len(span_id) != 16 or len(_fromhex(span_id)) != 8 or span_id == ZERO_HEX[8]:
+        if (
+            len(span_id) != SPAN_ID_HEX
+            or len(_fromhex(span_id)) != SPAN_ID_BYTES
+            or span_id == ZERO_HEX[SPAN_ID_BYTES]
+        ):
             return None
         parent = head.parentSpanId
-        if parent and (len(parent) != 16 or len(_fromhex(parent)) != 8):
+        if parent and (len(parent) != SPAN_ID_HEX or len(_fromhex(parent)) != SPAN_ID_BYTES):
             return None
         int(head.startTimeUnixNano), int(head.endTimeUnixNano)
     except (DecodeError, ValueError):
@@ -268,7 +278,7 @@ def _general_trace_of(
     }
     if head.events is not UNSET:
         span["events"] = []  # what the reader's type check sees
-    read = _fast_span(span, where, loc, cache) or _careful_span(span, where, loc, True, cache)
+    read = fast_span(span, where, loc, cache) or careful_span(span, where, loc, True, cache)
     return read.trace_id if read is not None else None
 
 
@@ -350,7 +360,7 @@ def _trace_ids_of_heads(line: bytes, where: Where) -> list[str] | None:
 def _resource_reads(raw: Raw, where: Where, ri: int) -> bool:
     """Whether the span reader accepts this resource (a bad one rejects the whole record)."""
     try:
-        _resource({"resource": orjson.loads(memoryview(raw))}, where, ri, True)
+        json_resource({"resource": orjson.loads(memoryview(raw))}, where, ri, True)
     except (DecodeError, orjson.JSONDecodeError):
         return False
     return True
@@ -371,7 +381,7 @@ def _trace_of(
     events = span.get("events")
     if events is not None:
         span["events"] = _events_stand_in(events)
-    read = _fast_span(span, where, loc, cache) or _careful_span(span, where, loc, True, cache)
+    read = fast_span(span, where, loc, cache) or careful_span(span, where, loc, True, cache)
     return read.trace_id if read is not None else None
 
 
@@ -382,21 +392,25 @@ def _events_stand_in(events: Raw) -> Any:
 
 
 def _common_trace_of(head: _SpanHead, cache: dict[Any, str]) -> str | None:
-    """``otlpjson._fast_span``'s checks on the head: the trace id when they all pass (the
+    """``otlpjson.fast_span``'s checks on the head: the trace id when they all pass (the
     reader then keeps the span), ``None`` to let the reader's checks decide."""
     try:
         trace_hex = cache.get(head.traceId)
         if trace_hex is None:
             return None
         span_id = head.spanId
-        if type(span_id) is not str or len(span_id) != 16:
+        if type(span_id) is not str or len(span_id) != SPAN_ID_HEX:
             return None
         raw = _fromhex(span_id)
-        if len(raw) != 8 or raw == ZERO_SPAN_ID:
+        if len(raw) != SPAN_ID_BYTES or raw == ZERO_SPAN_ID:
             return None
         parent = head.parentSpanId
         if parent and parent is not UNSET:
-            if type(parent) is not str or len(parent) != 16 or len(_fromhex(parent)) != 8:
+            if (
+                type(parent) is not str
+                or len(parent) != SPAN_ID_HEX
+                or len(_fromhex(parent)) != SPAN_ID_BYTES
+            ):
                 return None
         name, kind = head.name, head.kind
         start, end = head.startTimeUnixNano, head.endTimeUnixNano
@@ -420,6 +434,6 @@ def _common_trace_of(head: _SpanHead, cache: dict[Any, str]) -> str | None:
     return trace_hex
 
 
-#: The census as a signal for ``records._records``: from a parsed JSON document, from
+#: The census as a signal for ``records.file_records``: from a parsed JSON document, from
 #: protobuf bytes, and from a raw JSON line (tried first).
 CENSUS = (trace_ids_from_json, trace_ids_from_bytes, trace_ids_from_json_line)

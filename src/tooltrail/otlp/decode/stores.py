@@ -30,9 +30,10 @@ import base64
 import binascii
 from typing import Any, Protocol
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.lazy import Where
-from tooltrail.otlp.span import (
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, short_hex_id
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.span import (
     STATUS_ERROR,
     STATUS_UNSET,
     Interest,
@@ -40,7 +41,7 @@ from tooltrail.otlp.span import (
     SpanEvent,
     head_of,
 )
-from tooltrail.otlp.values import Notes, cut_bytes, cut_str
+from tooltrail.otlp.decode.values import Notes, cut_bytes, cut_str
 
 #: ``span.kind`` tag values (as the OTLP to Jaeger translation writes them) -> OTLP kinds.
 _KINDS = {"internal": 1, "server": 2, "client": 3, "producer": 4, "consumer": 5}
@@ -49,7 +50,6 @@ _STATUS_CODES = {"UNSET": 0, "OK": 1, "ERROR": 2}
 _SCOPE_TAGS = ("otel.scope.name", "otel.library.name")
 #: Tags the translation adds that carry nothing a reader wants back.
 _DROPPED_TAGS = frozenset(("otel.scope.version", "otel.library.version", "internal.span.format"))
-_HEX = frozenset("0123456789abcdef")
 #: Wrapper keys around OTLP/JSON -> the field path the inner document's paths get.
 _OTLP_WRAPPERS = ("trace", "result")
 
@@ -275,8 +275,8 @@ def _span(
     """One Jaeger span; raises ``DecodeError`` naming the field (relative to the span)."""
     if s.__class__ is not dict:
         raise DecodeError(f"expected a span object, got {_kind(s)}")
-    trace_id = _id(s.get("traceID"), 32, "traceID")
-    span_id = _id(s.get("spanID"), 16, "spanID")
+    trace_id = short_hex_id(s.get("traceID"), TRACE_ID_BYTES, "traceID")
+    span_id = short_hex_id(s.get("spanID"), SPAN_ID_BYTES, "spanID")
     parent = _parent(s, trace_id)
     name = s.get("operationName", "")
     if name is None:
@@ -345,18 +345,6 @@ def _span(
     )
 
 
-def _id(value: Any, width: int, field: str) -> str:
-    """A Jaeger id as lower-case hex of ``width`` digits (Jaeger drops leading zeros)."""
-    if value.__class__ is not str:
-        raise DecodeError(f"expected a hex string, got {_kind(value)}", field=field)
-    text = value.lower()
-    if not text or len(text) > width or not _HEX.issuperset(text):
-        raise DecodeError(f"expected up to {width} hex digits, got {value[:40]!r}", field=field)
-    if text.strip("0") == "":
-        raise DecodeError("all-zero id is invalid", field=field)
-    return text.rjust(width, "0")
-
-
 def _parent(s: dict[str, Any], trace_id: str) -> str:
     """The parent span id: the ``CHILD_OF`` reference in the span's trace, else the first
     ``FOLLOWS_FROM`` one, else the older ``parentSpanID`` field; ``""`` for a root."""
@@ -375,19 +363,22 @@ def _parent(s: dict[str, Any], trace_id: str) -> str:
                     f"expected a string, got {_kind(ref_type)}", field=f"{path}.refType"
                 )
             ref_trace = ref.get("traceID")
-            if ref_trace is not None and _id(ref_trace, 32, f"{path}.traceID") != trace_id:
+            if (
+                ref_trace is not None
+                and short_hex_id(ref_trace, TRACE_ID_BYTES, f"{path}.traceID") != trace_id
+            ):
                 continue  # a span of another trace cannot be the parent here
             ref_type = ref_type.upper()
             if ref_type == "CHILD_OF":
-                return _id(ref.get("spanID"), 16, f"{path}.spanID")
+                return short_hex_id(ref.get("spanID"), SPAN_ID_BYTES, f"{path}.spanID")
             if ref_type == "FOLLOWS_FROM" and follows is None:
-                follows = _id(ref.get("spanID"), 16, f"{path}.spanID")
+                follows = short_hex_id(ref.get("spanID"), SPAN_ID_BYTES, f"{path}.spanID")
         if follows is not None:
             return follows
     parent = s.get("parentSpanID")
     if parent is None or parent == "" or (parent.__class__ is str and parent.strip("0") == ""):
         return ""
-    return _id(parent, 16, "parentSpanID")
+    return short_hex_id(parent, SPAN_ID_BYTES, "parentSpanID")
 
 
 def _micros(value: Any, field: str) -> int:

@@ -6,7 +6,7 @@ schema. The pre-2022 ``instrumentation_library_spans`` (field 1000) is read as s
 
 - ``LeanTraces``: attributes stay serialized ``KeyValue`` bytes, in wire order. Fields no
   reader needs (a span's flags, trace state and links, a scope's version and attributes) are
-  left unknown to it: the parser keeps them, unparsed, and ``otlp.rest`` reads them when a
+  left unknown to it: the parser keeps them, unparsed, and ``otlp.decode.rest`` reads them when a
   span is encoded again.
 - ``MappedTraces``: the same layout, but a span's attributes are declared as
   ``map<string, AnyValue>``. A ``KeyValue`` is encoded exactly like a map entry (key = 1,
@@ -67,7 +67,7 @@ _MESSAGES: dict[str, list[tuple[str, int, int, int, str]]] = {
     "Traces": [
         ("resource_spans", 1, _F.TYPE_MESSAGE, _MANY, ".tooltrail.wire.ResourceSpans"),
     ],
-    # What ``Span`` does not hold (``otlp.rest``), parsed from a span's bytes when it is
+    # What ``Span`` does not hold (``otlp.decode.rest``), parsed from a span's bytes when it is
     # encoded again; links stay bytes so that a bad one is dropped alone.
     "SpanRest": [
         ("trace_state", 3, _F.TYPE_BYTES, _ONE, ""),

@@ -1,28 +1,24 @@
-"""OTLP logs: the evaluation events tooltrail writes, read back as small records.
+"""OTLP logs: log records (the evaluation events tooltrail writes, GenAI content) decoded
+into small records, from protobuf or OTLP/JSON.
 
 Scores go back onto traces as ``gen_ai.evaluation.result`` log records; offline they are
-written into OTLP logs files with ``OtlpFileWriter``. This module builds such requests and
-reads logs files (same formats, framings and compression as trace files).
+written into OTLP logs files (``write.encode.encode_logs_request``) and read back from them
+(``read.logs``: same formats, framings and compression as trace files).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-from tooltrail.otlp.encode import set_any_value, set_attributes
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.ids import json_id
-from tooltrail.otlp.lazy import Where
-from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.records import _records, expand_paths
-from tooltrail.otlp.span import Diagnostic
-from tooltrail.otlp.values import (
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, json_id
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.values import (
     Notes,
     json_attributes,
     json_int,
@@ -49,36 +45,6 @@ class LogRecord:
     origin: str = ""
 
 
-def encode_logs_request(
-    records: Iterable[LogRecord],
-    *,
-    resource: Mapping[str, Any] | None = None,
-    scope_name: str = "tooltrail",
-) -> ExportLogsServiceRequest:
-    """An ``ExportLogsServiceRequest`` with ``records`` under one resource and scope."""
-    request = ExportLogsServiceRequest()
-    group = request.resource_logs.add()
-    group.resource.SetInParent()
-    set_attributes(group.resource.attributes, resource or {})
-    scope_logs = group.scope_logs.add()
-    scope_logs.scope.name = scope_name
-    for record in records:
-        out = scope_logs.log_records.add()
-        out.time_unix_nano = record.time_ns
-        out.observed_time_unix_nano = record.time_ns
-        if record.severity_number:
-            out.severity_number = record.severity_number  # type: ignore[assignment]
-        if record.body is not None:
-            set_any_value(out.body, record.body)
-        set_attributes(out.attributes, record.attributes)
-        if record.trace_id:
-            out.trace_id = bytes.fromhex(record.trace_id)
-        if record.span_id:
-            out.span_id = bytes.fromhex(record.span_id)
-        out.event_name = record.event_name
-    return request
-
-
 def _id_or_report(value: bytes, size: int, where: Where, path: str) -> str | None:
     if not value or value == bytes(size):
         return ""
@@ -88,7 +54,7 @@ def _id_or_report(value: bytes, size: int, where: Where, path: str) -> str | Non
     return value.hex()
 
 
-def _logs_from_bytes(data: bytes, where: Where) -> list[LogRecord]:
+def logs_from_bytes(data: bytes, where: Where) -> list[LogRecord]:
     try:
         request = ExportLogsServiceRequest.FromString(data)
     except (ProtobufDecodeError, RecursionError, ValueError) as exc:
@@ -102,8 +68,8 @@ def _logs_from_bytes(data: bytes, where: Where) -> list[LogRecord]:
         for si, sl in enumerate(rl.scope_logs):
             for li, record in enumerate(sl.log_records):
                 path = f"{rpath}.scopeLogs[{si}].logRecords[{li}]"
-                trace_id = _id_or_report(record.trace_id, 16, where, f"{path}.traceId")
-                span_id = _id_or_report(record.span_id, 8, where, f"{path}.spanId")
+                trace_id = _id_or_report(record.trace_id, TRACE_ID_BYTES, where, f"{path}.traceId")
+                span_id = _id_or_report(record.span_id, SPAN_ID_BYTES, where, f"{path}.spanId")
                 if trace_id is None or span_id is None:
                     continue
                 out.append(
@@ -143,12 +109,12 @@ def _json_log_id(value: Any, size: int, where: Where, path: str) -> str | None:
         return None
 
 
-def _logs_from_json(doc: Any, where: Where) -> list[LogRecord]:
+def logs_from_json(doc: Any, where: Where) -> list[LogRecord]:
     return _json_logs(doc, where, ids_only=False)
 
 
 def log_trace_ids_from_json(doc: Any, where: Where) -> list[str]:
-    """The trace id of every record ``_logs_from_json`` returns (the census of a two-pass
+    """The trace id of every record ``logs_from_json`` returns (the census of a two-pass
     read), decoding only its ids and time. A record the full reader then rejects for a
     malformed body or attribute list is counted but never read: its trace is converted at
     the end of the input instead of after its last record, as the span census does."""
@@ -210,8 +176,12 @@ def _json_log_head(record: Any, where: Where, path: str) -> tuple[str, str, int]
     an id rejects it (reported); ``DecodeError`` when it is not a record at all."""
     if not isinstance(record, dict):
         raise DecodeError("expected an object")
-    trace_id = _json_log_id(_get(record, "traceId", "trace_id"), 16, where, f"{path}.traceId")
-    span_id = _json_log_id(_get(record, "spanId", "span_id"), 8, where, f"{path}.spanId")
+    trace_id = _json_log_id(
+        _get(record, "traceId", "trace_id"), TRACE_ID_BYTES, where, f"{path}.traceId"
+    )
+    span_id = _json_log_id(
+        _get(record, "spanId", "span_id"), SPAN_ID_BYTES, where, f"{path}.spanId"
+    )
     if trace_id is None or span_id is None:
         return None
     time = _get(record, "timeUnixNano", "time_unix_nano") or _get(
@@ -248,18 +218,4 @@ def _json_log(
     )
 
 
-LOGS = (_logs_from_json, _logs_from_bytes)
-
-
-def read_log_records(
-    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-    *,
-    limits: Limits = DEFAULT_LIMITS,
-    diagnostics: list[Diagnostic] | None = None,
-) -> Iterator[LogRecord]:
-    """Every log record in OTLP logs files (JSON lines or protobuf, any framing/compression).
-
-    Lines holding spans or metrics are skipped; bad records go to ``diagnostics``."""
-    for path, named in expand_paths(paths, diagnostics):
-        for record in _records(path, limits, diagnostics, named, LOGS):
-            yield from cast("list[LogRecord]", record.spans)  # this signal's records
+LOGS = (logs_from_json, logs_from_bytes)

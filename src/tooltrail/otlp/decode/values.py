@@ -1,4 +1,4 @@
-"""AnyValue to plain Python, for both wire formats.
+"""AnyValue to plain Python, for both wire formats, and back (``set_any_value``).
 
 string/bool/int/double/bytes become str/bool/int/float/bytes, ``arrayValue`` a list,
 ``kvlistValue`` a dict, an empty AnyValue ``None``. Nesting deeper than ``Limits.max_depth``
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.limits import TRUNCATED_MARKER, Limits
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.limits import TRUNCATED_MARKER, Limits
 
 Notes = list[tuple[str, str]]
 
@@ -274,3 +275,52 @@ def json_attributes(
             None if value is None else json_value(value, limits, f"{path}[{i}].value", notes, depth)
         )
     return out
+
+
+# --- and back: Python values to protobuf, for the writers and the rest of a span ------------
+
+#: AnyValue nesting written at most; deeper values are left empty (OTLP/JSON of 48 levels
+#: stays within orjson's nesting limit).
+MAX_ENCODED_DEPTH = 48
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def set_any_value(target: AnyValue, value: Any, depth: int = 0) -> None:
+    """Fill an ``AnyValue`` from a Python value (the inverse of decoding).
+
+    ``None`` stays empty; an int outside int64 becomes its decimal string; anything nested
+    deeper than 64 levels is left empty.
+    """
+    if value is None or depth > MAX_ENCODED_DEPTH:
+        return
+    if isinstance(value, str):
+        target.string_value = value
+    elif isinstance(value, bool):
+        target.bool_value = value
+    elif isinstance(value, int):
+        if _INT64[0] <= value <= _INT64[1]:
+            target.int_value = value
+        else:
+            target.string_value = str(value)
+    elif isinstance(value, float):
+        target.double_value = value
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        target.bytes_value = bytes(value)
+    elif isinstance(value, Mapping):
+        target.kvlist_value.SetInParent()
+        set_attributes(target.kvlist_value.values, value, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        target.array_value.SetInParent()
+        values = target.array_value.values
+        for item in value:
+            set_any_value(values.add(), item, depth + 1)
+    else:
+        target.string_value = str(value)
+
+
+def set_attributes(target: Any, attributes: Mapping[str, Any], depth: int = 0) -> None:
+    """Append ``KeyValue`` messages for a mapping to a repeated field."""
+    for key, value in attributes.items():
+        pair: KeyValue = target.add()
+        pair.key = key
+        set_any_value(pair.value, value, depth)

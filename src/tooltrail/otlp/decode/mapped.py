@@ -16,9 +16,9 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from tooltrail.otlp.lazy import PbAttributes, Where, span_path
-from tooltrail.otlp.values import Notes, cut_bytes, cut_str, pb_value
-from tooltrail.otlp.wire import LeanSpan
+from tooltrail.otlp.decode.lazy import PbAttributes, Where, span_path
+from tooltrail.otlp.decode.values import Notes, cut_bytes, cut_str, pb_value
+from tooltrail.otlp.decode.wire import LeanSpan
 
 _MISSING: Any = object()
 #: Strings shorter than this are never cut (as ``kv._fast_value`` reads them).

@@ -16,59 +16,12 @@ from typing import Any
 import orjson
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
-from tooltrail.otlp.span import Span
-
-#: AnyValue nesting written at most; deeper values are left empty (OTLP/JSON of 48 levels
-#: stays within orjson's nesting limit).
-_MAX_DEPTH = 48
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-
-
-# --- Python values to protobuf -------------------------------------------------------------
-
-
-def set_any_value(target: AnyValue, value: Any, depth: int = 0) -> None:
-    """Fill an ``AnyValue`` from a Python value (the inverse of decoding).
-
-    ``None`` stays empty; an int outside int64 becomes its decimal string; anything nested
-    deeper than 64 levels is left empty.
-    """
-    if value is None or depth > _MAX_DEPTH:
-        return
-    if isinstance(value, str):
-        target.string_value = value
-    elif isinstance(value, bool):
-        target.bool_value = value
-    elif isinstance(value, int):
-        if _INT64[0] <= value <= _INT64[1]:
-            target.int_value = value
-        else:
-            target.string_value = str(value)
-    elif isinstance(value, float):
-        target.double_value = value
-    elif isinstance(value, (bytes, bytearray, memoryview)):
-        target.bytes_value = bytes(value)
-    elif isinstance(value, Mapping):
-        target.kvlist_value.SetInParent()
-        set_attributes(target.kvlist_value.values, value, depth + 1)
-    elif isinstance(value, (list, tuple)):
-        target.array_value.SetInParent()
-        values = target.array_value.values
-        for item in value:
-            set_any_value(values.add(), item, depth + 1)
-    else:
-        target.string_value = str(value)
-
-
-def set_attributes(target: Any, attributes: Mapping[str, Any], depth: int = 0) -> None:
-    """Append ``KeyValue`` messages for a mapping to a repeated field."""
-    for key, value in attributes.items():
-        pair: KeyValue = target.add()
-        pair.key = key
-        set_any_value(pair.value, value, depth)
+from tooltrail.otlp.decode.logs import LogRecord
+from tooltrail.otlp.decode.span import Span
+from tooltrail.otlp.decode.values import MAX_ENCODED_DEPTH, set_any_value, set_attributes
 
 
 def _freeze(value: Any) -> Any:
@@ -156,7 +109,7 @@ def encode_request(spans: Iterable[Span]) -> ExportTraceServiceRequest:
     Every field of the OTLP data model a span was read with is written again: what ``Span``
     holds from the span (its attributes and events as they are now, e.g. redacted), the rest
     (flags, trace state, links, dropped counts, the scope's version and attributes, schema
-    URLs) as it was read (``otlp.rest``)."""
+    URLs) as it was read (``otlp.decode.rest``)."""
     request = ExportTraceServiceRequest()
     groups = _Groups(request)
     for span in spans:
@@ -180,7 +133,7 @@ def _double(value: float) -> Any:
 
 def _any_json(value: AnyValue, depth: int = 0) -> dict[str, Any]:
     kind = value.WhichOneof("value")
-    if depth > _MAX_DEPTH and kind in ("array_value", "kvlist_value"):
+    if depth > MAX_ENCODED_DEPTH and kind in ("array_value", "kvlist_value"):
         return {}
     if kind == "string_value":
         return {"stringValue": value.string_value}
@@ -329,3 +282,33 @@ def logs_json_line(request: ExportLogsServiceRequest | Any) -> bytes:
         _put(group, "schemaUrl", rl.schema_url)
         groups.append(group)
     return orjson.dumps({"resourceLogs": groups}) + b"\n"
+
+
+def encode_logs_request(
+    records: Iterable[LogRecord],
+    *,
+    resource: Mapping[str, Any] | None = None,
+    scope_name: str = "tooltrail",
+) -> ExportLogsServiceRequest:
+    """An ``ExportLogsServiceRequest`` with ``records`` under one resource and scope."""
+    request = ExportLogsServiceRequest()
+    group = request.resource_logs.add()
+    group.resource.SetInParent()
+    set_attributes(group.resource.attributes, resource or {})
+    scope_logs = group.scope_logs.add()
+    scope_logs.scope.name = scope_name
+    for record in records:
+        out = scope_logs.log_records.add()
+        out.time_unix_nano = record.time_ns
+        out.observed_time_unix_nano = record.time_ns
+        if record.severity_number:
+            out.severity_number = record.severity_number  # type: ignore[assignment]
+        if record.body is not None:
+            set_any_value(out.body, record.body)
+        set_attributes(out.attributes, record.attributes)
+        if record.trace_id:
+            out.trace_id = bytes.fromhex(record.trace_id)
+        if record.span_id:
+            out.span_id = bytes.fromhex(record.span_id)
+        out.event_name = record.event_name
+    return request

@@ -6,7 +6,7 @@ trace state, links and dropped counts; the scope's version, attributes and dropp
 resource's dropped count and entity references; both schema URLs) stays where the reader
 found it: ``Span.wire`` is the span as parsed (a protobuf message, a JSON object or struct)
 and ``Span.wire_group`` the resource and scope group it was read in. A reader stores two
-references per span and parses nothing more; only the encoder (``otlp.encode``) asks a group
+references per span and parses nothing more; only the encoder (``otlp.write.encode``) asks a group
 for the rest, so re-encoding loses nothing and decoding costs what it did.
 
 Attributes and events always come from the ``Span`` (a caller may have redacted them); only
@@ -17,7 +17,7 @@ re-encoded span and reported to the reader's diagnostics, naming the field.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.common.v1.common_pb2 import EntityRef, InstrumentationScope
@@ -25,34 +25,15 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
-from tooltrail.otlp.encode import set_attributes
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.ids import json_id
-from tooltrail.otlp.lazy import Where, decode_json_attributes_tolerant
-from tooltrail.otlp.mapped import RequestBytes
-from tooltrail.otlp.values import Notes, json_int
-from tooltrail.otlp.wire import SpanRest
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, json_id
+from tooltrail.otlp.decode.lazy import Where, decode_json_attributes_tolerant
+from tooltrail.otlp.decode.mapped import RequestBytes
+from tooltrail.otlp.decode.values import Notes, json_int, set_attributes
+from tooltrail.otlp.decode.wire import SpanRest
 
 _UINT32 = 1 << 32
 _PARSE_ERRORS = (ProtobufDecodeError, RecursionError, ValueError)
-
-
-class WireGroup(Protocol):
-    """A resource and scope group as read; shared by every span read in it."""
-
-    def resource_spans(self) -> ResourceSpans:
-        """A ``ResourceSpans`` holding the group's resource but its attributes (they come
-        from ``Span.resource``), and its schema URL."""
-        ...
-
-    def scope_spans(self) -> ScopeSpans:
-        """A ``ScopeSpans`` holding the scope (version, attributes, dropped count; its name
-        comes from ``Span.scope_name``) and its schema URL, no spans."""
-        ...
-
-    def fill_span(self, wire: Any, out: PbSpan) -> None:
-        """Set on ``out`` the fields of the span read as ``wire`` that ``Span`` does not hold."""
-        ...
 
 
 def _text(raw: bytes) -> str:
@@ -302,7 +283,7 @@ class _Fields:
             self.drop(field, "expected a link object")
             return
         ids = []
-        for name, size in (("traceId", 16), ("spanId", 8)):
+        for name, size in (("traceId", TRACE_ID_BYTES), ("spanId", SPAN_ID_BYTES)):
             value = _member(link, name)
             try:
                 ids.append(bytes.fromhex(json_id(value, size)))

@@ -8,15 +8,15 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.ids import ZERO_SPAN_ID, bad_id
-from tooltrail.otlp.lazy import PbAttributes, PbEvents, Where, span_path
-from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.mapped import MappedAttributes, RequestBytes
-from tooltrail.otlp.rest import PbGroup
-from tooltrail.otlp.span import Diagnostic, Interest, Span, SpanHead
-from tooltrail.otlp.values import Notes, pb_attributes, pb_raw_attributes
-from tooltrail.otlp.wire import LeanTraces, MappedTraces
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, ZERO_SPAN_ID, bad_id
+from tooltrail.otlp.decode.lazy import PbAttributes, PbEvents, Where, span_path
+from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.decode.mapped import MappedAttributes, RequestBytes
+from tooltrail.otlp.decode.rest import PbGroup
+from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
+from tooltrail.otlp.decode.values import Notes, pb_attributes, pb_raw_attributes
+from tooltrail.otlp.decode.wire import LeanTraces, MappedTraces
 
 #: Status messages as SDKs serialize them most of the time.
 _COMMON_STATUS = {b"": (0, ""), b"\x18\x01": (1, ""), b"\x18\x02": (2, "")}
@@ -129,23 +129,24 @@ def spans_from_message(
                 parent = s.parent_span_id
                 trace_hex = hex_cache.get(trace_id)
                 if trace_hex is None:
-                    problem = bad_id(trace_id, 16)
+                    problem = bad_id(trace_id, TRACE_ID_BYTES)
                     if problem:
                         where.report(
                             f"{span_path(ri, si, pi)}.traceId", f"span rejected: {problem}"
                         )
                         continue
                     trace_hex = hex_cache[trace_id] = trace_id.hex()
-                if len(span_id) != 8 or span_id == ZERO_SPAN_ID:
+                if len(span_id) != SPAN_ID_BYTES or span_id == ZERO_SPAN_ID:
                     where.report(
-                        f"{span_path(ri, si, pi)}.spanId", f"span rejected: {bad_id(span_id, 8)}"
+                        f"{span_path(ri, si, pi)}.spanId",
+                        f"span rejected: {bad_id(span_id, SPAN_ID_BYTES)}",
                     )
                     continue
                 if parent:
-                    if len(parent) != 8:
+                    if len(parent) != SPAN_ID_BYTES:
                         where.report(
                             f"{span_path(ri, si, pi)}.parentSpanId",
-                            f"span rejected: {bad_id(parent, 8)}",
+                            f"span rejected: {bad_id(parent, SPAN_ID_BYTES)}",
                         )
                         continue
                     parent_hex = "" if parent == ZERO_SPAN_ID else parent.hex()

@@ -23,14 +23,14 @@ import orjson
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
-from tooltrail.otlp.errors import DecodeError
-from tooltrail.otlp.jsonproblems import JSON_ARRAY, is_json_array, json_line_problem
-from tooltrail.otlp.lazy import Where
-from tooltrail.otlp.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.otlpjson import parse_json, spans_from_json
-from tooltrail.otlp.pb import spans_from_bytes
-from tooltrail.otlp.span import Diagnostic, Interest, Span
-from tooltrail.otlp.streams import (
+from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.jsonproblems import JSON_ARRAY, is_json_array, json_line_problem
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
+from tooltrail.otlp.decode.otlpjson import parse_json, spans_from_json
+from tooltrail.otlp.decode.pb import spans_from_bytes
+from tooltrail.otlp.decode.span import Diagnostic, Interest, Span
+from tooltrail.otlp.read.streams import (
     COMPRESSION_ERRORS,
     GZIP_MAGIC,
     ZSTD_MAGIC,
@@ -38,7 +38,7 @@ from tooltrail.otlp.streams import (
     BudgetExceeded,
     DecompressionBudget,
     LimitExceeded,
-    _PrefixedRaw,
+    PrefixedRaw,
     decompress_record,
     decompressed,
     peek,
@@ -193,7 +193,7 @@ def read_spans(
     """
     signal = TRACES if interest is None else _traces(interest)
     for path, named in expand_paths(paths, diagnostics):
-        for record in _records(path, limits, diagnostics, named, signal):
+        for record in file_records(path, limits, diagnostics, named, signal):
             yield from record.spans
 
 
@@ -207,7 +207,7 @@ def iter_records(
     """The records of one file (or ``-``), in file order, with their line or byte offset.
     With an ``interest``, spans outside it come as ``SpanHead`` (see ``read_spans``)."""
     signal = TRACES if interest is None else _traces(interest)
-    return _records(os.fspath(path), limits, diagnostics, True, signal)
+    return file_records(os.fspath(path), limits, diagnostics, True, signal)
 
 
 def _traces(interest: Interest | None) -> tuple[Any, Any]:
@@ -225,7 +225,7 @@ def _traces(interest: Interest | None) -> tuple[Any, Any]:
 TRACES = _traces(None)
 
 
-def _records(
+def file_records(
     path: str,
     limits: Limits,
     diagnostics: list[Diagnostic] | None,
@@ -374,6 +374,10 @@ class _FileReader:
         self.budget = DecompressionBudget(limits)
         #: Blank bytes a whole-file compressed stream may still yield; ``None``: a plain file.
         self.blank: BlankBudget | None = None
+        #: Where to stop: the end of a byte range (``framed_range``); ``None``: the stream's end.
+        self.end: int | None = None
+        #: Where the length-prefixed record being read begins.
+        self.record_start = 0
 
     def position(self) -> int:
         return self.offset
@@ -467,7 +471,7 @@ class _FileReader:
                 return parse_json(line + rest), stream
             except DecodeError:
                 pass
-        return None, io.BufferedReader(_PrefixedRaw(rest, stream))
+        return None, io.BufferedReader(PrefixedRaw(rest, stream))
 
     def _json_record(self, doc: Any, line_no: int, start: int, first: bool) -> Iterator[Record]:
         where = self.where(line_no, None)
@@ -508,9 +512,16 @@ class _FileReader:
         if not framed:
             yield from self._single(stream, size)
             return
-        first = True
-        while True:
-            start = self.offset
+        yield from self.framed(stream, first=True)
+
+    def framed(self, stream: IO[bytes], first: bool) -> Iterator[Record]:
+        """The length-prefixed records from ``self.offset`` to ``self.end`` (or the stream's
+        end): the one loop that reads a length prefix. ``first``: the file's start, where a
+        record that does not read may be a single un-prefixed message instead."""
+        limit = self.limits.max_record_bytes
+        end = self.end
+        while end is None or self.offset < end:
+            start = self.record_start = self.offset
             prefix = read_exactly(stream, 4)
             if not prefix:
                 return
@@ -520,6 +531,8 @@ class _FileReader:
             n = int.from_bytes(prefix, "big")
             if n == 0:  # an empty message; a run of them (zero bytes) is skipped in bulk
                 room = self.blank.room() - 4 if self.blank is not None else None
+                if end is not None:
+                    room = end - start - 4 if room is None else min(room, end - start - 4)
                 zeros = 4 + skip_zero_words(stream, room)
                 self.offset += zeros
                 self._count_blank(zeros)
@@ -528,7 +541,9 @@ class _FileReader:
                 self.report(
                     None, start, f"record of {n} bytes exceeds the {limit} byte limit; skipped"
                 )
-                if not self._skip(stream, n):
+                if end is not None:  # a range of a regular file: jumped over
+                    stream.seek(start + 4 + n)
+                elif not self._skip(stream, n):
                     self.report(None, start, "file ends inside the oversized record")
                     return
                 self.offset += 4 + n
@@ -549,7 +564,7 @@ class _FileReader:
                 if len(data) <= limit and self._parses(data):
                     yield from self._single_from(data, 0)
                     return
-                stream = io.BufferedReader(_PrefixedRaw(rest, stream))
+                stream = io.BufferedReader(PrefixedRaw(rest, stream))
             first = False
             if problem:
                 self.report(None, start, problem)
@@ -616,6 +631,31 @@ class _FileReader:
             return
         self.index += 1
         yield Record(self.path, self.index - 1, None, start, spans)
+
+
+def framed_range(
+    path: str,
+    stream: IO[bytes],
+    start: int,
+    end: int | None,
+    limits: Limits,
+    diagnostics: list[Diagnostic],
+    signal: tuple[Any, ...],
+) -> Iterator[tuple[Record, int]]:
+    """The length-prefixed records of bytes ``start`` to ``end`` of a regular file (``stream``
+    is at ``start``; ``end=None``: to its end), each with the offset just past it, through the
+    file reader's own loop. A decompression budget spent ends the range with a diagnostic."""
+
+    def report(line: int | None, offset: int | None, message: str) -> None:
+        diagnostics.append(Diagnostic(path, line, offset, message))
+
+    reader = _FileReader(path, stream, None, limits, diagnostics, report, signal)
+    reader.offset, reader.end = start, end
+    try:
+        for record in reader.framed(stream, first=False):
+            yield record, reader.offset
+    except BudgetExceeded as exc:
+        report(None, reader.record_start, f"{exc}; rest of chunk skipped")
 
 
 def skip_blank_lines(stream: IO[bytes], limit: int | None = None) -> tuple[int, int]:
