@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from judge_double import ScriptedJudge, verdict
 
 from tooltrail.checks import (
     ArgsComparator,
     Contains,
     ForbiddenTool,
+    LlmJudge,
     MaxCost,
     MaxLatency,
     MaxLlmCalls,
@@ -35,10 +37,12 @@ from tooltrail.checks import (
     RequiredTool,
     Score,
     ToolArgs,
+    ToolArgsJudge,
     ToolArgValues,
     ToolCallPrecision,
     ToolCallRecall,
     ToolOrder,
+    TrajectoryJudge,
     TrajectoryMatch,
     TurnArgs,
     TurnCount,
@@ -51,7 +55,8 @@ from tooltrail.checks.outcomes import NotRun, Raised, TimedOut
 from tooltrail.checks.protocol import CheckContext, case_context
 from tooltrail.checks.timelimit import outcome_score
 from tooltrail.evaluate import evaluate_trace
-from tooltrail.model import EvalTrace, ToolCall
+from tooltrail.judge import JudgeOutcome, set_model_resolver, use_judge
+from tooltrail.model import EvalTrace, ToolCall, Turn
 from tooltrail.suite.case import EvaluatorConfig, ModelPrice, TestCase
 from tooltrail.suite.reference import Reference
 
@@ -348,6 +353,81 @@ def _scenarios() -> Iterator[list[Score]]:
     yield [outcome_score(slow, NotRun(3))]
     yield [outcome_score(slow, Raised(RuntimeError("stuck")))]
     yield evaluate_trace(make_case(turns=[None]), ab).scores  # a turn that is not one
+    yield from _judge_scenarios()
+
+
+def judged(*script: JudgeOutcome) -> ScriptedJudge:
+    return ScriptedJudge(list(script) or [verdict(True)])
+
+
+UNAVAILABLE = JudgeOutcome(verdict=None, model="m", error="HTTP 503", attempts=3)
+JUDGE_CHECKS = (LlmJudge, ToolArgsJudge, TrajectoryJudge)
+
+
+def _judge_check(kind: type, **settings: Any) -> Any:
+    """A judge check of ``kind`` (``tool_args_judge`` judges ``a``'s calls, with a rubric)."""
+    if kind is ToolArgsJudge:
+        return kind(tool="a", **{"rubric": "ok", **settings})
+    return kind(**settings)
+
+
+def _judge_scenarios() -> Iterator[list[Score]]:
+    """The judge checks, each answered by a scripted judge (no model is asked)."""
+    said = EvalTrace(
+        trace_id="t" * 32,
+        tool_calls=[call("a", {"k": 1})],
+        turns=[Turn(number=1, input="Book it.", reply="Booked.")],
+    )
+    for kind in JUDGE_CHECKS:
+        for outcome in (verdict(True), verdict(False), UNAVAILABLE):
+            yield run(_judge_check(kind, judge=judged(outcome)), said)
+        budget = JudgeOutcome(verdict=None, model="m", skipped="budget")
+        yield run(_judge_check(kind, judge=judged(budget)), said)
+        dry = JudgeOutcome(verdict=None, model="m", skipped="dry run")
+        yield run(_judge_check(kind, judge=judged(dry)), said)
+        with use_judge(None):  # no run's judge, whatever the caller set
+            unjudged = run(_judge_check(kind), said)
+        yield unjudged
+        yield run(_judge_check(kind, judge=judged(), samples=0), said)
+        yield run(_judge_check(kind, judge=judged(), rubric="task_complete"), said)
+        yield run(_judge_check(kind, judge=judged(), rubric=5), said)
+        yield run(_judge_check(kind, judge=judged(), rubric="policy_followed"), said)
+        yield run(_judge_check(kind, judge="not a judge"), said)
+        yield _judge_model_scores(kind, said)
+    # content the trace does not record
+    yield run(LlmJudge(judge=judged()), trace(call("a")))
+    yield run(TrajectoryJudge(judge=judged()), trace())
+    yield run(ToolArgsJudge(tool="a", rubric="ok", judge=judged()), trace(call("a")))
+    # tool_args_judge: which call, and configuration
+    two = trace(call("a"), call("a", {"k": 1}), call("a", {"k": 2}))
+    yield run(
+        ToolArgsJudge(tool="a", rubric="ok", judge=judged(verdict(False), verdict(True))), two
+    )
+    yield run(ToolArgsJudge(tool="a", rubric="ok", judge=judged(verdict(False))), two)
+    yield run(ToolArgsJudge(tool="a", rubric="ok", judge=judged(verdict(False))), said)
+    yield run(ToolArgsJudge(tool="z", rubric="ok", judge=judged()), said)
+    yield run(ToolArgsJudge(tool="a", judge=judged()), said)
+    yield run(ToolArgsJudge(rubric="ok", judge=judged()), said)
+    # trajectory_judge: its reference
+    yield run(TrajectoryJudge(expected="a", judge=judged()), said)
+    missing = make_case(reference=Reference(file="/nonexistent/run.jsonl", trace_id="x"))
+    yield run(TrajectoryJudge(judge=judged()), said, missing)
+
+
+def _judge_model_scores(kind: type, on: EvalTrace) -> list[Score]:
+    """A check that names a model: with no resolver installed, and with one that refuses the
+    model. The process's resolver is put back before anything else runs."""
+
+    def refuse(model: str) -> ScriptedJudge:
+        raise ValueError(f"unknown provider in {model!r}")
+
+    previous = set_model_resolver(None)
+    try:
+        scores = run(_judge_check(kind, model="test:mini"), on)
+        set_model_resolver(refuse)
+        return scores + run(_judge_check(kind, model="nowhere:mini"), on)
+    finally:
+        set_model_resolver(previous)
 
 
 SCORES = [score for scores in _scenarios() for score in scores]
@@ -463,3 +543,18 @@ def test_the_code_is_read_for_its_explanations() -> None:
 @pytest.mark.parametrize(("where", "text"), WRITTEN, ids=[where for where, _ in WRITTEN])
 def test_each_explanation_written_in_the_code_is_on_the_page(where: str, text: str) -> None:
     assert _on_page(text), f"{where}: {text!r} matches no template of docs/checks.md"
+
+
+def test_the_judge_scenarios_put_the_model_resolver_back() -> None:
+    """The scenarios run at import; a resolver left installed would change other tests."""
+
+    def mine(model: str) -> ScriptedJudge:
+        return ScriptedJudge()
+
+    previous = set_model_resolver(mine)
+    try:
+        scores = _judge_model_scores(LlmJudge, trace(call("a")))
+        assert set_model_resolver(previous) is mine
+    finally:
+        set_model_resolver(previous)
+    assert [score.error for score in scores] == ["NoJudge", "NoJudge"]

@@ -120,7 +120,10 @@ def _prepared(
     try:
         label, text = resolve_rubric(rubric, policy)
     except RubricError as exc:
-        return config_error(name, metric, f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+        why = str(exc)
+        if not why.startswith("config["):  # a sentence starts upper case, a config key not
+            why = why[:1].upper() + why[1:]
+        return config_error(name, metric, f"{why}.")
     judge = settings.judge
     if judge is None and settings.model is not None:
         try:
