@@ -16,11 +16,11 @@ from operator import attrgetter
 from typing import Any
 
 from tooltrail.convert.calls import (
-    MAX_HOPS,
     CallRecord,
     Kinds,
     enclosing_models,
     kinds,
+    lineage,
     order_key,
     placement,
     tool_calls,
@@ -166,18 +166,8 @@ def _turn_roots(
 def _rooted(trace: TraceFacts, span_id: str) -> bool:
     """Whether the ancestry of ``span_id`` reaches a root span (not a span that never
     arrived, nor a parent cycle)."""
-    parents = trace.parents
-    current = span_id
-    for _ in range(MAX_HOPS):
-        parent = parents.get(current)
-        if parent is None:  # a span that never arrived
-            return False
-        if not parent:
-            return True
-        if parent == span_id:
-            return False
-        current = parent
-    return False
+    chain = lineage(trace.parents, span_id)
+    return trace.parents.get(chain[-1] if chain else span_id) == ""  # None: never arrived
 
 
 def _turn_of(
