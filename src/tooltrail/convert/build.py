@@ -117,12 +117,35 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
         tool_calls=calls,
         evaluations=[],
         partial=partial,
+        content_missing=_content_missing(calls, kept),
         turns=(
             _turns(kept, turns, turn_keys, members, output)
             if any(trace.read_content for trace in ordered)
             else []
         ),
     )
+
+
+def _content_missing(calls: list[ToolCall], kept: list[Kinds]) -> str | None:
+    """Why the calls cannot be judged (``EvalTrace.content_missing``): calls whose arguments
+    were not recorded (a tool span with content capture off, and no model request that lists
+    them), or, when no call is recorded at all, a model response whose finish reason says it
+    asked for tools."""
+    uncaptured = 0
+    for call in calls:
+        if call.args is None:
+            uncaptured += 1
+    if uncaptured:
+        return f"{uncaptured} of {len(calls)} tool calls have no recorded arguments"
+    if not calls:
+        for trace_kinds in kept:
+            for fact in trace_kinds.models:
+                if fact.asked_unlisted:
+                    return (
+                        "a model response asked for tools (its finish reason), "
+                        "but no tool call is recorded"
+                    )
+    return None
 
 
 def _turn_roots(

@@ -60,6 +60,9 @@ class SpanFact:
     result: Any = None
     #: The user's text an agent, workflow or model span was given, when its trace reads content.
     input: str | None = None
+    #: A model span that lists no call but whose finish reason says it asked for tools
+    #: (``dialects.asked_for_tools``): content capture was off.
+    asked_unlisted: bool = False
 
 
 @dataclass(slots=True)
@@ -154,6 +157,8 @@ class TraceFacts:
             calls, fact.reply = dialects.model_output(span)
             if calls:  # else the shared empty tuple: one object fewer to keep
                 fact.model_calls = calls
+            elif dialects.asked_for_tools(attrs):
+                fact.asked_unlisted = True
             if self.read_usage:
                 fact.usage = model_usage(attrs)
             if self.read_content:

@@ -271,6 +271,34 @@ def _openinference_calls(attrs: Mapping[str, Any]) -> list[ModelCall]:
     return calls
 
 
+#: Finish reasons of a model response that asked for tools: OpenAI ``tool_calls`` (and the
+#: older ``function_call``), Anthropic ``tool_use``, Vercel ``tool-calls``, Traceloop
+#: ``tool_call``; compared lower-cased.
+_TOOL_FINISH = frozenset(
+    ("tool_calls", "tool_call", "tool-calls", "tool-call", "tool_use", "function_call")
+)
+_FINISH_KEYS = ("gen_ai.response.finish_reasons", "ai.response.finishReason")
+
+
+def asked_for_tools(attrs: Mapping[str, Any] | None) -> bool:
+    """Whether a model span's finish reason says the response asked for tools (GenAI
+    ``gen_ai.response.finish_reasons``, a list; Vercel ``ai.response.finishReason``). Read
+    for model spans that list no call: with content capture off, this is all that shows a
+    call was asked for."""
+    if attrs is None:
+        return False
+    for key in _FINISH_KEYS:
+        if key in attrs:
+            reasons = attrs.get(key)
+            if isinstance(reasons, str):
+                reasons = (reasons,)
+            if isinstance(reasons, (list, tuple)):
+                for reason in reasons:
+                    if isinstance(reason, str) and reason.lower() in _TOOL_FINISH:
+                        return True
+    return False
+
+
 # --- the final reply ---------------------------------------------------------------------
 
 
