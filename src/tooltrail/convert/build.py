@@ -5,8 +5,9 @@ Turns: a turn is one user exchange: a workflow span (GenAI ``invoke_workflow``, 
 (handoffs, transfers) and the agents an agent runs (agents as tools, sub-agents) are in its
 turn. A trace without agent or workflow spans is one turn. Across a conversation, turns are
 numbered in start order. The reply is the last turn's reply (its workflow's or agent's, else
-that of its top-level agent that ended last), else the last root's, else the text of the last
-model response of the last turn that asked for no tool call.
+that of its top-level agent that ended last), else the last root's, else the argument of the
+turn's last built-in final-answer call (``dialects.final``), else the text of the last model
+response of the last turn that asked for no tool call.
 """
 
 from __future__ import annotations
@@ -303,6 +304,9 @@ def _reply(
         return root.reply
     # the model responses of the last turn: of its trace, from its start on
     turn_start, turn_trace = (turn_keys[-1][0], turn_keys[-1][1]) if turn_keys else (0, 0)
+    final = _final_answer(kept[turn_trace].finals, turn_start, None)
+    if final is not None:
+        return final
     best: tuple[int, int, str] | None = None
     for fact in kept[turn_trace].models:
         if fact.reply and not fact.model_calls and fact.start_ns >= turn_start:
@@ -310,6 +314,17 @@ def _reply(
             if best is None or rank[:2] > best[:2]:
                 best = rank
     return best[2] if best is not None else None
+
+
+def _final_answer(finals: list[SpanFact], start: int, end: int | None) -> str | None:
+    """The reply of the last built-in final-answer call (``dialects.final``) that started in
+    ``[start, end)`` (``end`` ``None``: no bound), else ``None``."""
+    best: SpanFact | None = None
+    for fact in finals:
+        if fact.start_ns >= start and (end is None or fact.start_ns < end):
+            if best is None or (fact.end_ns, fact.start_ns) > (best.end_ns, best.start_ns):
+                best = fact
+    return best.final if best is not None else None
 
 
 def _turns(
@@ -349,6 +364,8 @@ def _turns(
             reply = top.reply if top is not None else None
             for agent in sorted(agents, key=_END_ORDER, reverse=True):
                 reply = reply or agent.reply
+            if reply is None:
+                reply = _final_answer(kept[index].finals, start, end)
             for model in reversed(models):
                 if reply is None and model.reply and not model.model_calls:
                     reply = model.reply

@@ -76,6 +76,8 @@ class Kinds:
     asking: list[SpanFact]
     #: Workflow spans (one run of an agent system for one user message).
     workflows: list[SpanFact]
+    #: Spans that carry a built-in final-answer tool's reply (``SpanFact.final``).
+    finals: list[SpanFact]
 
 
 def kinds(trace: TraceFacts) -> Kinds:
@@ -87,6 +89,7 @@ def kinds(trace: TraceFacts) -> Kinds:
     parentless: list[SpanFact] = []
     asking: list[SpanFact] = []
     workflows: list[SpanFact] = []
+    finals: list[SpanFact] = []
     for fact in trace.facts.values():
         role = fact.role
         if role == ROLE_TOOL:
@@ -96,15 +99,19 @@ def kinds(trace: TraceFacts) -> Kinds:
             models.append(fact)
             if fact.model_calls:
                 asking.append(fact)
+            if fact.final:
+                finals.append(fact)
         elif role == ROLE_AGENT:
             agents.append(fact)
         elif role == ROLE_EXCLUDED and fact.call is not None:
             excluded.append(fact)
+            if fact.final:
+                finals.append(fact)
         elif role == ROLE_WORKFLOW:
             workflows.append(fact)
         if not fact.parent_id:
             parentless.append(fact)
-    return Kinds(tools, agents, models, excluded, parentless, asking, workflows)
+    return Kinds(tools, agents, models, excluded, parentless, asking, workflows, finals)
 
 
 def lineage(links: Mapping[str, str], start: str) -> list[str]:

@@ -22,6 +22,7 @@ from tooltrail.dialects import (
     ModelCall,
 )
 from tooltrail.dialects.content import model_content, tool_result, user_input
+from tooltrail.dialects.final import FINAL_ANSWER_TOOLS, final_text, split_final
 from tooltrail.dialects.usage import ModelUsage, model_usage
 from tooltrail.otlp.span import STATUS_ERROR, Span, SpanEvent, SpanHead
 
@@ -60,6 +61,9 @@ class SpanFact:
     result: Any = None
     #: The user's text an agent, workflow or model span was given, when its trace reads content.
     input: str | None = None
+    #: The reply a built-in final-answer tool gave (``dialects.final``): on the model span
+    #: that asked for it, or on the tool span that ran it (``ROLE_EXCLUDED``).
+    final: str | None = None
     #: A model span that lists no call but whose finish reason says it asked for tools
     #: (``dialects.asked_for_tools``): content capture was off.
     asked_unlisted: bool = False
@@ -155,9 +159,14 @@ class TraceFacts:
             fact.reply = dialects.agent_reply(span)
         elif role == ROLE_MODEL:
             calls, fact.reply = dialects.model_output(span)
+            if calls and span.scope_name in FINAL_ANSWER_TOOLS:
+                count = len(calls)
+                calls, fact.final = split_final(span.scope_name, calls)
+                if len(calls) < count:
+                    fact.final = fact.final or ""  # asked for the final answer: not unlisted
             if calls:  # else the shared empty tuple: one object fewer to keep
                 fact.model_calls = calls
-            elif dialects.asked_for_tools(attrs):
+            elif fact.final is None and dialects.asked_for_tools(attrs):
                 fact.asked_unlisted = True
             if self.read_usage:
                 fact.usage = model_usage(attrs)
@@ -166,6 +175,8 @@ class TraceFacts:
                 self.note_responses(responses)
         elif role == ROLE_EXCLUDED:  # kept only so the model's request for it is accounted for
             fact.call = call
+            if call is not None and call.excluded == "final":
+                fact.final = final_text(call.args) or ""
         else:
             fact.reply = dialects.agent_reply(span)
         if self.read_content and role not in _NOT_ASKED:  # agent, workflow and root spans
