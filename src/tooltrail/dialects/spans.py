@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from tooltrail.dialects.reprs import repr_field
 from tooltrail.dialects.tools import SpanLike
 from tooltrail.dialects.values import (
     PLACEHOLDERS,
@@ -365,12 +366,14 @@ _REPLY_KEYS = ("outputs", "output", "final_output", "answer", "response", "resul
 
 
 def _reply_text(value: Any) -> str | None:
+    """An agent span's recorded output as the reply: JSON text parsed, a framework's result
+    wrapper (JSON under ``_REPLY_KEYS``, or a repr: ``dialects.reprs``) unwrapped."""
     if isinstance(value, str):
         parsed = json_value(value)
         if isinstance(parsed, str):
-            return parsed or None
+            return _unwrap_reply(parsed)
         if parsed is value:
-            return value or None
+            return _unwrap_reply(value)
         return _unwrap_reply(parsed) or value
     if value is None:
         return None
@@ -379,6 +382,10 @@ def _reply_text(value: Any) -> str | None:
 
 def _unwrap_reply(value: Any, depth: int = 0) -> str | None:
     if isinstance(value, str):
+        if value[-1:] == ")" and depth < 4:  # maybe a result object's repr
+            found = repr_field(value, _REPLY_KEYS)
+            if found is not None:
+                return _unwrap_reply(found, depth + 1) or value
         return value or None
     if isinstance(value, dict) and depth < 4:
         for key in _REPLY_KEYS:
