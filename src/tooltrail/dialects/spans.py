@@ -158,7 +158,8 @@ def _adk_response(raw: Any) -> tuple[list[ModelCall], str | None]:
         if isinstance(function_call, dict):
             name = text(function_call.get("name"))
             if name is not None:
-                args = args_from(function_call.get("args"))
+                raw_args = function_call.get("args")  # absent: a call without arguments
+                args = args_from(raw_args) if raw_args is not None else {}
                 calls.append(
                     ModelCall(name, ident(function_call.get("id")), args, len(calls), _ADK_SOURCE)
                 )
@@ -205,7 +206,9 @@ def _genai_output(raw: Any) -> tuple[list[ModelCall], str | None]:
             if kind == "tool_call":
                 name = part.get("name")
                 if isinstance(name, str) and name not in PLACEHOLDERS:  # ``text``, inline
-                    args = args_from(part.get("arguments"))
+                    # a request the model made without arguments lists none: ``{}``
+                    raw_args = part.get("arguments")
+                    args = args_from(raw_args) if raw_args is not None else {}
                     call_id = part.get("id")
                     if not isinstance(call_id, str) or call_id in PLACEHOLDERS:
                         call_id = ident(call_id)  # ``ident``, inline for the common case
