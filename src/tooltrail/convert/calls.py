@@ -23,6 +23,7 @@ from tooltrail.convert.facts import (
     TraceFacts,
 )
 from tooltrail.dialects import ROLE_WORKFLOW, ModelCall
+from tooltrail.dialects.final import final_text, is_final_answer
 from tooltrail.otlp.span import STATUS_ERROR, STATUS_OK
 
 #: Bound on an ancestry walk (parent cycles and absurd depths in hostile input).
@@ -76,7 +77,8 @@ class Kinds:
     asking: list[SpanFact]
     #: Workflow spans (one run of an agent system for one user message).
     workflows: list[SpanFact]
-    #: Spans that carry a built-in final-answer tool's reply (``SpanFact.final``).
+    #: Spans that carry a built-in final-answer tool's reply (``SpanFact.final``): tool spans
+    #: that ran one, and (added by ``tool_calls``) model spans that asked for one no span ran.
     finals: list[SpanFact]
 
 
@@ -99,8 +101,6 @@ def kinds(trace: TraceFacts) -> Kinds:
             models.append(fact)
             if fact.model_calls:
                 asking.append(fact)
-            if fact.final:
-                finals.append(fact)
         elif role == ROLE_AGENT:
             agents.append(fact)
         elif role == ROLE_EXCLUDED and fact.call is not None:
@@ -336,6 +336,11 @@ def _join_model_calls(trace: TraceFacts, records: list[CallRecord], kept: Kinds)
         for model in models:
             for asked in model.model_calls:
                 if id(asked) not in used:
+                    if is_final_answer(model.scope, asked.name):  # the reply, not a call
+                        if model.final is None:
+                            kept.finals.append(model)
+                        model.final = final_text(asked.args) or model.final or ""
+                        continue
                     records.append(_model_only(trace, model, asked))
     _set_group_starts(records)
 

@@ -22,7 +22,7 @@ from tooltrail.dialects import (
     ModelCall,
 )
 from tooltrail.dialects.content import model_content, tool_result, user_input
-from tooltrail.dialects.final import FINAL_ANSWER_TOOLS, final_text, split_final
+from tooltrail.dialects.final import final_text
 from tooltrail.dialects.usage import ModelUsage, model_usage
 from tooltrail.otlp.span import STATUS_ERROR, Span, SpanEvent, SpanHead
 
@@ -64,6 +64,8 @@ class SpanFact:
     #: The reply a built-in final-answer tool gave (``dialects.final``): on the model span
     #: that asked for it, or on the tool span that ran it (``ROLE_EXCLUDED``).
     final: str | None = None
+    #: The instrumentation scope of a model span that asked for calls.
+    scope: str = ""
     #: A model span that lists no call but whose finish reason says it asked for tools
     #: (``dialects.asked_for_tools``): content capture was off.
     asked_unlisted: bool = False
@@ -159,15 +161,11 @@ class TraceFacts:
             fact.reply = dialects.agent_reply(span)
         elif role == ROLE_MODEL:
             calls, fact.reply = dialects.model_output(span)
-            if calls and span.scope_name in FINAL_ANSWER_TOOLS:
-                count = len(calls)
-                calls, fact.final = split_final(span.scope_name, calls)
-                if len(calls) < count:
-                    fact.final = fact.final or ""  # asked for the final answer: not unlisted
             if calls:  # else the shared empty tuple: one object fewer to keep
                 fact.model_calls = calls
-            elif fact.final is None and dialects.asked_for_tools(attrs):
-                fact.asked_unlisted = True
+                fact.scope = span.scope_name  # (a request for a final-answer tool: ``calls``)
+            elif fact.reply is None and fact.final is None and dialects.asked_for_tools(attrs):
+                fact.asked_unlisted = True  # a response with neither text nor calls recorded
             if self.read_usage:
                 fact.usage = model_usage(attrs)
             if self.read_content:

@@ -173,7 +173,8 @@ def _message_results(messages: list[Any], found: dict[str, Any]) -> None:
                 found.setdefault(call_id, value)
             continue
         for part in parts if isinstance(parts, list) else ():
-            shape = _RESULT_PARTS.get(part.get("type")) if isinstance(part, dict) else None
+            kind = part.get("type") if isinstance(part, dict) else None
+            shape = _RESULT_PARTS.get(kind) if isinstance(kind, str) else None
             if shape is None:
                 continue
             id_keys, value_keys = shape

@@ -7,7 +7,8 @@ tool of the same name under another framework stays a call):
 
 - Pydantic AI (scope ``pydantic-ai``): output tools, ``final_result`` and, with several
   output types, ``final_result_<Type>`` (``DEFAULT_OUTPUT_TOOL_NAME``); the model's request
-  lists them, no tool span runs them. An output tool given another name
+  lists them, no tool span runs them (the converter drops such a request when it matches no
+  tool span: ``convert.calls``). An output tool given another name
   (``ToolOutput(name=...)``) is not known from the trace and stays a call.
 - smolagents through OpenInference (scope ``openinference.instrumentation.smolagents``):
   ``final_answer`` (``FinalAnswerTool``, argument ``answer``).
@@ -20,17 +21,18 @@ other arguments (a structured output) their compact JSON.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
-#: instrumentation scope -> (names of its final-answer tools, a name prefix or "").
-FINAL_ANSWER_TOOLS: dict[str, tuple[frozenset[str], str]] = {
-    "pydantic-ai": (frozenset({"final_result"}), "final_result_"),
-    "openinference.instrumentation.smolagents": (frozenset({"final_answer"}), ""),
-    "gcp.vertex.agent": (frozenset({"set_model_response"}), ""),
+#: instrumentation scope -> (names of its final-answer tools, name prefixes of them).
+#: ``FINAL_TOOL_NAMES``: every name that a tool span may run one under (tried first: cheap).
+FINAL_ANSWER_TOOLS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
+    "pydantic-ai": (frozenset({"final_result"}), ("final_result_",)),
+    "openinference.instrumentation.smolagents": (frozenset({"final_answer"}), ()),
+    "gcp.vertex.agent": (frozenset({"set_model_response"}), ()),
 }
+FINAL_TOOL_NAMES = frozenset(name for names, _ in FINAL_ANSWER_TOOLS.values() for name in names)
 
 
 def scope_of(span: Any) -> str:
@@ -48,8 +50,7 @@ def is_final_answer(scope: str, tool: str) -> bool:
     known = FINAL_ANSWER_TOOLS.get(scope)
     if known is None:
         return False
-    names, prefix = known
-    return tool in names or (bool(prefix) and tool.startswith(prefix))
+    return tool in known[0] or tool.startswith(known[1])
 
 
 def final_text(args: dict[str, Any] | None) -> str | None:
@@ -65,16 +66,3 @@ def final_text(args: dict[str, Any] | None) -> str | None:
         return orjson.dumps(args).decode()
     except (TypeError, orjson.JSONEncodeError):
         return None
-
-
-def split_final(scope: str, calls: Sequence[Any]) -> tuple[list[Any], str | None]:
-    """A model response's calls without its final-answer calls, and the reply the last of
-    those gives (``None`` when there is none)."""
-    kept: list[Any] = []
-    reply: str | None = None
-    for call in calls:
-        if is_final_answer(scope, call.name):
-            reply = final_text(call.args) or reply
-        else:
-            kept.append(call)
-    return kept, reply
