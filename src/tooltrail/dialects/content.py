@@ -131,11 +131,12 @@ def model_content(span: SpanLike) -> tuple[str | None, dict[str, Any]]:
             if prefix + "0" + role in attrs:
                 _flat_results(attrs, (prefix, role, call_id, content), found)
                 break
-    for event in span.events or ():  # the GenAI event convention: one event per message
-        if event.name == "gen_ai.tool.message":
-            pair = tool_message(event.attributes or {})
-            if pair is not None:
-                found.setdefault(*pair)
+    if raw is None:  # the GenAI event convention: one event per message
+        for event in span.events or ():
+            if event.name == "gen_ai.tool.message":
+                pair = tool_message(event.attributes or {})
+                if pair is not None:
+                    found.setdefault(*pair)
     said = _last_user_text(messages) if isinstance(messages, list) else None
     return (said if said is not None else user_input(span)), found
 
@@ -149,42 +150,47 @@ _FLAT_MESSAGES = (
     ("llm.input_messages.", ".message.role", ".message.tool_call_id", ".message.content"),
     ("gen_ai.prompt.", ".role", ".tool_call_id", ".content"),
 )
-#: Parts that carry a tool's result: GenAI ``tool_call_response`` (``id``, ``response``),
-#: Vercel ``tool-result`` (``toolCallId``, ``output`` / v4 ``result``), Anthropic
-#: ``tool_result`` (``tool_use_id``, ``content``).
-_RESULT_PARTS = {
-    "tool_call_response": (("id",), ("response",)),
-    "tool-result": (("toolCallId",), ("output", "result")),
-    "tool_result": (("tool_use_id", "id"), ("content",)),
-}
+#: Parts that carry a tool's result (``_message_results``): GenAI ``tool_call_response``
+#: (``id``, ``response``), Vercel ``tool-result`` (``toolCallId``, ``output`` / v4 ``result``),
+#: Anthropic ``tool_result`` (``tool_use_id``, ``content``).
 
 
 def _message_results(messages: list[Any], found: dict[str, Any]) -> None:
     """Tool results in a list of chat messages, by call id: result parts of any message, and
-    OpenAI-style ``role: tool`` messages (``tool_call_id``, ``content``)."""
+    OpenAI-style ``role: tool`` messages (``tool_call_id``, ``content``). Every model request
+    of a run repeats the history before it: the GenAI shape goes first."""
     for message in messages:
-        if not isinstance(message, dict):
+        if message.__class__ is not dict:
             continue
-        parts = message.get("parts", message.get("content"))
-        if message.get("role") == "tool" and "tool_call_id" in message:
-            call_id = ident(message.get("tool_call_id"))
-            value = result_value(message.get("content"))
-            if call_id is not None and value is not None:
-                found.setdefault(call_id, value)
-            continue
-        for part in parts if isinstance(parts, list) else ():
-            kind = part.get("type") if isinstance(part, dict) else None
-            shape = _RESULT_PARTS.get(kind) if isinstance(kind, str) else None
-            if shape is None:
+        parts = message.get("parts")
+        if parts is None:
+            if message.get("role") == "tool" and "tool_call_id" in message:
+                call_id = ident(message.get("tool_call_id"))
+                value = result_value(message.get("content"))
+                if call_id is not None and value is not None:
+                    found.setdefault(call_id, value)
                 continue
-            id_keys, value_keys = shape
-            call_id = next((ident(part[k]) for k in id_keys if k in part), None)
-            raw = next((part[k] for k in value_keys if k in part), None)
-            if isinstance(raw, dict) and "value" in raw and raw.get("type") in _VERCEL_OUTPUT:
-                raw = raw["value"]  # Vercel v5: {"type": "json" | "text", "value": ...}
+            parts = message.get("content")
+        if parts.__class__ is not list:
+            continue
+        for part in parts:
+            kind = part.get("type") if part.__class__ is dict else None
+            if kind == "tool_call_response":
+                call_id, raw = part.get("id"), part.get("response")
+            elif kind == "tool-result":
+                call_id, raw = part.get("toolCallId"), part.get("output", part.get("result"))
+                if isinstance(raw, dict) and raw.get("type") in _VERCEL_OUTPUT:
+                    raw = raw.get("value")  # Vercel v5: {"type": "json" | "text", "value"}
+            elif kind == "tool_result":
+                call_id, raw = part.get("tool_use_id", part.get("id")), part.get("content")
+            else:
+                continue
+            call_id = ident(call_id)
+            if call_id is None or call_id in found:  # the first one seen wins
+                continue
             value = result_value(raw)
-            if call_id is not None and value is not None:
-                found.setdefault(call_id, value)
+            if value is not None:
+                found[call_id] = value
 
 
 _VERCEL_OUTPUT = ("json", "text", "error-text", "error-json")
