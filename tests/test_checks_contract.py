@@ -353,6 +353,9 @@ def _scenarios() -> Iterator[list[Score]]:
     yield [outcome_score(slow, NotRun(3))]
     yield [outcome_score(slow, Raised(RuntimeError("stuck")))]
     yield evaluate_trace(make_case(turns=[None]), ab).scores  # a turn that is not one
+    uncaptured = trace(call("a"), call("b"))
+    uncaptured.content_missing = "2 of 2 tool calls have no recorded arguments"  # ADK, capture off
+    yield evaluate_trace(make_case(required_tools=["a"]), uncaptured).scores
     yield from _judge_scenarios()
 
 

@@ -111,7 +111,8 @@ def _raw_result(framework: str, attrs: dict[str, Any], events: list[Any]) -> str
 def _responses_sent(
     raw: dict[str, tuple[dict[str, Any], list[Any]]], call_id: str | None
 ) -> list[Any]:
-    """Every ``tool_call_response`` for ``call_id`` in the recording's message attributes and
+    """Every ``tool_call_response`` (GenAI) or ``tool-result`` (Vercel ``ai.prompt.messages``:
+    ``toolCallId``, ``output.value``) for ``call_id`` in the recording's message attributes and
     events, as values."""
     texts: list[str] = []
     for attrs, events in raw.values():
@@ -120,14 +121,19 @@ def _responses_sent(
             texts += [a["value"].get("stringValue") or "" for a in event.get("attributes", [])]
     found: list[Any] = []
     for text in texts:
-        if "tool_call_response" not in text:
+        if "tool_call_response" not in text and "tool-result" not in text:
             continue
         for message in json.loads(text):
-            for part in message.get("parts", []):
+            parts = message.get("parts", message.get("content"))
+            for part in parts if isinstance(parts, list) else []:
                 if part.get("type") == "tool_call_response" and part.get("id") == call_id:
                     response = part["response"]
-                    encoded = response if isinstance(response, str) else json.dumps(response)
-                    found.append(_expected(encoded))
+                elif part.get("type") == "tool-result" and part.get("toolCallId") == call_id:
+                    response = part["output"]["value"]
+                else:
+                    continue
+                encoded = response if isinstance(response, str) else json.dumps(response)
+                found.append(_expected(encoded))
     return found
 
 

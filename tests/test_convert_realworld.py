@@ -62,7 +62,7 @@ def test_adk_response_text_and_function_calls() -> None:
     assert reply == "Checking."
     assert [(c.name, c.args, c.call_id, c.position) for c in calls] == [
         ("f", {"a": 1}, "x", 0),
-        ("g", None, None, 1),
+        ("g", {}, None, 1),  # made without arguments: the response lists none
     ]
     assert calls[0].source == "model:gcp.vertex.agent.llm_response"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from tooltrail.checks.timelimit import (
     run_steps,
 )
 from tooltrail.checks.turns import expect_checks
+from tooltrail.checks.uncaptured import guarded
 from tooltrail.checks.view import CallView, tally
 from tooltrail.hints import did_you_mean
 from tooltrail.model import EvalTrace
@@ -317,6 +318,17 @@ def evaluation_time_limit(cases: Iterable[TestCase], registry: Registry | None =
     return total
 
 
+def _uncaptured(plan: _CasePlan, reason: str, no_reply: bool) -> _CasePlan:
+    """``plan`` for a trace whose calls' content was not captured: its checks that read the
+    calls (and, with ``no_reply``, the reply) give error scores (``checks.uncaptured``)."""
+    return replace(
+        plan,
+        checks=guarded(plan.checks, reason, no_reply),
+        turns=[guarded(turn, reason, no_reply) for turn in plan.turns],
+        scorers=guarded(plan.scorers, reason, no_reply),
+    )
+
+
 def _checks_failed(error: str) -> Score:
     return Score.failing("checks", "checks", f"The checks could not run: {error}.", error=error)
 
@@ -350,6 +362,8 @@ def _evaluate(
     """Run a compiled case on ``trace`` with its call index ``view``, on this thread: only
     for a case whose every check is tooltrail's own (``_CasePlan.timed`` is false)."""
     case = plan.case
+    if trace.content_missing is not None:
+        plan = _uncaptured(plan, trace.content_missing, output is None and trace.output is None)
     ctx = case_context(case, trace, output, view, redaction)
     scores: list[Score] = []
     if plan.broken is not None:
@@ -397,6 +411,8 @@ def _prepare(
 ) -> _Run:
     """The steps of a compiled case on ``trace`` with its call index ``view``."""
     case = plan.case
+    if trace.content_missing is not None:
+        plan = _uncaptured(plan, trace.content_missing, output is None and trace.output is None)
     limit = case.check_timeout if case.check_timeout is not None else DEFAULT_CHECK_TIMEOUT_S
     ctx = case_context(case, trace, output, view, redaction)
     steps: list[Step] = []

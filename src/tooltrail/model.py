@@ -174,6 +174,10 @@ class EvalTrace:
     #: The turns with their inputs and replies, in order; empty unless the trace was read
     #: with ``content=True``.
     turns: list[Turn] = field(default_factory=list)
+    #: Why the tool calls cannot be judged, when the recording shows calls whose content was
+    #: not captured (see docs/convert.md, "Content not captured"); checks that read calls
+    #: then give an error score instead of a verdict. ``None`` for a trace that records them.
+    content_missing: str | None = None
 
     def __post_init__(self) -> None:
         if self.tool_calls is None:

@@ -69,6 +69,7 @@ class MaxLatency:
 
     max_ms: float
     reads_usage: ClassVar[bool] = False
+    reads_calls: ClassVar[bool] = False
 
     def evaluate(self, ctx: CheckContext) -> Score:
         name = "max_latency_ms"
@@ -97,6 +98,7 @@ class TurnMaxLatency:
 
     max_ms: float
     reads_usage: ClassVar[bool] = True
+    reads_calls: ClassVar[bool] = False
 
     def evaluate(self, ctx: CheckContext) -> Score:
         turn = ctx.turn if ctx.turn is not None else 1
@@ -162,6 +164,7 @@ class MaxLlmCalls:
 
     max: int
     reads_usage: ClassVar[bool] = True
+    reads_calls: ClassVar[bool] = False
 
     def evaluate(self, ctx: CheckContext) -> Score:
         name = "max_llm_calls"
@@ -195,6 +198,7 @@ class MaxTokens:
 
     max: int
     reads_usage: ClassVar[bool] = True
+    reads_calls: ClassVar[bool] = False
 
     def evaluate(self, ctx: CheckContext) -> Score:
         name = "max_tokens"
@@ -220,6 +224,7 @@ class MaxCost:
     max_usd: float
     prices: Prices | None = None
     reads_usage: ClassVar[bool] = True
+    reads_calls: ClassVar[bool] = False
 
     def evaluate(self, ctx: CheckContext) -> Score:
         name = "max_cost_usd"

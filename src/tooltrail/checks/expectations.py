@@ -10,7 +10,7 @@ max_tokens, max_cost_usd (scorers follow, built by the registry).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tooltrail.checks.budgets import MaxCost, MaxLatency, MaxLlmCalls, MaxTokens, MaxToolCalls
 from tooltrail.checks.protocol import Check, CheckContext
@@ -45,6 +45,9 @@ class Contains:
     """``contains:{text}``: the casefolded text occurs in the stripped, casefolded reply."""
 
     text: str
+    #: It reads the reply, not the calls (``checks.uncaptured``).
+    reads_calls: ClassVar[bool] = False
+    reads_reply: ClassVar[bool] = True
 
     def evaluate(self, ctx: CheckContext) -> Score:
         text = self.text
@@ -234,6 +237,7 @@ class TurnCount:
     """``turn_count_threshold``: the trace took at most ``max_turns`` turns."""
 
     max_turns: int
+    reads_calls: ClassVar[bool] = False
 
     def evaluate(self, ctx: CheckContext) -> Score:
         max_turns = self.max_turns

@@ -109,6 +109,11 @@ class ConfiguredCheck:
         turn's input and reply: ``EvalTrace.turns``)."""
         return getattr(self.check, "reads_content", False) is True
 
+    @property
+    def reads_calls(self) -> bool:
+        """Whether the configured check reads the tool calls (``checks.uncaptured``)."""
+        return getattr(self.check, "reads_calls", True) is not False
+
     def evaluate(self, ctx: CheckContext) -> list[Score]:
         name = self.name
         try:

@@ -6,8 +6,11 @@ Prints one JSON object per trace (or conversation) per line on stdout:
 ``"result"`` and a ``"turns"`` list gives each turn's ``{"turn", "input", "reply"}``: what the
 user said, what the agent replied and what each tool returned (``null`` when the trace does not
 record it), redacted (arguments too) with the configured redaction (``TOOLTRAIL_REDACT_*``),
-as tool results and messages are customer data. Records that cannot be read are reported on
-stderr as ``file:line: reason`` (``file@offset`` for binary files) and skipped.
+as tool results and messages are customer data. A trace whose calls' content was not captured
+(``EvalTrace.content_missing``) has ``"content_missing"`` with the reason, and one line on
+stderr, ``trace ID: content not captured: REASON``, which does not change the exit code.
+Records that cannot be read are reported on stderr as ``file:line: reason`` (``file@offset``
+for binary files) and skipped.
 Exit codes: 0 everything was read, 1 some records were skipped or log records left unjoined, or
 a directory could not be listed (the rest was converted), 2 usage error (a path that names
 nothing, ``-`` with standard input closed, a bad option).
@@ -70,6 +73,10 @@ def convert_command(paths: Sequence[str], group: str, content: bool) -> None:
     traces = read_traces(list(paths), group=group, diagnostics=diagnostics, content=content)  # type: ignore[arg-type]
     for trace in traces:
         shown = _report(diagnostics, shown)
+        if trace.content_missing is not None:
+            click.echo(
+                f"trace {trace.trace_id}: content not captured: {trace.content_missing}", err=True
+            )
         out.write(_dumps(trace_json(trace, rules)) + b"\n")
     out.flush()
     _report(diagnostics, shown)
@@ -100,6 +107,8 @@ def trace_json(trace: EvalTrace, content: Redaction | None = None) -> dict[str, 
         "turn_count": trace.turn_count,
         "output": trace.output,
     }
+    if trace.content_missing is not None:
+        shown["content_missing"] = trace.content_missing
     if content is not None:
         shown["output"] = _redacted(content, trace.output)
         shown["turns"] = [

@@ -5,8 +5,9 @@ Turns: a turn is one user exchange: a workflow span (GenAI ``invoke_workflow``, 
 (handoffs, transfers) and the agents an agent runs (agents as tools, sub-agents) are in its
 turn. A trace without agent or workflow spans is one turn. Across a conversation, turns are
 numbered in start order. The reply is the last turn's reply (its workflow's or agent's, else
-that of its top-level agent that ended last), else the last root's, else the text of the last
-model response of the last turn that asked for no tool call.
+that of its top-level agent that ended last), else the last root's, else the argument of the
+turn's last built-in final-answer call (``dialects.final``), else the text of the last model
+response of the last turn that asked for no tool call.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from operator import attrgetter
 from typing import Any
 
 from tooltrail.convert.calls import (
-    MAX_HOPS,
     CallRecord,
     Kinds,
     enclosing_models,
     kinds,
+    lineage,
     order_key,
     placement,
     tool_calls,
@@ -117,12 +118,35 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
         tool_calls=calls,
         evaluations=[],
         partial=partial,
+        content_missing=_content_missing(calls, kept),
         turns=(
             _turns(kept, turns, turn_keys, members, output)
             if any(trace.read_content for trace in ordered)
             else []
         ),
     )
+
+
+def _content_missing(calls: list[ToolCall], kept: list[Kinds]) -> str | None:
+    """Why the calls cannot be judged (``EvalTrace.content_missing``): calls whose arguments
+    were not recorded (a tool span with content capture off, and no model request that lists
+    them), or, when no call is recorded at all, a model response whose finish reason says it
+    asked for tools."""
+    uncaptured = 0
+    for call in calls:
+        if call.args is None:
+            uncaptured += 1
+    if uncaptured:
+        return f"{uncaptured} of {len(calls)} tool calls have no recorded arguments"
+    if not calls:
+        for trace_kinds in kept:
+            for fact in trace_kinds.models:
+                if fact.asked_unlisted:
+                    return (
+                        "a model response asked for tools (its finish reason), "
+                        "but no tool call is recorded"
+                    )
+    return None
 
 
 def _turn_roots(
@@ -166,18 +190,8 @@ def _turn_roots(
 def _rooted(trace: TraceFacts, span_id: str) -> bool:
     """Whether the ancestry of ``span_id`` reaches a root span (not a span that never
     arrived, nor a parent cycle)."""
-    parents = trace.parents
-    current = span_id
-    for _ in range(MAX_HOPS):
-        parent = parents.get(current)
-        if parent is None:  # a span that never arrived
-            return False
-        if not parent:
-            return True
-        if parent == span_id:
-            return False
-        current = parent
-    return False
+    chain = lineage(trace.parents, span_id)
+    return trace.parents.get(chain[-1] if chain else span_id) == ""  # None: never arrived
 
 
 def _turn_of(
@@ -290,6 +304,9 @@ def _reply(
         return root.reply
     # the model responses of the last turn: of its trace, from its start on
     turn_start, turn_trace = (turn_keys[-1][0], turn_keys[-1][1]) if turn_keys else (0, 0)
+    final = _final_answer(kept[turn_trace].finals, turn_start, None)
+    if final is not None:
+        return final
     best: tuple[int, int, str] | None = None
     for fact in kept[turn_trace].models:
         if fact.reply and not fact.model_calls and fact.start_ns >= turn_start:
@@ -297,6 +314,17 @@ def _reply(
             if best is None or rank[:2] > best[:2]:
                 best = rank
     return best[2] if best is not None else None
+
+
+def _final_answer(finals: list[SpanFact], start: int, end: int | None) -> str | None:
+    """The reply of the last built-in final-answer call (``dialects.final``) that started in
+    ``[start, end)`` (``end`` ``None``: no bound), else ``None``."""
+    best: SpanFact | None = None
+    for fact in finals:
+        if fact.start_ns >= start and (end is None or fact.start_ns < end):
+            if best is None or (fact.end_ns, fact.start_ns) > (best.end_ns, best.start_ns):
+                best = fact
+    return best.final if best is not None else None
 
 
 def _turns(
@@ -336,6 +364,8 @@ def _turns(
             reply = top.reply if top is not None else None
             for agent in sorted(agents, key=_END_ORDER, reverse=True):
                 reply = reply or agent.reply
+            if reply is None:
+                reply = _final_answer(kept[index].finals, start, end)
             for model in reversed(models):
                 if reply is None and model.reply and not model.model_calls:
                     reply = model.reply

@@ -9,7 +9,7 @@ re-serialised. Calls a model asked for that have no tool span at all become call
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
@@ -23,6 +23,7 @@ from tooltrail.convert.facts import (
     TraceFacts,
 )
 from tooltrail.dialects import ROLE_WORKFLOW, ModelCall
+from tooltrail.dialects.final import final_text, is_final_answer
 from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_OK
 
 #: Bound on an ancestry walk (parent cycles and absurd depths in hostile input).
@@ -76,6 +77,9 @@ class Kinds:
     asking: list[SpanFact]
     #: Workflow spans (one run of an agent system for one user message).
     workflows: list[SpanFact]
+    #: Spans that carry a built-in final-answer tool's reply (``SpanFact.final``): tool spans
+    #: that ran one, and (added by ``tool_calls``) model spans that asked for one no span ran.
+    finals: list[SpanFact]
 
 
 def kinds(trace: TraceFacts) -> Kinds:
@@ -87,6 +91,7 @@ def kinds(trace: TraceFacts) -> Kinds:
     parentless: list[SpanFact] = []
     asking: list[SpanFact] = []
     workflows: list[SpanFact] = []
+    finals: list[SpanFact] = []
     for fact in trace.facts.values():
         role = fact.role
         if role == ROLE_TOOL:
@@ -100,52 +105,71 @@ def kinds(trace: TraceFacts) -> Kinds:
             agents.append(fact)
         elif role == ROLE_EXCLUDED and fact.call is not None:
             excluded.append(fact)
+            if fact.final:
+                finals.append(fact)
         elif role == ROLE_WORKFLOW:
             workflows.append(fact)
         if not fact.parent_id:
             parentless.append(fact)
-    return Kinds(tools, agents, models, excluded, parentless, asking, workflows)
+    return Kinds(tools, agents, models, excluded, parentless, asking, workflows, finals)
 
 
-def ancestors(trace: TraceFacts, span_id: str) -> Iterator[str]:
-    """The ids above ``span_id`` (its parent first), bounded and safe against cycles."""
-    parents = trace.parents
-    current = parents.get(span_id, "")
-    hops = 0
-    while current and hops < MAX_HOPS:
-        yield current
-        current = parents.get(current, "")
-        hops += 1
+def lineage(links: Mapping[str, str], start: str) -> list[str]:
+    """The ids above ``start`` in ``links`` (span id -> parent id), nearest first: the one walk
+    up of the converter, and its one cycle guard. It stops at an id with no parent (``""``) or
+    not in ``links`` (a span that never arrived, which is still listed), before an id it has
+    passed (a parent cycle, ``start`` included), and after ``MAX_HOPS`` ids (absurd depths in
+    hostile input)."""
+    chain: list[str] = []
+    current = links.get(start, "")
+    while current and current != start and current not in chain:  # (a short list: in C)
+        chain.append(current)
+        if len(chain) == _SHORT:
+            return _long_lineage(links, start, chain)
+        current = links.get(current, "")
+    return chain
+
+
+#: Past this many ids, ``lineage`` tells passed ids by a set (a list's ``in`` would be
+#: quadratic); short walks, nearly all, do without building one.
+_SHORT = 32
+
+
+def _long_lineage(links: Mapping[str, str], start: str, chain: list[str]) -> list[str]:
+    """``lineage`` past its first ``_SHORT`` ids: the same guard, with the passed ids in a set."""
+    passed = {start, *chain}
+    current = links.get(chain[-1], "")
+    while current and current not in passed and len(chain) < MAX_HOPS:
+        chain.append(current)
+        passed.add(current)
+        current = links.get(current, "")
+    return chain
 
 
 def enclosing_models(trace: TraceFacts, span_id: str) -> list[str]:
     """The model spans that wrap ``span_id``, nearest first: a framework's model call span and
     the provider's span inside it are one model call. The walk passes spans no role keeps (an
     HTTP call) and stops at the first kept span that is not a model span."""
-    facts, parents = trace.facts, trace.parents
+    facts = trace.facts
+    parent = facts.get(trace.parents.get(span_id, ""))
+    if parent is not None and parent.role != ROLE_MODEL:  # the common case, without a walk
+        return []
     found: list[str] = []
-    current = parents.get(span_id, "")
-    hops = 0
-    while current and hops < MAX_HOPS and current != span_id:  # (a parent cycle)
-        hops += 1
+    for current in lineage(trace.parents, span_id):
         above = facts.get(current)
         if above is not None:
             if above.role != ROLE_MODEL:
                 break
             found.append(current)
-        current = parents.get(current, "")
     return found
 
 
 def placement(trace: TraceFacts, span_id: str) -> tuple[SpanFact | None, SpanFact | None, int]:
     """(nearest agent above, top-level agent or workflow above: the turn, depth) of a span."""
     facts = trace.facts
-    parents = trace.parents
     nearest = top = None
-    depth = 0
-    current = parents.get(span_id, "")
-    while current and depth < MAX_HOPS and current != span_id:  # ``ancestors``, inline
-        depth += 1  # (back at ``span_id``: a parent cycle, whose spans are not above it)
+    chain = lineage(trace.parents, span_id)
+    for current in chain:
         above = facts.get(current)
         if above is not None:
             role = above.role
@@ -155,8 +179,7 @@ def placement(trace: TraceFacts, span_id: str) -> tuple[SpanFact | None, SpanFac
                 top = above
             elif role == ROLE_WORKFLOW:
                 top = above
-        current = parents.get(current, "")
-    return nearest, top, depth
+    return nearest, top, len(chain)
 
 
 #: (enclosing tool span, nearest agent above, top-level agent above, depth) of a tool span.
@@ -167,14 +190,10 @@ def _position(trace: TraceFacts, fact: SpanFact) -> _Position:
     """The nearest tool span above ``fact`` with no agent or model span in between (the call
     it may be part of), and its ``placement``: one walk up for both (every call needs them)."""
     facts = trace.facts
-    parents = trace.parents
     enclosing = nearest = top = None
     searching = True  # for the enclosing tool: until a tool, agent or model span is met
-    depth = 0
-    own = fact.span_id
-    current = parents.get(own, "")
-    while current and depth < MAX_HOPS and current != own:  # (``own``: a parent cycle)
-        depth += 1
+    chain = lineage(trace.parents, fact.span_id)
+    for current in chain:
         above = facts.get(current)
         if above is not None:
             role = above.role
@@ -189,8 +208,7 @@ def _position(trace: TraceFacts, fact: SpanFact) -> _Position:
             elif searching and (role == ROLE_TOOL or role == ROLE_MODEL):
                 enclosing = above if role == ROLE_TOOL else None
                 searching = False
-        current = parents.get(current, "")
-    return enclosing, nearest, top, depth
+    return enclosing, nearest, top, len(chain)
 
 
 def _status(code: int, failed: bool) -> str:
@@ -205,7 +223,7 @@ def tool_calls(trace: TraceFacts, kept: Kinds | None = None) -> list[CallRecord]
     if kept is None:
         kept = kinds(trace)
     tools = kept.tools
-    into: dict[str, SpanFact] = {}
+    into: dict[str, str] = {}  # tool span id -> id of the outer span of the same call
     positions: dict[str, _Position] = {}
     for fact in tools:
         position = positions[fact.span_id] = _position(trace, fact)
@@ -214,17 +232,15 @@ def tool_calls(trace: TraceFacts, kept: Kinds | None = None) -> list[CallRecord]
             continue
         same_id = fact.call.call_id is not None and fact.call.call_id == outer.call.call_id
         if same_id or outer.call.name == fact.call.name:
-            into[fact.span_id] = outer
+            into[fact.span_id] = outer.span_id
     if not into:  # no span nests in another of the same call (the common case)
         records = [_record(fact, (), positions[fact.span_id]) for fact in tools]
     else:
         chains: dict[str, list[SpanFact]] = {}
+        facts = trace.facts
         for fact in tools:
-            owner = fact
-            hops = 0
-            while owner.span_id in into and hops < MAX_HOPS:
-                owner = into[owner.span_id]
-                hops += 1
+            outers = lineage(into, fact.span_id)
+            owner = facts[outers[-1]] if outers else fact
             chains.setdefault(owner.span_id, [owner])
             if owner is not fact:
                 chains[owner.span_id].append(fact)
@@ -320,6 +336,11 @@ def _join_model_calls(trace: TraceFacts, records: list[CallRecord], kept: Kinds)
         for model in models:
             for asked in model.model_calls:
                 if id(asked) not in used:
+                    if is_final_answer(model.scope, asked.name):  # the reply, not a call
+                        if model.final is None:
+                            kept.finals.append(model)
+                        model.final = final_text(asked.args) or model.final or ""
+                        continue
                     records.append(_model_only(trace, model, asked))
     _set_group_starts(records)
 

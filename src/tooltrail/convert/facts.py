@@ -22,6 +22,7 @@ from tooltrail.dialects import (
     ModelCall,
 )
 from tooltrail.dialects.content import model_content, tool_result, user_input
+from tooltrail.dialects.final import final_text
 from tooltrail.dialects.usage import ModelUsage, model_usage
 from tooltrail.otlp.decode.span import STATUS_ERROR, Span, SpanEvent, SpanHead
 
@@ -60,6 +61,14 @@ class SpanFact:
     result: Any = None
     #: The user's text an agent, workflow or model span was given, when its trace reads content.
     input: str | None = None
+    #: The reply a built-in final-answer tool gave (``dialects.final``): on the model span
+    #: that asked for it, or on the tool span that ran it (``ROLE_EXCLUDED``).
+    final: str | None = None
+    #: The instrumentation scope of a model span that asked for calls.
+    scope: str = ""
+    #: A model span that lists no call but whose finish reason says it asked for tools
+    #: (``dialects.asked_for_tools``): content capture was off.
+    asked_unlisted: bool = False
 
 
 @dataclass(slots=True)
@@ -154,6 +163,9 @@ class TraceFacts:
             calls, fact.reply = dialects.model_output(span)
             if calls:  # else the shared empty tuple: one object fewer to keep
                 fact.model_calls = calls
+                fact.scope = span.scope_name  # (a request for a final-answer tool: ``calls``)
+            elif fact.reply is None and fact.final is None and dialects.asked_for_tools(attrs):
+                fact.asked_unlisted = True  # a response with neither text nor calls recorded
             if self.read_usage:
                 fact.usage = model_usage(attrs)
             if self.read_content:
@@ -161,6 +173,8 @@ class TraceFacts:
                 self.note_responses(responses)
         elif role == ROLE_EXCLUDED:  # kept only so the model's request for it is accounted for
             fact.call = call
+            if call is not None and call.excluded == "final":
+                fact.final = final_text(call.args) or ""
         else:
             fact.reply = dialects.agent_reply(span)
         if self.read_content and role not in _NOT_ASKED:  # agent, workflow and root spans

@@ -15,8 +15,10 @@ A tool's result, per convention (CONVENTIONS.md):
 - MLflow ``mlflow.spanOutputs`` (JSON-encoded twice); LangSmith ``gen_ai.completion``;
 - Strands (default conventions): the tool span's ``gen_ai.choice`` event, ``message``.
 A call whose span records no result (or that has no span: a client-side tool) takes it from a
-``tool_call_response`` part of a later model request's input messages, or from a
-``gen_ai.tool.message`` log record, by call id. JSON text becomes the value it holds; a list
+later model request's messages (GenAI ``tool_call_response`` parts, Vercel ``tool-result``
+parts, Anthropic ``tool_result`` blocks, OpenAI-style ``role: tool`` messages, also flattened
+by OpenInference and Traceloop), or from a ``gen_ai.tool.message`` event or log record, by
+call id. JSON text becomes the value it holds; a list
 of content blocks (``[{"text": ...}]``, as MCP and Strands return) becomes its text, itself
 parsed when it is JSON.
 
@@ -105,8 +107,7 @@ def _event_result(span: SpanLike) -> Any:
 
 def model_content(span: SpanLike) -> tuple[str | None, dict[str, Any]]:
     """What a model span was sent: the user's text (``user_input``) and the tool results, by
-    call id (``tool_call_response`` parts of its GenAI input messages, attribute or
-    inference-details event), its input messages parsed once. The results complete a call
+    call id (``tool_results``), its input messages parsed once. The results complete a call
     whose own span records none, or that has no span (a client-side tool)."""
     attrs = span.attributes
     raw = attrs.get("gen_ai.input.messages") if attrs is not None else None
@@ -116,22 +117,100 @@ def model_content(span: SpanLike) -> tuple[str | None, dict[str, Any]]:
                 raw = (event.attributes or {}).get("gen_ai.input.messages")
                 if raw is not None:
                     break
-    if raw is None:
-        return user_input(span), {}
-    messages = json_value(raw)
-    if not isinstance(messages, list):
-        return user_input(span), {}
+    if raw is None and attrs is not None:
+        for key in _HISTORY_KEYS:
+            if key in attrs:
+                raw = attrs.get(key)
+                break
+    messages = json_value(raw) if raw is not None else None
     found: dict[str, Any] = {}
+    if isinstance(messages, list):
+        _message_results(messages, found)
+    elif attrs is not None:
+        for prefix, role, call_id, content in _FLAT_MESSAGES:
+            if prefix + "0" + role in attrs:
+                _flat_results(attrs, (prefix, role, call_id, content), found)
+                break
+    if raw is None:  # the GenAI event convention: one event per message
+        for event in span.events or ():
+            if event.name == "gen_ai.tool.message":
+                pair = tool_message(event.attributes or {})
+                if pair is not None:
+                    found.setdefault(*pair)
+    said = _last_user_text(messages) if isinstance(messages, list) else None
+    return (said if said is not None else user_input(span)), found
+
+
+#: Attributes holding a model request's messages when ``gen_ai.input.messages`` is absent:
+#: Vercel ``ai.prompt.messages``, LangSmith ``gen_ai.prompt``.
+_HISTORY_KEYS = ("ai.prompt.messages", "gen_ai.prompt")
+#: Flattened messages, ``{prefix}{i}{field}``: (prefix, role, tool call id, content) fields of
+#: OpenInference ``llm.input_messages`` and Traceloop's legacy ``gen_ai.prompt``.
+_FLAT_MESSAGES = (
+    ("llm.input_messages.", ".message.role", ".message.tool_call_id", ".message.content"),
+    ("gen_ai.prompt.", ".role", ".tool_call_id", ".content"),
+)
+#: Parts that carry a tool's result (``_message_results``): GenAI ``tool_call_response``
+#: (``id``, ``response``), Vercel ``tool-result`` (``toolCallId``, ``output`` / v4 ``result``),
+#: Anthropic ``tool_result`` (``tool_use_id``, ``content``).
+
+
+def _message_results(messages: list[Any], found: dict[str, Any]) -> None:
+    """Tool results in a list of chat messages, by call id: result parts of any message, and
+    OpenAI-style ``role: tool`` messages (``tool_call_id``, ``content``). Every model request
+    of a run repeats the history before it: the GenAI shape goes first."""
     for message in messages:
-        parts = message.get("parts") if isinstance(message, dict) else None
-        for part in parts if isinstance(parts, list) else ():
-            if isinstance(part, dict) and part.get("type") == "tool_call_response":
-                call_id = ident(part.get("id"))
-                value = result_value(part.get("response"))
+        if message.__class__ is not dict:
+            continue
+        parts = message.get("parts")
+        if parts is None:
+            if message.get("role") == "tool" and "tool_call_id" in message:
+                call_id = ident(message.get("tool_call_id"))
+                value = result_value(message.get("content"))
                 if call_id is not None and value is not None:
                     found.setdefault(call_id, value)
-    said = _last_user_text(messages)
-    return (said if said is not None else user_input(span)), found
+                continue
+            parts = message.get("content")
+        if parts.__class__ is not list:
+            continue
+        for part in parts:
+            kind = part.get("type") if part.__class__ is dict else None
+            if kind == "tool_call_response":
+                call_id, raw = part.get("id"), part.get("response")
+            elif kind == "tool-result":
+                call_id, raw = part.get("toolCallId"), part.get("output", part.get("result"))
+                if isinstance(raw, dict) and raw.get("type") in _VERCEL_OUTPUT:
+                    raw = raw.get("value")  # Vercel v5: {"type": "json" | "text", "value"}
+            elif kind == "tool_result":
+                call_id, raw = part.get("tool_use_id", part.get("id")), part.get("content")
+            else:
+                continue
+            call_id = ident(call_id)
+            if call_id is None or call_id in found:  # the first one seen wins
+                continue
+            value = result_value(raw)
+            if value is not None:
+                found[call_id] = value
+
+
+_VERCEL_OUTPUT = ("json", "text", "error-text", "error-json")
+
+
+def _flat_results(
+    attrs: Mapping[str, Any], fields: tuple[str, str, str, str], found: dict[str, Any]
+) -> None:
+    """Tool results of flattened ``role: tool`` messages (``{prefix}{i}{field}``)."""
+    prefix, role_field, id_field, content_field = fields
+    for index in range(10_000):
+        role = attrs.get(f"{prefix}{index}{role_field}")
+        if role is None:
+            break
+        if role != "tool":
+            continue
+        call_id = ident(attrs.get(f"{prefix}{index}{id_field}"))
+        value = result_value(attrs.get(f"{prefix}{index}{content_field}"))
+        if call_id is not None and value is not None:
+            found.setdefault(call_id, value)
 
 
 def tool_message(attrs: Mapping[str, Any]) -> tuple[str, Any] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tooltrail.dialects.final import FINAL_TOOL_NAMES, is_final_answer, scope_of
 from tooltrail.dialects.tools import (
     DialectCall,
     SpanLike,
@@ -153,6 +154,9 @@ def classify(span: SpanLike) -> tuple[int, DialectCall | None]:
     call = meaning(span, attrs if attrs is not None else {})  # type: ignore[operator]
     if call is None:
         return ROLE_OTHER, None
+    if call.name in FINAL_TOOL_NAMES and call.excluded is None:  # a name test first: cheap
+        if is_final_answer(scope_of(span), call.name):
+            call.excluded = "final"  # the run's reply, not a call (``dialects.final``)
     return (ROLE_TOOL if call.excluded is None else ROLE_EXCLUDED), call
 
 

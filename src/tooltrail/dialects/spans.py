@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from tooltrail.dialects.reprs import repr_field
 from tooltrail.dialects.tools import SpanLike
 from tooltrail.dialects.values import (
     PLACEHOLDERS,
@@ -157,7 +158,8 @@ def _adk_response(raw: Any) -> tuple[list[ModelCall], str | None]:
         if isinstance(function_call, dict):
             name = text(function_call.get("name"))
             if name is not None:
-                args = args_from(function_call.get("args"))
+                raw_args = function_call.get("args")  # absent: a call without arguments
+                args = args_from(raw_args) if raw_args is not None else {}
                 calls.append(
                     ModelCall(name, ident(function_call.get("id")), args, len(calls), _ADK_SOURCE)
                 )
@@ -204,7 +206,9 @@ def genai_output(raw: Any) -> tuple[list[ModelCall], str | None]:
             if kind == "tool_call":
                 name = part.get("name")
                 if isinstance(name, str) and name not in PLACEHOLDERS:  # ``text``, inline
-                    args = args_from(part.get("arguments"))
+                    # a request the model made without arguments lists none: ``{}``
+                    raw_args = part.get("arguments")
+                    args = args_from(raw_args) if raw_args is not None else {}
                     call_id = part.get("id")
                     if not isinstance(call_id, str) or call_id in PLACEHOLDERS:
                         call_id = ident(call_id)  # ``ident``, inline for the common case
@@ -269,6 +273,34 @@ def _openinference_calls(attrs: Mapping[str, Any]) -> list[ModelCall]:
             )
         )
     return calls
+
+
+#: Finish reasons of a model response that asked for tools: OpenAI ``tool_calls`` (and the
+#: older ``function_call``), Anthropic ``tool_use``, Vercel ``tool-calls``, Traceloop
+#: ``tool_call``; compared lower-cased.
+_TOOL_FINISH = frozenset(
+    ("tool_calls", "tool_call", "tool-calls", "tool-call", "tool_use", "function_call")
+)
+_FINISH_KEYS = ("gen_ai.response.finish_reasons", "ai.response.finishReason")
+
+
+def asked_for_tools(attrs: Mapping[str, Any] | None) -> bool:
+    """Whether a model span's finish reason says the response asked for tools (GenAI
+    ``gen_ai.response.finish_reasons``, a list; Vercel ``ai.response.finishReason``). Read
+    for model spans that list no call: with content capture off, this is all that shows a
+    call was asked for."""
+    if attrs is None:
+        return False
+    for key in _FINISH_KEYS:
+        if key in attrs:
+            reasons = attrs.get(key)
+            if isinstance(reasons, str):
+                reasons = (reasons,)
+            if isinstance(reasons, (list, tuple)):
+                for reason in reasons:
+                    if isinstance(reason, str) and reason.lower() in _TOOL_FINISH:
+                        return True
+    return False
 
 
 # --- the final reply ---------------------------------------------------------------------
@@ -337,12 +369,14 @@ _REPLY_KEYS = ("outputs", "output", "final_output", "answer", "response", "resul
 
 
 def _reply_text(value: Any) -> str | None:
+    """An agent span's recorded output as the reply: JSON text parsed, a framework's result
+    wrapper (JSON under ``_REPLY_KEYS``, or a repr: ``dialects.reprs``) unwrapped."""
     if isinstance(value, str):
         parsed = json_value(value)
         if isinstance(parsed, str):
-            return parsed or None
+            return _unwrap_reply(parsed)
         if parsed is value:
-            return value or None
+            return _unwrap_reply(value)
         return _unwrap_reply(parsed) or value
     if value is None:
         return None
@@ -351,6 +385,10 @@ def _reply_text(value: Any) -> str | None:
 
 def _unwrap_reply(value: Any, depth: int = 0) -> str | None:
     if isinstance(value, str):
+        if value[-1:] == ")" and depth < 4:  # maybe a result object's repr
+            found = repr_field(value, _REPLY_KEYS)
+            if found is not None:
+                return _unwrap_reply(found, depth + 1) or value
         return value or None
     if isinstance(value, dict) and depth < 4:
         for key in _REPLY_KEYS:
