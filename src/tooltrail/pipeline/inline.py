@@ -240,7 +240,10 @@ class InlineEvaluator:
             self._file = open(self.results_path, "ab")  # noqa: SIM115 - closed in shutdown
         self._warn = ThrottledWarning(_log)
         self.revisions = RevisionStore(
-            window_s=revision_window_s, max_revisions=max_revisions, max_items=max_kept_spans
+            window_s=revision_window_s,
+            max_revisions=max_revisions,
+            max_items=max_kept_spans,
+            on_release=self._release,
         )
         self._store_lock = threading.Lock()
         self.traces_evaluated = 0
@@ -451,6 +454,9 @@ class InlineEvaluator:
     def _unpack(self, kept: Any, trace_id: int) -> list[Any]:
         """The items ``_pack`` kept, as they were handed to it."""
         return kept  # type: ignore[no-any-return]
+
+    def _release(self, kept: Any) -> None:
+        """What ``_pack`` kept is let go (in-process: nothing else to do)."""
 
     def _unique(self, items: list[Any]) -> list[Any]:
         """A piece's items without the copies an exporter's retry left (none in-process)."""

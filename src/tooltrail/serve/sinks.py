@@ -26,7 +26,7 @@ from tooltrail.pipeline.buffer import CompletedTrace
 from tooltrail.pipeline.inline import InlineEvaluator
 from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve.counters import ReceiverCounters
-from tooltrail.serve.kept import pack, unpack
+from tooltrail.serve.kept import BODY_BYTES_PER_KEPT_ITEM, KeptBodies, pack, unpack
 from tooltrail.serve.logs import logs_request, record_key
 from tooltrail.serve.redaction import redacted
 
@@ -113,6 +113,9 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         **kwargs: Any,
     ) -> None:
         super().__init__(suite, **kwargs)
+        #: Request bodies the kept traces point into (``serve.kept``), bounded in bytes by
+        #: the cap on kept items.
+        self.bodies = KeptBodies(self.revisions.max_items * BODY_BYTES_PER_KEPT_ITEM)
         self._counters = counters
         self._results = results
         self._logs = logs
@@ -149,13 +152,19 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         )
 
     def _pack(self, items: list[Any]) -> Any:
-        """One ``bytes`` per judged trace (``serve.kept``), which the garbage collector never
-        walks; the items themselves only when they hold what it cannot keep exactly."""
-        packed = pack(items)
+        """One ``bytes`` per judged trace, or a tuple of it and the request bodies its spans
+        are read from again (``serve.kept``), which the garbage collector never walks; the
+        items themselves only when they hold what it cannot keep exactly."""
+        packed = pack(items, self.bodies)
         return items if packed is None else packed
 
     def _unpack(self, kept: Any, trace_id: int) -> list[Any]:
-        return unpack(kept, trace_id) if kept.__class__ is bytes else kept  # type: ignore[no-any-return]
+        if kept.__class__ is bytes or kept.__class__ is tuple:
+            return unpack(kept, trace_id)
+        return kept  # type: ignore[no-any-return]
+
+    def _release(self, kept: Any) -> None:
+        self.bodies.release(kept)
 
     def _unique(self, items: list[Any]) -> list[Any]:
         """The piece without repeated log records (a retried logs export); spans repeated by a
