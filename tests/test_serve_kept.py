@@ -36,7 +36,7 @@ from tooltrail.otlp.limits import Limits
 from tooltrail.pipeline.buffer import LATE, CompletedTrace
 from tooltrail.pipeline.revisions import WINDOW_PASSED, Judged, RevisionStore
 from tooltrail.serve.counters import ReceiverCounters
-from tooltrail.serve.intake import ReceivedLog, ReceivedSpan, TraceIds
+from tooltrail.serve.intake import ReceivedLog, ReceivedRequest, ReceivedSpan
 from tooltrail.serve.kept import KeptBodies, pack, unpack
 from tooltrail.serve.logs import decode_logs
 from tooltrail.serve.sinks import LogsSeen, ReceivedTraceEvaluator
@@ -91,20 +91,21 @@ def received(path: Path, encoding: str, held: bool = False) -> dict[int, list[An
     else:
         body = json_line(request)
         decoded = decode_json_request(body, origin="request", lazy=False)
+    request = ReceivedRequest(body, encoding)
     items: list[Any] = [
-        ReceivedSpan(s, TraceIds(int(s.trace_id, 16), body, encoding), i)
+        ReceivedSpan(s, int(s.trace_id, 16), request, i)
         if held
-        else ReceivedSpan(s, TraceIds(int(s.trace_id, 16)))
+        else ReceivedSpan(s, int(s.trace_id, 16))
         for i, s in enumerate(decoded)
     ]
     records = list(read_log_records(path))
     if records:
         logs = encode_logs_request(records, resource=records[0].resource).SerializeToString()
         for record in decode_logs("protobuf", logs, Limits()).records:
-            items.append(ReceivedLog(record, TraceIds(int(record.trace_id, 16))))
+            items.append(ReceivedLog(record, int(record.trace_id, 16)))
     by_trace: dict[int, list[Any]] = {}
     for item in items:
-        by_trace.setdefault(item.context.trace_id, []).append(item)
+        by_trace.setdefault(item.trace_id, []).append(item)
     return by_trace
 
 
@@ -144,8 +145,8 @@ def test_a_trace_unpacked_judges_exactly_as_the_items_it_was_packed_from(
         assert packed is not None
         again = unpack(packed, trace_id)
         assert [type(i) for i in again] == [type(i) for i in items]
-        assert [(i.span.__class__, _head(i.span)) for i in again] == [
-            (i.span.__class__, _head(i.span)) for i in items
+        assert [(i.decoded.__class__, _head(i.decoded)) for i in again] == [
+            (i.decoded.__class__, _head(i.decoded)) for i in items
         ]
         assert judged(again, trace_id) == judged(items, trace_id)
         if held:  # packed again (a second revision): the same places in the same body
@@ -162,7 +163,7 @@ def test_a_body_over_the_byte_bound_is_not_held_and_the_trace_is_packed_instead(
     fixture = DATA / "realworld" / "openai_agents_handoff_two_turns.json"
     traces = received(fixture, "protobuf", held=True)
     (trace_id, items), *_ = traces.items()
-    body = items[0].context.body
+    body = items[0].request.body
     bodies = KeptBodies(len(body) - 1)
     packed = pack(items, bodies)
     assert isinstance(packed, bytes)
@@ -185,7 +186,7 @@ def test_the_corpus_holds_log_records_and_span_events() -> None:
     log records."""
     items = [i for path in FIXTURES for t in received(path, "json").values() for i in t]
     assert any(isinstance(i, ReceivedLog) for i in items)
-    assert any(isinstance(i.span, Span) and i.span.events for i in items)
+    assert any(isinstance(i.decoded, Span) and i.decoded.events for i in items)
 
 
 @pytest.mark.parametrize("held", [False, True], ids=["packed", "held"])
@@ -198,7 +199,7 @@ def test_a_revision_from_the_packed_form_is_the_whole_traces_verdict(held: bool)
     (trace_id, items), *_ = received(fixture, "protobuf", held).items()
     spans = [i for i in items if not isinstance(i, ReceivedLog)]
     assert len(spans) > 2
-    root = next(i for i in spans if i.parent is None)
+    root = next(i for i in spans if i.local_root)
     late = [i for i in spans if i is not root][-2:]
     first = [i for i in items if not any(i is x for x in late)]
     seen: list[tuple[Any, Any]] = []
@@ -262,11 +263,12 @@ def test_a_judged_traces_body_is_let_go_with_it() -> None:
     judge = ReceivedTraceEvaluator(SUITE, ReceiverCounters(), max_kept_spans=len(items))
     judge.bodies = KeptBodies(1 << 20)  # room for two bodies; the cap on items lets one go
     judge.export_trace(CompletedTrace(trace_id, items))
-    body = items[0].context.body
+    body = items[0].request.body
     assert (judge.bodies.bodies_held, judge.bodies.bytes_held) == (1, len(body))
     copy = bytes(bytearray(body))  # another request with the same bytes
     assert copy is not body
-    other = [ReceivedSpan(i.span, TraceIds(trace_id + 1, copy, "protobuf"), i.index) for i in items]
+    request = ReceivedRequest(copy, "protobuf")
+    other = [ReceivedSpan(i.decoded, trace_id + 1, request, i.index) for i in items]
     judge.export_trace(CompletedTrace(trace_id + 1, other))  # a second body; the first goes
     assert judge.revisions.traces_evicted == 1
     kept = judge.revisions.find(trace_id + 1)

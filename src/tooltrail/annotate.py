@@ -25,7 +25,6 @@ from typing import Any
 
 from tooltrail.evaluate import CaseResult
 from tooltrail.live.config import LiveConfig
-from tooltrail.live.span_redaction import redacted
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import (
     Diagnostic,
@@ -39,6 +38,7 @@ from tooltrail.otlp import (
     read_spans,
 )
 from tooltrail.otlp.span import STATUS_ERROR, STATUS_UNSET
+from tooltrail.pipeline.span_redaction import redacted
 from tooltrail.redact import Redaction
 from tooltrail.scores import (
     CASE_SCORE_NAME,

@@ -25,7 +25,7 @@ from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_cases, reads_content, reads_usage
 from tooltrail.model import EvalTrace
 from tooltrail.pipeline.adapt import otlp_spans
-from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace
+from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace, is_local_root
 from tooltrail.pipeline.revisions import (
     DEFAULT_MAX_REVISIONS,
     DEFAULT_REVISION_WINDOW_S,
@@ -139,12 +139,6 @@ def unjudged_line(trace_id_hex: str, why: str, late_spans: int, late_log_records
         "late_log_records": late_log_records,
     }
     return orjson.dumps(line) + b"\n"
-
-
-def _is_root(item: Any) -> bool:
-    """Whether a span (an SDK span, or a receiver's wrapper) is a local root."""
-    parent = getattr(item, "parent", None)
-    return parent is None or bool(getattr(parent, "is_remote", False))
 
 
 def verdict_of(partial: bool, results: list[CaseResult]) -> str:
@@ -348,7 +342,7 @@ class InlineEvaluator:
             return None
         # A late piece the buffer found complete that holds the root completes a trace that
         # was judged without it (handed on at max_age, or evicted).
-        partial = found.partial and not (trace.reason == LATE and any(map(_is_root, new)))
+        partial = found.partial and not (trace.reason == LATE and any(map(is_local_root, new)))
         return self._judge(trace, items + new, partial, found)
 
     def _judge(

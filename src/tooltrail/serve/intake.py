@@ -1,8 +1,10 @@
 """From a request body to spans held in the ``TraceBuffer``, with bounded memory.
 
-The live path's ``TraceBuffer`` groups SDK spans by ``span.context.trace_id`` and completes a
-trace when a span without a (local) parent has ended. ``ReceivedSpan`` gives a decoded OTLP
-span exactly those two handles, so the receiver reuses the buffer unchanged.
+The live path's ``TraceBuffer`` groups items by trace and completes a trace when a local root
+has ended. It reads SDK spans through ``pipeline.sdk`` and any other item in its own shape
+(``pipeline.buffer.Traced``: ``trace_id``, ``local_root``): ``ReceivedSpan`` and
+``ReceivedLog`` are that shape for a decoded OTLP span and log record, so the receiver reuses
+the buffer unchanged, and its sinks read ``CompletedTrace[Received]``.
 
 The buffer bounds itself by flushing traces early (partial). A receiver can do better: it can
 refuse. ``TraceIntake`` counts every span from the moment it is taken until the evaluation
@@ -22,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Union
 
 from tooltrail.otlp import (
     DecodeError,
@@ -43,62 +45,61 @@ _log = logging.getLogger(__name__)
 _MAX_REASONS = 3
 
 
-class TraceIds:
-    """The ``span.context`` the buffer reads: ``trace_id`` (an int, as in the SDK). It also
-    names the request its spans came in: ``body`` (the decompressed request, ``None`` when it
-    is not kept) and its ``encoding``, so that what is kept of a judged trace for a revision
-    can point into the body instead of copying its spans (``serve.kept``)."""
+class ReceivedRequest:
+    """The request a span came in: ``body`` (the decompressed request bytes, ``None`` when
+    not kept) and its ``encoding``, so that what is kept of a judged trace for a revision can
+    point into the body instead of copying its spans (``serve.kept``)."""
 
-    __slots__ = ("trace_id", "body", "encoding")
+    __slots__ = ("body", "encoding")
 
-    def __init__(self, trace_id: int, body: bytes | None = None, encoding: str = "") -> None:
-        self.trace_id = trace_id
+    def __init__(self, body: bytes | None, encoding: str) -> None:
         self.body = body
         self.encoding = encoding
 
 
-class _LocalParent:
-    """The ``span.parent`` of a span whose parent is in the same trace: not remote."""
-
-    __slots__ = ()
-    is_remote = False
-
-
-_LOCAL_PARENT = _LocalParent()
-
-
 class ReceivedSpan:
-    """A decoded span as the ``TraceBuffer`` sees it. ``span`` is the ``tooltrail.otlp.Span``;
-    ``index`` its place among the spans ``decode_body`` reads from ``context.body`` (``-1``:
-    no body is kept).
+    """A decoded span (``decoded``, a ``tooltrail.otlp.Span``) in the ``TraceBuffer``, in the
+    buffer's own item shape (``pipeline.buffer.Traced``): ``trace_id`` as an int and whether
+    it is a ``local_root``. ``request`` and ``index``: the request it came in and its place
+    among the spans ``decode_body`` reads from it (``None`` and ``-1``: not known).
 
     OTLP does not say whether a parent is remote, so a span with a parent id is never a root:
     a trace whose root span never reaches the receiver is evaluated partial at ``max_age``.
     """
 
-    __slots__ = ("span", "context", "parent", "index")
+    __slots__ = ("decoded", "trace_id", "local_root", "request", "index")
 
-    def __init__(self, span: Span, context: TraceIds, index: int = -1) -> None:
-        self.span = span
-        self.context = context
-        self.parent = _LOCAL_PARENT if span.parent_span_id else None
+    def __init__(
+        self,
+        decoded: Span,
+        trace_id: int,
+        request: ReceivedRequest | None = None,
+        index: int = -1,
+    ) -> None:
+        self.decoded = decoded
+        self.trace_id = trace_id
+        self.local_root = not decoded.parent_span_id
+        self.request = request
         self.index = index
 
 
 class ReceivedLog:
-    """A log record riding in the ``TraceBuffer`` with the spans of its trace.
-
-    ``span`` is the ``tooltrail.otlp.LogRecord`` (so the evaluation stage hands spans and
-    records to ``to_eval_trace`` together). It is never a root: a trace is still complete only
+    """A log record (``decoded``, a ``tooltrail.otlp.LogRecord``) riding in the
+    ``TraceBuffer`` with the spans of its trace, so the evaluation stage hands spans and
+    records to ``to_eval_trace`` together. It is never a root: a trace is still complete only
     once its root span arrived, and a record of a trace not seen yet waits there for it.
     """
 
-    __slots__ = ("span", "context", "parent")
+    __slots__ = ("decoded", "trace_id")
+    local_root = False
 
-    def __init__(self, record: LogRecord, context: TraceIds) -> None:
-        self.span = record
-        self.context = context
-        self.parent = _LOCAL_PARENT
+    def __init__(self, decoded: LogRecord, trace_id: int) -> None:
+        self.decoded = decoded
+        self.trace_id = trace_id
+
+
+#: What ``tooltrail serve`` holds in the trace buffer: its ``CompletedTrace[Received]``.
+Received = Union[ReceivedSpan, ReceivedLog]  # noqa: UP007 - a runtime alias on Python 3.10
 
 
 #: The decoders of a traces request body, by encoding.
@@ -108,7 +109,9 @@ _DECODERS: dict[str, Callable[..., list[Span]]] = {
 }
 
 
-def decode_body(encoding: str, body: bytes, diagnostics: list[Diagnostic] | None = None) -> list[Span]:
+def decode_body(
+    encoding: str, body: bytes, diagnostics: list[Diagnostic] | None = None
+) -> list[Span]:
     """The spans of a traces request, as the intake reads them (raises ``DecodeError``).
 
     Eager: the converter reads a couple of dozen attributes per span, which costs less from a
@@ -125,13 +128,13 @@ _LIMITS = Limits()
 class TraceIntake:
     """``ingest(encoding, body)``: decode an export request and hand its spans to ``buffer``.
 
-    ``buffer`` is anything with ``on_end(span)`` (the live ``TraceBuffer``). The evaluation
+    ``buffer`` is anything with ``add(item)`` (the live ``TraceBuffer``). The evaluation
     stage calls ``release(trace_id, n)`` once it is done with ``n`` spans of a trace. With
     ``evict_rootless`` (and a buffer with ``hand_on_oldest_rootless`` and ``grace_s``), a
     request that would be refused first makes room by evicting rootless traces.
 
-    Each span is handed on with the request body it came in (``TraceIds.body``, ``bytes``
-    only: the body is not copied, and it is kept only while something holds the span).
+    Each span is handed on with the request it came in (``ReceivedRequest``; its body
+    ``bytes`` only, not copied, and kept only while something holds the span).
     """
 
     def __init__(
@@ -192,7 +195,9 @@ class TraceIntake:
         except DecodeError as exc:
             raise Undecodable(f"not an OTLP traces request: {exc}") from None
         reasons = [d.message for d in diagnostics if "rejected" in d.message]
-        received, contexts = self._group_spans(spans, body if body.__class__ is bytes else None, encoding)
+        received, contexts = self._group_spans(
+            spans, body if body.__class__ is bytes else None, encoding
+        )
         self._admit(received, contexts)
         self._counters.add(spans_received=len(received), spans_rejected=len(reasons))
         message = "; ".join(reasons[:_MAX_REASONS])
@@ -213,7 +218,7 @@ class TraceIntake:
         self._admit(received, counts)
         return len(received)
 
-    def _admit(self, received: list[Any], contexts: dict[int, int]) -> None:
+    def _admit(self, received: list[Received], contexts: dict[int, int]) -> None:
         """Hand ``received`` to the buffer, or refuse all of it (``Throttled``)."""
         with self._lock:
             if self._closed:
@@ -228,9 +233,9 @@ class TraceIntake:
                 held[trace_id] = held.get(trace_id, 0) + count
             # Inside the lock: a request is either wholly in the buffer before shutdown
             # starts flushing it, or refused.
-            on_end = self._buffer.on_end
-            for span in received:
-                on_end(span)
+            add = self._buffer.add
+            for item in received:
+                add(item)
 
     def _full(self) -> bool:
         """No room for one more span, even after evicting rootless traces."""
@@ -313,34 +318,33 @@ class TraceIntake:
 
     def _group_spans(
         self, spans: list[Span], body: bytes | None, encoding: str
-    ) -> tuple[list[Any], dict[int, int]]:
+    ) -> tuple[list[Received], dict[int, int]]:
         """``spans`` wrapped for the buffer, each with its request and place in it, and how
         many there are of each trace."""
-        contexts: dict[str, TraceIds] = {}
+        request = ReceivedRequest(body, encoding)
+        trace_ids: dict[str, int] = {}
         counts: dict[int, int] = {}
-        received: list[Any] = []
+        received: list[Received] = []
         append = received.append
         for index, span in enumerate(spans):
-            context = contexts.get(span.trace_id)
-            if context is None:
-                context = contexts[span.trace_id] = TraceIds(
-                    int(span.trace_id, 16), body, encoding
-                )
-            counts[context.trace_id] = counts.get(context.trace_id, 0) + 1
-            append(ReceivedSpan(span, context, index))
+            trace_id = trace_ids.get(span.trace_id)
+            if trace_id is None:
+                trace_id = trace_ids[span.trace_id] = int(span.trace_id, 16)
+            counts[trace_id] = counts.get(trace_id, 0) + 1
+            append(ReceivedSpan(span, trace_id, request, index))
         return received, counts
 
-    def _group_logs(self, records: list[LogRecord]) -> tuple[list[Any], dict[int, int]]:
+    def _group_logs(self, records: list[LogRecord]) -> tuple[list[Received], dict[int, int]]:
         """``records`` wrapped for the buffer, and how many there are of each trace."""
-        contexts: dict[str, TraceIds] = {}
+        trace_ids: dict[str, int] = {}
         counts: dict[int, int] = {}
-        received: list[Any] = []
+        received: list[Received] = []
         for record in records:
-            context = contexts.get(record.trace_id)
-            if context is None:
-                context = contexts[record.trace_id] = TraceIds(int(record.trace_id, 16))
-            counts[context.trace_id] = counts.get(context.trace_id, 0) + 1
-            received.append(ReceivedLog(record, context))
+            trace_id = trace_ids.get(record.trace_id)
+            if trace_id is None:
+                trace_id = trace_ids[record.trace_id] = int(record.trace_id, 16)
+            counts[trace_id] = counts.get(trace_id, 0) + 1
+            received.append(ReceivedLog(record, trace_id))
         return received, counts
 
     def _throttled(self) -> Throttled:

@@ -6,7 +6,8 @@ a walk on each collection that reaches it (each span, its wrapper and its events
 tracked containers), and it holds its whole request's parsed message alive (``Span.wire``).
 Packed here, a trace is one ``bytes`` object, or a tuple of it and the request bodies it points
 into, which the collector never walks (a tuple of ``bytes`` is untracked at its first
-collection); it is unpacked only when a late piece of it arrives (rare). The figures are in docs/serve.md (Revisions).
+collection); it is unpacked only when a late piece of it arrives (rare). The figures are in
+docs/serve.md (Revisions).
 
 A span is kept, first choice, as its place in the request body it came in: the body is held
 (``KeptBodies``: not copied, counted once however many kept traces point into it, and bounded
@@ -37,7 +38,7 @@ from typing import Any
 from tooltrail.otlp import LogRecord, Span, decode_request
 from tooltrail.otlp.span import SpanEvent
 from tooltrail.otlp.wire import LeanTraces
-from tooltrail.serve.intake import ReceivedLog, ReceivedSpan, TraceIds, decode_body
+from tooltrail.serve.intake import Received, ReceivedLog, ReceivedRequest, ReceivedSpan, decode_body
 
 #: ``Span`` fields in constructor order, up to ``origin`` (``wire`` and ``wire_group`` are
 #: the encoder's, see above).
@@ -142,7 +143,7 @@ class KeptBodies:
                 self.unpin(body)
 
 
-def pack(items: list[Any], bodies: KeptBodies | None = None) -> bytes | tuple[Any, ...] | None:
+def pack(items: list[Received], bodies: KeptBodies | None = None) -> bytes | tuple[Any, ...] | None:
     """``items`` (``ReceivedSpan`` and ``ReceivedLog`` of one trace) in their kept form, or
     ``None`` when they hold something the packed form would not give back exactly.
 
@@ -165,48 +166,54 @@ def pack(items: list[Any], bodies: KeptBodies | None = None) -> bytes | tuple[An
     last_body: Any = None
     last_number = -1
     for item in items:
-        inner = item.span
-        kind = inner.__class__
-        if kind is Span:
-            body = item.context.body
-            if body is not None and bodies is not None and item.index >= 0:
-                if body is not last_body:
-                    last_body = body
-                    last_number = numbers.get(id(body), -2)
-                    if last_number == -2:
-                        last_number = numbers[id(body)] = len(pinned) if bodies.pin(body) else -1
-                        if last_number >= 0:
-                            pinned.append(body)
-                            encodings.append(item.context.encoding)
-                if last_number >= 0:
-                    append(last_number << 32 | item.index)
-                    continue
-            wire = inner.wire
-            if wire.__class__ is lean_span:
-                if (
-                    inner.resource is not resource
-                    or inner.scope_name != scope_name
-                    or inner.origin != origin
-                ):
-                    resource, scope_name, origin = inner.resource, inner.scope_name, inner.origin
-                    append((resource, scope_name, origin))
-                append(serialize(wire))
+        if isinstance(item, ReceivedLog):
+            if item.decoded.__class__ is not LogRecord:
+                _unpinned(bodies, pinned)
+                return None
+            append(_log_row(item.decoded))
+            continue
+        inner = item.decoded
+        if inner.__class__ is not Span:
+            _unpinned(bodies, pinned)
+            return None
+        request = item.request
+        if request is not None and bodies is not None and request.body is not None:
+            body = request.body
+            if body is not last_body:
+                last_body = body
+                last_number = numbers.get(id(body), -2)
+                if last_number == -2:
+                    last_number = numbers[id(body)] = len(pinned) if bodies.pin(body) else -1
+                    if last_number >= 0:
+                        pinned.append(body)
+                        encodings.append(request.encoding)
+            if last_number >= 0:
+                append(last_number << 32 | item.index)
                 continue
-            row = _span_row(inner)
-            events = row[_EVENTS]
-            if events:
-                if any(event.__class__ is not SpanEvent for event in events):
-                    return _unpinned(bodies, pinned)
-                row = (*row[:_EVENTS], tuple(map(_event_row, events)), *row[_EVENTS + 1 :])
-            append(row)
-        elif kind is LogRecord:
-            append(_log_row(inner))
-        else:
-            return _unpinned(bodies, pinned)
+        wire = inner.wire
+        if wire.__class__ is lean_span:
+            if (
+                inner.resource is not resource
+                or inner.scope_name != scope_name
+                or inner.origin != origin
+            ):
+                resource, scope_name, origin = inner.resource, inner.scope_name, inner.origin
+                append((resource, scope_name, origin))
+            append(serialize(wire))
+            continue
+        row = _span_row(inner)
+        events = row[_EVENTS]
+        if events:
+            if any(event.__class__ is not SpanEvent for event in events):
+                _unpinned(bodies, pinned)
+                return None
+            row = (*row[:_EVENTS], tuple(map(_event_row, events)), *row[_EVENTS + 1 :])
+        append(row)
     try:
         packed = marshal.dumps(rows)
     except ValueError:  # a value of a type marshal does not hold (or a lazy mapping)
-        return _unpinned(bodies, pinned)
+        _unpinned(bodies, pinned)
+        return None
     return (packed, *pinned) if pinned else packed
 
 
@@ -217,21 +224,20 @@ def _unpinned(bodies: KeptBodies | None, pinned: list[bytes]) -> None:
             bodies.unpin(body)
 
 
-def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Any]:
+def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Received]:
     """The items ``pack`` was given, wrapped for the evaluator again (each span read from a
     held body keeps its place in it, so packing them again points into the same body)."""
-    if kept.__class__ is bytes:
-        rows = marshal.loads(kept)  # type: ignore[arg-type]
+    if isinstance(kept, bytes):
+        rows = marshal.loads(kept)
         bodies: tuple[bytes, ...] = ()
     else:
         rows = marshal.loads(kept[0])
-        bodies = kept[1:]  # type: ignore[assignment]
+        bodies = kept[1:]
     encodings = rows[0]
-    contexts = [TraceIds(trace_id, body, encodings[n]) for n, body in enumerate(bodies)]
+    requests = [ReceivedRequest(body, encodings[n]) for n, body in enumerate(bodies)]
     decoded: dict[int, list[Span]] = {}
     lean = _lean_spans([row for row in rows[1:] if row.__class__ is bytes])
-    context = TraceIds(trace_id)
-    items: list[Any] = []
+    items: list[Received] = []
     append = items.append
     head: tuple[Any, ...] = ()
     for row in rows[1:]:
@@ -241,7 +247,7 @@ def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Any]:
             spans = decoded.get(number)
             if spans is None:
                 spans = decoded[number] = decode_body(encodings[number], bodies[number])
-            append(ReceivedSpan(spans[index], contexts[number], index))
+            append(ReceivedSpan(spans[index], trace_id, requests[number], index))
             continue
         if kind is bytes:
             span = next(lean)
@@ -255,9 +261,9 @@ def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Any]:
             if events:
                 span.events = [SpanEvent(*event) for event in events]
         else:
-            append(ReceivedLog(LogRecord(*row), context))
+            append(ReceivedLog(LogRecord(*row), trace_id))
             continue
-        append(ReceivedSpan(span, context))
+        append(ReceivedSpan(span, trace_id))
     return items
 
 

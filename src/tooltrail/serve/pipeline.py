@@ -118,7 +118,7 @@ class TracePipeline:
                 config.forward,
                 protocol=config.forward_protocol,
                 redaction=redaction,
-                unwrap=lambda r: r.span,
+                unwrap=lambda r: r.decoded,
                 logs_seen=lambda: self.logs.seen,
             )
             sinks.append(self.forwarder)
