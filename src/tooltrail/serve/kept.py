@@ -33,7 +33,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import fields
 from operator import attrgetter
-from typing import Any
+from typing import Any, Literal
 
 from tooltrail.otlp import LogRecord, Span, decode_request
 from tooltrail.otlp.span import SpanEvent
@@ -154,6 +154,12 @@ def pack(items: list[Received], bodies: KeptBodies | None = None) -> bytes | tup
     index`` for span ``index`` of body ``n`` (``int``); a lean span's bytes (``bytes``),
     preceded by a head row ``(resource, scope_name, origin)`` whenever those change; a span's
     fields; a log record's fields (``unpack`` tells them apart by type and length)."""
+    if bodies is not None and items:
+        whole = _one_request(items, bodies)
+        if whole is False:  # its body was refused: packed
+            return pack(items)
+        if whole is not None:
+            return whole
     encodings: list[str] = []
     rows: list[Any] = [encodings]
     append = rows.append
@@ -215,6 +221,27 @@ def pack(items: list[Received], bodies: KeptBodies | None = None) -> bytes | tup
         _unpinned(bodies, pinned)
         return None
     return (packed, *pinned) if pinned else packed
+
+
+def _one_request(
+    items: list[Received], bodies: KeptBodies
+) -> tuple[bytes, bytes] | Literal[False] | None:
+    """The common case, quickly: every item a span of one request, whose body ``bodies``
+    holds; ``False`` when it refused the body, ``None`` when this is not the case."""
+    first = items[0]
+    if not isinstance(first, ReceivedSpan):
+        return None
+    request = first.request
+    if request is None or request.body is None:
+        return None
+    places = [
+        item.index for item in items if item.__class__ is ReceivedSpan and item.request is request
+    ]
+    if len(places) != len(items):
+        return None
+    if not bodies.pin(request.body):
+        return False
+    return marshal.dumps([[request.encoding], *places]), request.body
 
 
 def _unpinned(bodies: KeptBodies | None, pinned: list[bytes]) -> None:
