@@ -102,6 +102,8 @@ class ReceivedLog:
 Received = Union[ReceivedSpan, ReceivedLog]  # noqa: UP007 - a runtime alias on Python 3.10
 
 
+#: The receiver's decoding limits (the defaults): a kept body is decoded again with the same.
+_LIMITS = Limits()
 #: The decoders of a traces request body, by encoding.
 _DECODERS: dict[str, Callable[..., list[Span]]] = {
     "protobuf": decode_request,
@@ -121,8 +123,6 @@ def decode_body(
         body, origin="request", limits=_LIMITS, diagnostics=diagnostics, lazy=False
     )
 
-
-_LIMITS = Limits()
 
 
 class TraceIntake:
