@@ -124,7 +124,6 @@ def decode_body(
     )
 
 
-
 class TraceIntake:
     """``ingest(encoding, body)``: decode an export request and hand its spans to ``buffer``.
 
