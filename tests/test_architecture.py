@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "tooltrail"
 
 #: Bottom to top; a module may import from its own layer and the layers below.
 LAYERS: list[tuple[str, ...]] = [
-    ("model", "hints", "equality", "gc_pause", "version", "lazy", "redact"),
+    ("model", "hints", "equality", "gc_pause", "version", "lazy", "redact", "settings"),
     ("otlp",),
     ("dialects",),
     ("convert",),

@@ -8,6 +8,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from tooltrail.live import CompletedTrace, TraceBuffer
+from tooltrail.pipeline.buffer import is_local_root
 
 
 class Collect:
@@ -303,25 +305,38 @@ def test_the_public_api_path_groups_traces_the_same(monkeypatch: pytest.MonkeyPa
     buffer.shutdown()
 
 
-def test_any_span_with_a_context_and_a_parent_can_be_buffered() -> None:
-    """Not only SDK spans: a receiver hands decoded OTLP spans to the same buffer."""
+def test_any_item_of_tooltrails_own_shape_can_be_buffered() -> None:
+    """Not only SDK spans: anything with ``trace_id`` and ``local_root`` (``Traced``), as the
+    spans and log records a receiver decoded, goes to the same buffer through ``add``, typed
+    as it is (``CompletedTrace[Decoded]``)."""
 
-    class Ids:
-        def __init__(self, trace_id: int, is_remote: bool = False) -> None:
-            self.trace_id, self.is_remote = trace_id, is_remote
-
+    @dataclass
     class Decoded:
-        def __init__(self, trace_id: int, parent: Ids | None) -> None:
-            self.context, self.parent = Ids(trace_id), parent
+        trace_id: int
+        local_root: bool
 
-    sink = Collect()
-    buffer = TraceBuffer(sink, grace_s=0)
-    child, root = Decoded(5, Ids(5)), Decoded(5, None)
-    buffer.on_end(child)  # type: ignore[arg-type]
-    buffer.on_end(root)  # type: ignore[arg-type]
-    wait_for(lambda: len(sink.traces) == 1)
-    assert sink.traces[0].spans == [child, root] and not sink.traces[0].partial
+    received: list[CompletedTrace[Decoded]] = []
+
+    class Collect:
+        def export_trace(self, trace: CompletedTrace[Decoded]) -> None:
+            received.append(trace)
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return True
+
+        def shutdown(self) -> None:
+            pass
+
+    buffer = TraceBuffer(Collect(), grace_s=0)
+    child, root, other = Decoded(5, False), Decoded(5, True), Decoded(6, False)
+    buffer.add(child)
+    buffer.add(other)  # no root: held
+    buffer.add(root)
+    wait_for(lambda: len(received) == 1)
+    assert received[0].spans == [child, root] and not received[0].partial
+    assert is_local_root(root) and not is_local_root(child)
     buffer.shutdown()
+    assert [t.spans for t in received[1:]] == [[other]] and received[1].partial
 
 
 def test_the_oldest_rootless_trace_old_enough_can_be_handed_on_now() -> None:

@@ -207,6 +207,10 @@ def test_a_process_exporting_after_the_verdict_revises_it(
     assert stats["traces_revised"] == last["revision"] and stats["verdicts_changed"] >= 1
     assert stats["late_spans_unjudged"] == stats["log_records_unjudged"] == 0
     assert [x["revision"] for x in lines] == list(range(len(lines)))  # each marked, in order
+    # Kept for the revision: the trace points into the request bodies its spans came in
+    # (the controller's, the runtime's: JSON, held as received), not a copy of its spans.
+    assert stats["revision_bodies_held"] == 2 and stats["revision_body_bytes_held"] > 0
+    assert stats["revision_bodies_refused"] == 0
 
 
 def weather_logs() -> dict[str, Any]:

@@ -25,7 +25,6 @@ from typing import Any
 
 from tooltrail.evaluate import CaseResult
 from tooltrail.live.config import LiveConfig
-from tooltrail.live.span_redaction import redacted
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import (
     Diagnostic,
@@ -40,6 +39,7 @@ from tooltrail.otlp import (
 )
 from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, ZERO_HEX
 from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_UNSET
+from tooltrail.pipeline.span_redaction import redacted
 from tooltrail.redact import Redaction
 from tooltrail.scores import (
     CASE_SCORE_NAME,

@@ -1,31 +1,37 @@
 """Live settings, with their defaults in one place and ``TOOLTRAIL_*`` environment variables.
 
-``LiveConfig.from_env()`` reads every variable of ``ENVIRONMENT`` (documented in docs/live.md);
-a bad value logs a warning and keeps the default, as the OpenTelemetry SDK does. Lists are a
-JSON array or comma-separated text.
+``LiveConfig.from_env()`` reads every variable of ``ENVIRONMENT`` (documented in docs/live.md)
+with the parsers of ``tooltrail.settings``; a bad value logs a warning and keeps the default, as
+the OpenTelemetry SDK does. The redaction variables are ``settings.REDACTION_ENVIRONMENT``,
+which every runner reads (``settings.redaction_from_env``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from tooltrail.live.redact import (
-    DEFAULT_KEYS,
+from tooltrail.pipeline import buffer as _buffer
+from tooltrail.pipeline import revisions as _revisions
+from tooltrail.redact import (
     DEFAULT_MARKER,
     DEFAULT_MAX_ARGS_BYTES,
     DEFAULT_MAX_VALUE_CHARS,
     Redaction,
 )
-from tooltrail.pipeline import buffer as _buffer
-from tooltrail.pipeline import revisions as _revisions
+from tooltrail.settings import (
+    REDACTION_ENVIRONMENT,
+    choice,
+    parse_bool,
+    parse_non_negative_int,
+    parse_positive_int,
+    parse_text,
+    read_environment,
+    redaction_from,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -97,16 +103,7 @@ class LiveConfig:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> LiveConfig:
         """Defaults, then the ``TOOLTRAIL_*`` variables, then ``overrides`` (``None`` = unset)."""
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for name, (field_name, parse) in ENVIRONMENT.items():
-            raw = env.get(name)
-            if raw is None or not raw.strip():
-                continue
-            try:
-                values[field_name] = parse(raw.strip())
-            except ValueError as exc:
-                _log.warning("tooltrail: ignoring %s=%r: %s", name, raw, exc)
+        values = read_environment(ENVIRONMENT, environ, _log)
         unknown = set(overrides) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise TypeError(f"unknown tooltrail live setting(s): {', '.join(sorted(unknown))}")
@@ -114,121 +111,32 @@ class LiveConfig:
         return cls(**values)
 
     def redaction(self) -> Redaction:
-        """The ``Redaction`` these settings describe."""
-        keys = (DEFAULT_KEYS if self.redact_default_keys else ()) + tuple(self.redact_keys)
-        return Redaction(
-            keys=keys,
-            key_patterns=tuple(self.redact_key_patterns),
-            value_patterns=tuple(self.redact_value_patterns),
-            marker=self.redact_marker,
-            max_value_chars=self.max_value_chars,
-            max_args_bytes=self.max_args_bytes,
+        """The ``Redaction`` these settings describe (``settings.redaction_from``)."""
+        return redaction_from(
+            **{setting: getattr(self, setting) for setting, _ in REDACTION_ENVIRONMENT.values()}
         )
-
-
-def _bool(raw: str) -> bool:
-    value = raw.lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("expected true or false")
-
-
-def _positive_int(raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError("expected a positive integer") from None
-    if value <= 0:
-        raise ValueError("expected a positive integer")
-    return value
-
-
-def _non_negative_int(raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError("expected an integer >= 0") from None
-    if value < 0:
-        raise ValueError("expected an integer >= 0")
-    return value
-
-
-def _text_list(raw: str) -> tuple[str, ...]:
-    if raw.startswith("["):
-        try:
-            items = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            raise ValueError("not a JSON array") from None
-        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-            raise ValueError("expected a JSON array of strings")
-        return tuple(items)
-    return tuple(item.strip() for item in raw.split(",") if item.strip())
-
-
-def _int_at_least(minimum: int) -> Any:
-    def parse(raw: str) -> int:
-        try:
-            value = int(raw)
-        except ValueError:
-            raise ValueError(f"expected an integer >= {minimum}") from None
-        if value < minimum:
-            raise ValueError(f"expected an integer >= {minimum}")
-        return value
-
-    return parse
-
-
-def _pattern_list(raw: str) -> tuple[str, ...]:
-    patterns = _text_list(raw)
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"bad regular expression {pattern!r}: {exc}") from None
-    return patterns
-
-
-def _choice(*allowed: str) -> Any:
-    def parse(raw: str) -> str:
-        if raw not in allowed:
-            raise ValueError(f"expected one of {', '.join(allowed)}")
-        return raw
-
-    return parse
-
-
-def _text(raw: str) -> str:
-    return raw
 
 
 #: Environment variable -> (LiveConfig field, parser).
 ENVIRONMENT: dict[str, tuple[str, Any]] = {
-    "TOOLTRAIL_ENABLED": ("enabled", _bool),
-    "TOOLTRAIL_OUT": ("out", _text),
-    "TOOLTRAIL_OUT_FORMAT": ("out_format", _choice("json", "proto")),
-    "TOOLTRAIL_OUT_COMPRESSION": ("out_compression", _choice("zstd", "gzip")),
-    "TOOLTRAIL_OUT_MAX_BYTES": ("out_max_bytes", _positive_int),
-    "TOOLTRAIL_SUITE": ("suite", _text),
-    "TOOLTRAIL_RESULTS": ("results", _text),
-    "TOOLTRAIL_EVALUATION_EVENTS": ("evaluation_events", _bool),
-    "TOOLTRAIL_REDACT_KEYS": ("redact_keys", _text_list),
-    "TOOLTRAIL_REDACT_DEFAULT_KEYS": ("redact_default_keys", _bool),
-    "TOOLTRAIL_REDACT_KEY_PATTERNS": ("redact_key_patterns", _pattern_list),
-    "TOOLTRAIL_REDACT_VALUE_PATTERNS": ("redact_value_patterns", _pattern_list),
-    "TOOLTRAIL_REDACT_MARKER": ("redact_marker", _text),
-    "TOOLTRAIL_MAX_VALUE_CHARS": ("max_value_chars", _int_at_least(16)),
-    "TOOLTRAIL_MAX_ARGS_BYTES": ("max_args_bytes", _int_at_least(64)),
-    "TOOLTRAIL_GRACE_MS": ("grace_ms", _non_negative_int),
-    "TOOLTRAIL_MAX_AGE_MS": ("max_age_ms", _positive_int),
-    "TOOLTRAIL_MAX_TRACES": ("max_traces", _positive_int),
-    "TOOLTRAIL_MAX_SPANS_PER_TRACE": ("max_spans_per_trace", _positive_int),
-    "TOOLTRAIL_MAX_BUFFERED_SPANS": ("max_buffered_spans", _positive_int),
-    "TOOLTRAIL_SINK_TIMEOUT_MS": ("sink_timeout_ms", _positive_int),
-    "TOOLTRAIL_SHUTDOWN_TIMEOUT_MS": ("shutdown_timeout_ms", _positive_int),
-    "TOOLTRAIL_REVISION_WINDOW_MS": ("revision_window_ms", _non_negative_int),
-    "TOOLTRAIL_MAX_REVISIONS": ("max_revisions", _non_negative_int),
-    "TOOLTRAIL_REVISION_MAX_SPANS": ("revision_max_spans", _non_negative_int),
-    "TOOLTRAIL_HANDLE_SIGTERM": ("handle_sigterm", _bool),
+    "TOOLTRAIL_ENABLED": ("enabled", parse_bool),
+    "TOOLTRAIL_OUT": ("out", parse_text),
+    "TOOLTRAIL_OUT_FORMAT": ("out_format", choice("json", "proto")),
+    "TOOLTRAIL_OUT_COMPRESSION": ("out_compression", choice("zstd", "gzip")),
+    "TOOLTRAIL_OUT_MAX_BYTES": ("out_max_bytes", parse_positive_int),
+    "TOOLTRAIL_SUITE": ("suite", parse_text),
+    "TOOLTRAIL_RESULTS": ("results", parse_text),
+    "TOOLTRAIL_EVALUATION_EVENTS": ("evaluation_events", parse_bool),
+    **REDACTION_ENVIRONMENT,
+    "TOOLTRAIL_GRACE_MS": ("grace_ms", parse_non_negative_int),
+    "TOOLTRAIL_MAX_AGE_MS": ("max_age_ms", parse_positive_int),
+    "TOOLTRAIL_MAX_TRACES": ("max_traces", parse_positive_int),
+    "TOOLTRAIL_MAX_SPANS_PER_TRACE": ("max_spans_per_trace", parse_positive_int),
+    "TOOLTRAIL_MAX_BUFFERED_SPANS": ("max_buffered_spans", parse_positive_int),
+    "TOOLTRAIL_SINK_TIMEOUT_MS": ("sink_timeout_ms", parse_positive_int),
+    "TOOLTRAIL_SHUTDOWN_TIMEOUT_MS": ("shutdown_timeout_ms", parse_positive_int),
+    "TOOLTRAIL_REVISION_WINDOW_MS": ("revision_window_ms", parse_non_negative_int),
+    "TOOLTRAIL_MAX_REVISIONS": ("max_revisions", parse_non_negative_int),
+    "TOOLTRAIL_REVISION_MAX_SPANS": ("revision_max_spans", parse_non_negative_int),
+    "TOOLTRAIL_HANDLE_SIGTERM": ("handle_sigterm", parse_bool),
 }

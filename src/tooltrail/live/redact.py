@@ -1,6 +1,7 @@
 """The live path's name for the redaction rules, which live in ``tooltrail.redact`` (layer 0)
-so that evaluation, evaluation events and reports apply the same rules. Whole spans and log
-records are redacted by ``tooltrail.live.span_redaction``."""
+so that evaluation, evaluation events and reports apply the same rules. Their settings
+(``TOOLTRAIL_REDACT_*``) are read by ``tooltrail.settings``; whole spans and log records are
+redacted by ``tooltrail.pipeline.span_redaction``."""
 
 from __future__ import annotations
 

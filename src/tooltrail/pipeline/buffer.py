@@ -34,7 +34,8 @@ from array import array
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from operator import attrgetter
+from typing import Any, Generic, Protocol, TypeVar, Union
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
@@ -84,12 +85,55 @@ _MAX_NOTICES = 1 << 20
 _NOTICES_FIRST = 1 << 16
 
 
+class Traced(Protocol):
+    """tooltrail's own shape of an item of a trace, beside the SDK's spans: what the buffer
+    reads of it. ``tooltrail serve`` hands its decoded spans and log records to the buffer in
+    this shape (``serve.intake``); the application's SDK spans are read through ``sdk``."""
+
+    @property
+    def trace_id(self) -> int: ...
+
+    @property
+    def local_root(self) -> bool:
+        """Whether the item is a root of its trace here: no parent, or a remote one. A trace
+        is complete once a local root ended (and nothing it saw start is still open)."""
+        ...
+
+
+#: What the buffer holds: the application's ended SDK spans, or items of tooltrail's shape.
+BufferItem = Union[ReadableSpan, Traced]  # noqa: UP007 - a runtime alias on Python 3.10
+#: The items of a ``CompletedTrace``: what its buffer was given.
+ItemT = TypeVar("ItemT")
+
+_traced_trace_id: Callable[[Any], int | None] = attrgetter("trace_id")
+_traced_link: Callable[[Any], tuple[int, bool] | None] = attrgetter("trace_id", "local_root")
+
+
+def readers_of(
+    kind: type,
+) -> tuple[Callable[[Any], int | None], Callable[[Any], tuple[int, bool] | None]]:
+    """How the buffer reads an item of class ``kind``: its trace id, and ``(trace id, local
+    root)``. SDK spans through ``sdk``'s readers (the one place that reads SDK internals),
+    any other item as ``Traced``."""
+    if issubclass(kind, ReadableSpan):
+        readers = sdk.readers_for(kind)
+        return readers.trace_id, readers.trace_link
+    return _traced_trace_id, _traced_link
+
+
+def is_local_root(item: BufferItem) -> bool:
+    """Whether ``item`` is a local root, read as the buffer reads it."""
+    link = readers_of(item.__class__)[1](item)
+    return link is not None and link[1]
+
+
 @dataclass(slots=True)
-class CompletedTrace:
-    """The spans of one trace (or, when ``partial``, of one piece of it), in end order."""
+class CompletedTrace(Generic[ItemT]):
+    """The items of one trace (or, when ``partial``, of one piece of it), in end order:
+    SDK spans in-process, ``serve.intake``'s received spans and log records in a receiver."""
 
     trace_id: int
-    spans: list[ReadableSpan]
+    spans: list[ItemT]
     partial: bool = False
     #: ``complete``, or why the trace was handed on early (see ``PARTIAL_REASONS``).
     reason: str = COMPLETE
@@ -116,7 +160,7 @@ class TraceSink(Protocol):
     gave up (a ``CompletedTrace`` without spans, ``reason == "dropped"``).
     """
 
-    def export_trace(self, trace: CompletedTrace) -> None: ...
+    def export_trace(self, trace: CompletedTrace[Any]) -> None: ...
 
     def force_flush(self, timeout_millis: int = 30000) -> bool: ...
 
@@ -152,7 +196,7 @@ class BufferStats:
 
 @dataclass(slots=True, eq=False)
 class _Held:
-    spans: list[ReadableSpan] = field(default_factory=list)
+    spans: list[BufferItem] = field(default_factory=list)
     #: Spans seen starting and not yet ended.
     open: int = 0
     root_ended: bool = False
@@ -242,7 +286,7 @@ class TraceBuffer(SpanProcessor):
         #: (due, trace id) in due order; stale entries are skipped.
         self._pending: deque[tuple[float, int]] = deque()
         #: Traces waiting for the sinks, and notices of traces given up (both under the lock).
-        self._ready: deque[CompletedTrace] = deque()
+        self._ready: deque[CompletedTrace[BufferItem]] = deque()
         self._notices = _Notices()
         #: Spans in held traces, waiting ones and the trace being delivered.
         self._buffered = 0
@@ -252,7 +296,7 @@ class TraceBuffer(SpanProcessor):
         self._in_delivery = 0
         #: Spans started and spans ended, not yet grouped into traces.
         self._starts: deque[Span] = deque()
-        self._ends: deque[ReadableSpan] = deque()
+        self._ends: deque[BufferItem] = deque()
         #: Traces partly or wholly handed on: trace id -> (open spans, root ended, given up).
         self._handed: OrderedDict[int, tuple[int, bool, bool]] = OrderedDict()
         self._delivery = _Delivery()
@@ -280,7 +324,9 @@ class TraceBuffer(SpanProcessor):
         if not self._shutdown:
             self._starts.append(span)
 
-    def on_end(self, span: ReadableSpan) -> None:
+    def add(self, span: BufferItem) -> None:
+        """Hold ``span`` (an ended SDK span, or an item of tooltrail's shape, ``Traced``)
+        with its trace."""
         ends = self._ends
         ends.append(span)
         if self._shutdown:
@@ -292,6 +338,9 @@ class TraceBuffer(SpanProcessor):
         elif queued > _MAX_QUEUED:
             with self._lock:
                 self._group()
+
+    #: The SDK's door (an ended span of the application): the same method, no extra call.
+    on_end = add
 
     def _strand(self) -> None:
         with self._lock:
@@ -321,9 +370,8 @@ class TraceBuffer(SpanProcessor):
         # Every end counted here was queued after its start: taking the count of ends first,
         # then every start, never sees an end before its start.
         ends = len(self._ends)
-        # This loop sees every span: SDK spans are read through ``pipeline.sdk``'s readers; any
-        # other object with ``.context.trace_id`` and ``.parent`` (say, a received OTLP span)
-        # through the public properties. The readers are chosen once per span class.
+        # This loop sees every span: SDK spans are read through ``pipeline.sdk``'s readers, any
+        # other item as ``Traced`` (say, a received OTLP span); chosen once per class.
         trace_ids, trace_links = self._trace_ids, self._trace_links
         pop_start = self._starts.popleft
         while True:
@@ -334,7 +382,7 @@ class TraceBuffer(SpanProcessor):
             kind: type = started.__class__
             read_trace_id = trace_ids.get(kind)
             if read_trace_id is None:
-                read_trace_id = trace_ids[kind] = sdk.readers_for(kind).trace_id
+                read_trace_id = trace_ids[kind] = readers_of(kind)[0]
             trace_id = read_trace_id(started)
             if trace_id is None:
                 continue
@@ -350,7 +398,7 @@ class TraceBuffer(SpanProcessor):
             kind = span.__class__
             read_trace_link = trace_links.get(kind)
             if read_trace_link is None:
-                read_trace_link = trace_links[kind] = sdk.readers_for(kind).trace_link
+                read_trace_link = trace_links[kind] = readers_of(kind)[1]
             link = read_trace_link(span)
             if link is None:
                 continue
@@ -467,7 +515,7 @@ class TraceBuffer(SpanProcessor):
         if held is not None:
             held.given_up = True
 
-    def _give_up(self, trace: CompletedTrace) -> None:
+    def _give_up(self, trace: CompletedTrace[BufferItem]) -> None:
         """Release a waiting trace's spans undelivered; count it; queue its notice (lock held).
         A ``late`` piece adds its spans to ``spans_dropped`` only: its trace was counted, and
         named to the sinks, once already."""
@@ -562,7 +610,7 @@ class TraceBuffer(SpanProcessor):
 
     # -- delivery (its own thread; a stuck sink gets a successor thread) ---------------------
 
-    def _start_delivery(self, resume: tuple[CompletedTrace, int] | None) -> None:
+    def _start_delivery(self, resume: tuple[CompletedTrace[BufferItem], int] | None) -> None:
         delivery = self._delivery
         thread = threading.Thread(
             target=self._deliver_run,
@@ -573,14 +621,14 @@ class TraceBuffer(SpanProcessor):
         delivery.thread = thread
         thread.start()
 
-    def _take(self) -> CompletedTrace | None:
+    def _take(self) -> CompletedTrace[BufferItem] | None:
         """The next trace for the sinks: waiting traces first (each one delivered saves its
         spans from being given up), notices of given-up traces when none waits or when
         many pile up."""
         with self._lock:
             if self._notices and (not self._ready or len(self._notices) > _NOTICES_FIRST):
                 trace_id, spans = self._notices.popleft()
-                trace = CompletedTrace(
+                trace: CompletedTrace[BufferItem] = CompletedTrace(
                     trace_id=trace_id, spans=[], partial=True, reason=DROPPED, dropped_spans=spans
                 )
             elif self._ready:
@@ -591,7 +639,10 @@ class TraceBuffer(SpanProcessor):
             return trace
 
     def _deliver_run(
-        self, delivery: _Delivery, generation: int, resume: tuple[CompletedTrace, int] | None
+        self,
+        delivery: _Delivery,
+        generation: int,
+        resume: tuple[CompletedTrace[BufferItem], int] | None,
     ) -> None:
         """Give each waiting trace to every sink in order, until ``stop`` or replaced."""
         if resume is not None and not self._deliver_one(delivery, generation, *resume):

@@ -25,7 +25,7 @@ from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult, evaluate_cases, reads_content, reads_usage
 from tooltrail.model import EvalTrace
 from tooltrail.pipeline.adapt import otlp_spans
-from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace
+from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace, is_local_root
 from tooltrail.pipeline.revisions import (
     DEFAULT_MAX_REVISIONS,
     DEFAULT_REVISION_WINDOW_S,
@@ -141,12 +141,6 @@ def unjudged_line(trace_id_hex: str, why: str, late_spans: int, late_log_records
     return orjson.dumps(line) + b"\n"
 
 
-def _is_root(item: Any) -> bool:
-    """Whether a span (an SDK span, or a receiver's wrapper) is a local root."""
-    parent = getattr(item, "parent", None)
-    return parent is None or bool(getattr(parent, "is_remote", False))
-
-
 def verdict_of(partial: bool, results: list[CaseResult]) -> str:
     """``partial`` for a piece of a trace, else ``pass`` or ``fail``."""
     if partial:
@@ -240,7 +234,10 @@ class InlineEvaluator:
             self._file = open(self.results_path, "ab")  # noqa: SIM115 - closed in shutdown
         self._warn = ThrottledWarning(_log)
         self.revisions = RevisionStore(
-            window_s=revision_window_s, max_revisions=max_revisions, max_items=max_kept_spans
+            window_s=revision_window_s,
+            max_revisions=max_revisions,
+            max_items=max_kept_spans,
+            on_release=self._release,
         )
         self._store_lock = threading.Lock()
         self.traces_evaluated = 0
@@ -345,7 +342,7 @@ class InlineEvaluator:
             return None
         # A late piece the buffer found complete that holds the root completes a trace that
         # was judged without it (handed on at max_age, or evicted).
-        partial = found.partial and not (trace.reason == LATE and any(map(_is_root, new)))
+        partial = found.partial and not (trace.reason == LATE and any(map(is_local_root, new)))
         return self._judge(trace, items + new, partial, found)
 
     def _judge(
@@ -451,6 +448,9 @@ class InlineEvaluator:
     def _unpack(self, kept: Any, trace_id: int) -> list[Any]:
         """The items ``_pack`` kept, as they were handed to it."""
         return kept  # type: ignore[no-any-return]
+
+    def _release(self, kept: Any) -> None:
+        """What ``_pack`` kept is let go (in-process: nothing else to do)."""
 
     def _unique(self, items: list[Any]) -> list[Any]:
         """A piece's items without the copies an exporter's retry left (none in-process)."""

@@ -85,10 +85,17 @@ class Judged:
     #: ``size`` as the store counted it in ``items_kept`` (a revised trace is kept again
     #: with a larger ``size``: the store takes off what it counted, not the new size).
     counted: int = 0
+    #: ``kept`` as the store holds it (a revision replaces ``kept`` before it is kept again:
+    #: the store hands the form it held to ``on_release``).
+    held: Any = None
 
 
 class RevisionStore:
-    """Judged traces by trace id, oldest first, within ``window_s`` and ``max_items``."""
+    """Judged traces by trace id, oldest first, within ``window_s`` and ``max_items``.
+
+    ``on_release(kept)`` is called with each kept form (``Judged.kept``) the store lets go or
+    is not given to hold (replaced, past a bound, or revisions off), once each: a kept form
+    may hold something counted elsewhere (``serve.kept.KeptBodies``)."""
 
     def __init__(
         self,
@@ -97,6 +104,7 @@ class RevisionStore:
         max_revisions: int = DEFAULT_MAX_REVISIONS,
         max_items: int = DEFAULT_MAX_KEPT_ITEMS,
         clock: Callable[[], float] = time.monotonic,
+        on_release: Callable[[Any], None] | None = None,
     ) -> None:
         if window_s < 0 or max_revisions < 0 or max_items < 0:
             raise ValueError("window_s, max_revisions and max_items must be >= 0")
@@ -104,6 +112,7 @@ class RevisionStore:
         self.max_revisions = max_revisions
         self.max_items = max_items
         self._clock = clock
+        self._on_release = on_release
         self._kept: OrderedDict[int, Judged] = OrderedDict()
         #: Traces let go (trace id -> why), and whether their late data was named already.
         self._gone: OrderedDict[int, tuple[str, bool]] = OrderedDict()
@@ -126,16 +135,20 @@ class RevisionStore:
     def keep(self, trace_id: int, judged: Judged) -> None:
         """Keep (or replace) what was judged of ``trace_id``; the oldest go past the bounds."""
         if not self._enabled:
+            self._release(judged.kept)
             return
         earlier = self._kept.get(trace_id)
         if earlier is not None:
             self.items_kept -= earlier.counted
+            self._release(earlier.held)
         if judged.rejudged >= self.max_revisions:
             self._kept.pop(trace_id, None)
+            self._release(judged.kept)
             self._let_go(trace_id, REVISION_LIMIT)
             return
         self._kept[trace_id] = judged  # a revised trace keeps its place: window from its first
         judged.counted = judged.size
+        judged.held = judged.kept
         self.items_kept += judged.size
         self._until_expire -= 1
         if self._until_expire < 0:
@@ -143,7 +156,9 @@ class RevisionStore:
             self.expire()
         while self.items_kept > self.max_items and self._kept:
             oldest = next(iter(self._kept))
-            self.items_kept -= self._kept.pop(oldest).counted
+            let_go = self._kept.pop(oldest)
+            self.items_kept -= let_go.counted
+            self._release(let_go.held)
             self.traces_evicted += 1
             self._let_go(oldest, NOT_KEPT)
 
@@ -176,7 +191,12 @@ class RevisionStore:
                 return
             del kept[trace_id]
             self.items_kept -= judged.counted
+            self._release(judged.held)
             self._let_go(trace_id, WINDOW_PASSED)
+
+    def _release(self, kept: Any) -> None:
+        if self._on_release is not None and kept is not None:
+            self._on_release(kept)
 
     def _let_go(self, trace_id: int, why: str) -> None:
         self._remember(trace_id, why, named=False)

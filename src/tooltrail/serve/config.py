@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tooltrail.live.redact import Redaction
 from tooltrail.pipeline.revisions import (
     DEFAULT_MAX_KEPT_ITEMS,
     DEFAULT_MAX_REVISIONS,
@@ -13,6 +12,7 @@ from tooltrail.pipeline.revisions import (
     SDK_LOGS_SCHEDULE_DELAY_S,
     SDK_SCHEDULE_DELAY_S,
 )
+from tooltrail.redact import Redaction
 
 DEFAULT_HOST = "127.0.0.1"
 #: The OTLP defaults, so an SDK pointed at "localhost" with no port finds the receiver.

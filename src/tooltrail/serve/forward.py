@@ -24,10 +24,10 @@ from typing import Any
 import grpc
 
 from tooltrail.dialects import read_tool_call
-from tooltrail.live.redact import Redaction, tool_args_text
 from tooltrail.otlp import LogRecord, Span, encode_request
 from tooltrail.pipeline.buffer import CompletedTrace
 from tooltrail.pipeline.throttle import ThrottledWarning
+from tooltrail.redact import Redaction, tool_args_text
 from tooltrail.serve.config import TRACES_PATH
 from tooltrail.serve.redaction import redacted_tool_span
 

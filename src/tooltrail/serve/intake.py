@@ -1,8 +1,10 @@
 """From a request body to spans held in the ``TraceBuffer``, with bounded memory.
 
-The live path's ``TraceBuffer`` groups SDK spans by ``span.context.trace_id`` and completes a
-trace when a span without a (local) parent has ended. ``ReceivedSpan`` gives a decoded OTLP
-span exactly those two handles, so the receiver reuses the buffer unchanged.
+The live path's ``TraceBuffer`` groups items by trace and completes a trace when a local root
+has ended. It reads SDK spans through ``pipeline.sdk`` and any other item in its own shape
+(``pipeline.buffer.Traced``: ``trace_id``, ``local_root``): ``ReceivedSpan`` and
+``ReceivedLog`` are that shape for a decoded OTLP span and log record, so the receiver reuses
+the buffer unchanged, and its sinks read ``CompletedTrace[Received]``.
 
 The buffer bounds itself by flushing traces early (partial). A receiver can do better: it can
 refuse. ``TraceIntake`` counts every span from the moment it is taken until the evaluation
@@ -22,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Union
 
 from tooltrail.otlp import (
     DecodeError,
@@ -43,63 +45,95 @@ _log = logging.getLogger(__name__)
 _MAX_REASONS = 3
 
 
-class _TraceIds:
-    """The ``span.context`` the buffer reads: only ``trace_id`` (an int, as in the SDK)."""
+class ReceivedRequest:
+    """The request a span came in: ``body`` (the decompressed request bytes, ``None`` when
+    not kept) and its ``encoding``, so that what is kept of a judged trace for a revision can
+    point into the body instead of copying its spans (``serve.kept``)."""
 
-    __slots__ = ("trace_id",)
+    __slots__ = ("body", "encoding")
 
-    def __init__(self, trace_id: int) -> None:
-        self.trace_id = trace_id
-
-
-class _LocalParent:
-    """The ``span.parent`` of a span whose parent is in the same trace: not remote."""
-
-    __slots__ = ()
-    is_remote = False
-
-
-_LOCAL_PARENT = _LocalParent()
+    def __init__(self, body: bytes | None, encoding: str) -> None:
+        self.body = body
+        self.encoding = encoding
 
 
 class ReceivedSpan:
-    """A decoded span as the ``TraceBuffer`` sees it. ``span`` is the ``tooltrail.otlp.Span``.
+    """A decoded span (``decoded``, a ``tooltrail.otlp.Span``) in the ``TraceBuffer``, in the
+    buffer's own item shape (``pipeline.buffer.Traced``): ``trace_id`` as an int and whether
+    it is a ``local_root``. ``request`` and ``index``: the request it came in and its place
+    among the spans ``decode_body`` reads from it (``None`` and ``-1``: not known).
 
     OTLP does not say whether a parent is remote, so a span with a parent id is never a root:
     a trace whose root span never reaches the receiver is evaluated partial at ``max_age``.
     """
 
-    __slots__ = ("span", "context", "parent")
+    __slots__ = ("decoded", "trace_id", "local_root", "request", "index")
 
-    def __init__(self, span: Span, context: _TraceIds) -> None:
-        self.span = span
-        self.context = context
-        self.parent = _LOCAL_PARENT if span.parent_span_id else None
+    def __init__(
+        self,
+        decoded: Span,
+        trace_id: int,
+        request: ReceivedRequest | None = None,
+        index: int = -1,
+    ) -> None:
+        self.decoded = decoded
+        self.trace_id = trace_id
+        self.local_root = not decoded.parent_span_id
+        self.request = request
+        self.index = index
 
 
 class ReceivedLog:
-    """A log record riding in the ``TraceBuffer`` with the spans of its trace.
-
-    ``span`` is the ``tooltrail.otlp.LogRecord`` (so the evaluation stage hands spans and
-    records to ``to_eval_trace`` together). It is never a root: a trace is still complete only
+    """A log record (``decoded``, a ``tooltrail.otlp.LogRecord``) riding in the
+    ``TraceBuffer`` with the spans of its trace, so the evaluation stage hands spans and
+    records to ``to_eval_trace`` together. It is never a root: a trace is still complete only
     once its root span arrived, and a record of a trace not seen yet waits there for it.
     """
 
-    __slots__ = ("span", "context", "parent")
+    __slots__ = ("decoded", "trace_id")
+    local_root = False
 
-    def __init__(self, record: LogRecord, context: _TraceIds) -> None:
-        self.span = record
-        self.context = context
-        self.parent = _LOCAL_PARENT
+    def __init__(self, decoded: LogRecord, trace_id: int) -> None:
+        self.decoded = decoded
+        self.trace_id = trace_id
+
+
+#: What ``tooltrail serve`` holds in the trace buffer: its ``CompletedTrace[Received]``.
+Received = Union[ReceivedSpan, ReceivedLog]  # noqa: UP007 - a runtime alias on Python 3.10
+
+
+#: The receiver's decoding limits (the defaults): a kept body is decoded again with the same.
+_LIMITS = Limits()
+#: The decoders of a traces request body, by encoding.
+_DECODERS: dict[str, Callable[..., list[Span]]] = {
+    "protobuf": decode_request,
+    "json": decode_json_request,
+}
+
+
+def decode_body(
+    encoding: str, body: bytes, diagnostics: list[Diagnostic] | None = None
+) -> list[Span]:
+    """The spans of a traces request, as the intake reads them (raises ``DecodeError``).
+
+    Eager: the converter reads a couple of dozen attributes per span, which costs less from a
+    plain dict than from lazily decoded attributes (measured: ~15% faster overall). The same
+    body gives the same spans in the same order: ``serve.kept`` decodes a kept body again."""
+    return _DECODERS[encoding](
+        body, origin="request", limits=_LIMITS, diagnostics=diagnostics, lazy=False
+    )
 
 
 class TraceIntake:
     """``ingest(encoding, body)``: decode an export request and hand its spans to ``buffer``.
 
-    ``buffer`` is anything with ``on_end(span)`` (the live ``TraceBuffer``). The evaluation
+    ``buffer`` is anything with ``add(item)`` (the live ``TraceBuffer``). The evaluation
     stage calls ``release(trace_id, n)`` once it is done with ``n`` spans of a trace. With
     ``evict_rootless`` (and a buffer with ``hand_on_oldest_rootless`` and ``grace_s``), a
     request that would be refused first makes room by evicting rootless traces.
+
+    Each span is handed on with the request it came in (``ReceivedRequest``; its body
+    ``bytes`` only, not copied, and kept only while something holds the span).
     """
 
     def __init__(
@@ -110,7 +144,6 @@ class TraceIntake:
         max_buffered_spans: int,
         max_traces: int,
         retry_after: float,
-        limits: Limits | None = None,
         evict_rootless: bool = True,
     ) -> None:
         self._buffer = buffer
@@ -118,7 +151,6 @@ class TraceIntake:
         self._max_spans = max_buffered_spans
         self._max_traces = max_traces
         self._retry_after = retry_after
-        self._limits = limits or Limits()
         self._lock = threading.Lock()
         self._held_spans = 0
         self._released_spans = 0
@@ -132,10 +164,6 @@ class TraceIntake:
         )
         self._warn = ThrottledWarning(_log)
         self._closed = False
-        self._decoders: dict[str, Callable[..., list[Span]]] = {
-            "protobuf": decode_request,
-            "json": decode_json_request,
-        }
 
     @property
     def held_spans(self) -> int:
@@ -161,16 +189,14 @@ class TraceIntake:
         if self._full():  # cheap early refusal before decoding
             raise self._throttled()
         diagnostics: list[Diagnostic] = []
-        # Eager: the converter reads a couple of dozen attributes per span, which costs less
-        # from a plain dict than from lazily decoded attributes (measured: ~15% faster overall).
         try:
-            spans = self._decoders[encoding](
-                body, origin="request", limits=self._limits, diagnostics=diagnostics, lazy=False
-            )
+            spans = decode_body(encoding, body, diagnostics)
         except DecodeError as exc:
             raise Undecodable(f"not an OTLP traces request: {exc}") from None
         reasons = [d.message for d in diagnostics if "rejected" in d.message]
-        received, contexts = self._group(spans)
+        received, contexts = self._group_spans(
+            spans, body if body.__class__ is bytes else None, encoding
+        )
         self._admit(received, contexts)
         self._counters.add(spans_received=len(received), spans_rejected=len(reasons))
         message = "; ".join(reasons[:_MAX_REASONS])
@@ -187,11 +213,11 @@ class TraceIntake:
             return 0
         if self._full():
             raise self._throttled()
-        received, counts = self._group(records, ReceivedLog)
+        received, counts = self._group_logs(records)
         self._admit(received, counts)
         return len(received)
 
-    def _admit(self, received: list[Any], contexts: dict[int, int]) -> None:
+    def _admit(self, received: list[Received], contexts: dict[int, int]) -> None:
         """Hand ``received`` to the buffer, or refuse all of it (``Throttled``)."""
         with self._lock:
             if self._closed:
@@ -206,9 +232,9 @@ class TraceIntake:
                 held[trace_id] = held.get(trace_id, 0) + count
             # Inside the lock: a request is either wholly in the buffer before shutdown
             # starts flushing it, or refused.
-            on_end = self._buffer.on_end
-            for span in received:
-                on_end(span)
+            add = self._buffer.add
+            for item in received:
+                add(item)
 
     def _full(self) -> bool:
         """No room for one more span, even after evicting rootless traces."""
@@ -289,19 +315,35 @@ class TraceIntake:
         else:
             self._held.pop(trace_id, None)
 
-    def _group(self, items: list[Any], wrap: Any = None) -> tuple[list[Any], dict[int, int]]:
-        """``items`` (spans, or log records) wrapped for the buffer (``ReceivedSpan`` by
-        default), and how many there are of each trace."""
-        wrap = wrap or ReceivedSpan
-        contexts: dict[str, _TraceIds] = {}
+    def _group_spans(
+        self, spans: list[Span], body: bytes | None, encoding: str
+    ) -> tuple[list[Received], dict[int, int]]:
+        """``spans`` wrapped for the buffer, each with its request and place in it, and how
+        many there are of each trace."""
+        request = ReceivedRequest(body, encoding)
+        trace_ids: dict[str, int] = {}
         counts: dict[int, int] = {}
-        received: list[Any] = []
-        for item in items:
-            context = contexts.get(item.trace_id)
-            if context is None:
-                context = contexts[item.trace_id] = _TraceIds(int(item.trace_id, 16))
-            counts[context.trace_id] = counts.get(context.trace_id, 0) + 1
-            received.append(wrap(item, context))
+        received: list[Received] = []
+        append = received.append
+        for index, span in enumerate(spans):
+            trace_id = trace_ids.get(span.trace_id)
+            if trace_id is None:
+                trace_id = trace_ids[span.trace_id] = int(span.trace_id, 16)
+            counts[trace_id] = counts.get(trace_id, 0) + 1
+            append(ReceivedSpan(span, trace_id, request, index))
+        return received, counts
+
+    def _group_logs(self, records: list[LogRecord]) -> tuple[list[Received], dict[int, int]]:
+        """``records`` wrapped for the buffer, and how many there are of each trace."""
+        trace_ids: dict[str, int] = {}
+        counts: dict[int, int] = {}
+        received: list[Received] = []
+        for record in records:
+            trace_id = trace_ids.get(record.trace_id)
+            if trace_id is None:
+                trace_id = trace_ids[record.trace_id] = int(record.trace_id, 16)
+            counts[trace_id] = counts.get(trace_id, 0) + 1
+            received.append(ReceivedLog(record, trace_id))
         return received, counts
 
     def _throttled(self) -> Throttled:

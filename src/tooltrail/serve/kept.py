@@ -4,13 +4,20 @@ A judged trace is kept for the revision window (``pipeline.revisions``) so that 
 can be merged with it. Kept as decoded objects, every span costs the cyclic garbage collector
 a walk on each collection that reaches it (each span, its wrapper and its events list are
 tracked containers), and it holds its whole request's parsed message alive (``Span.wire``).
-Packed here, a trace is one ``bytes`` object, which the collector never walks; it is unpacked
-only when a late piece of it arrives (rare). The figures are in docs/serve.md (Revisions).
+Packed here, a trace is one ``bytes`` object, or a tuple of it and the request bodies it points
+into, which the collector never walks (a tuple of ``bytes`` is untracked at its first
+collection); it is unpacked only when a late piece of it arrives (rare). The figures are in
+docs/serve.md (Revisions).
 
-A span read from a protobuf request (the common case) is kept as its lean message's bytes
-(``Span.wire`` serialized, in C: the cheapest form there is), and ``unpack`` decodes them again
-as the receiver did, with the resource, scope name and origin its group gave it. Every other
-item (a span read from OTLP/JSON, a log record) is kept field by field. ``marshal`` writes all
+A span is kept, first choice, as its place in the request body it came in: the body is held
+(``KeptBodies``: not copied, counted once however many kept traces point into it, and bounded
+in bytes), and ``unpack`` decodes it again as the receiver did (``intake.decode_body``) and
+takes the span at that place. Nothing of the span is serialized again, so keeping a trace costs
+the evaluation path next to nothing per span. Past the byte bound (or where no body is known),
+a span read from a protobuf request is kept as its lean message's bytes (``Span.wire``
+serialized, in C), decoded again the same way with the resource, scope name and origin its
+group gave it; every other item (a span read from OTLP/JSON, a log record) is kept field by
+field. ``marshal`` writes all
 of it and keeps each value's type (``True`` is not ``1``, a tuple is not a list, floats bit for
 bit, dict order); an object shared by several items (a request's resource) is written once
 and comes back shared. Left out is only what the encoder alone reads (``Span.wire`` and
@@ -22,15 +29,16 @@ cannot hold exactly (an attribute value of another type, a lazily decoded mappin
 from __future__ import annotations
 
 import marshal
+import threading
 from collections.abc import Iterator
 from dataclasses import fields
 from operator import attrgetter
-from typing import Any
+from typing import Any, Literal
 
 from tooltrail.otlp import LogRecord, Span, decode_request
 from tooltrail.otlp.decode.span import SpanEvent
 from tooltrail.otlp.decode.wire import LeanTraces
-from tooltrail.serve.intake import ReceivedLog, ReceivedSpan, _TraceIds
+from tooltrail.serve.intake import Received, ReceivedLog, ReceivedRequest, ReceivedSpan, decode_body
 
 #: ``Span`` fields in constructor order, up to ``origin`` (``wire`` and ``wire_group`` are
 #: the encoder's, see above).
@@ -78,65 +86,197 @@ _HEAD_ROW = 3
 assert len({_SPAN_ROW, len(_LOG_FIELDS), _HEAD_ROW}) == 3
 #: The message class of a protobuf span's ``wire`` (``otlp.decode.pb``, lean schema).
 _LEAN_SPAN = type(LeanTraces().resource_spans.add().scope_spans.add().spans.add())
+#: Bytes of request bodies held for kept traces, per span or log record ``--revision-max-spans``
+#: allows: a body of the SDK's batch of 512 small spans is about 100 KB, and the traces it
+#: carries are kept (and let go) together, so at the default cap (10,000: 10 MB) bodies are
+#: held for all of them; a large body holding few kept spans is packed instead.
+BODY_BYTES_PER_KEPT_ITEM = 1024
 #: Its serializer, looked up once (on a message, an attribute is looked up among the
 #: message's fields before its methods); "partial": proto3 has no required field to check.
 _SERIALIZE = _LEAN_SPAN.SerializePartialToString
 
 
-def pack(items: list[Any]) -> bytes | None:
-    """``items`` (``ReceivedSpan`` and ``ReceivedLog`` of one trace) as one ``bytes``, or
+class KeptBodies:
+    """Request bodies that kept traces point into, each held once with a count of the kept
+    traces that use it, at most ``max_bytes`` in all (``pin`` refuses past it: counted in
+    ``refused``, and that trace's spans are packed instead). Thread-safe."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.bytes_held = 0
+        #: Bodies ``pin`` refused, for being over ``max_bytes`` with what is held.
+        self.refused = 0
+        self._held: dict[int, list[Any]] = {}  # id(body) -> [body, users]
+        self._lock = threading.Lock()
+
+    @property
+    def bodies_held(self) -> int:
+        return len(self._held)
+
+    def pin(self, body: bytes) -> bool:
+        """Hold ``body`` for one more kept trace; False when it would pass ``max_bytes``."""
+        with self._lock:
+            held = self._held.get(id(body))
+            if held is not None:
+                held[1] += 1
+                return True
+            if self.bytes_held + len(body) > self.max_bytes:
+                self.refused += 1
+                return False
+            self._held[id(body)] = [body, 1]
+            self.bytes_held += len(body)
+            return True
+
+    def unpin(self, body: bytes) -> None:
+        """One kept trace less uses ``body``; the last one lets it go."""
+        with self._lock:
+            held = self._held[id(body)]
+            held[1] -= 1
+            if not held[1]:
+                del self._held[id(body)]
+                self.bytes_held -= len(body)
+
+    def release(self, kept: Any) -> None:
+        """A kept form (``pack``'s) is let go: the bodies it points into."""
+        if kept.__class__ is tuple:
+            for body in kept[1:]:
+                self.unpin(body)
+
+
+def pack(items: list[Received], bodies: KeptBodies | None = None) -> bytes | tuple[Any, ...] | None:
+    """``items`` (``ReceivedSpan`` and ``ReceivedLog`` of one trace) in their kept form, or
     ``None`` when they hold something the packed form would not give back exactly.
 
-    The rows, in item order: a lean span's bytes (``bytes``), preceded by a head row
-    ``(resource, scope_name, origin)`` whenever those change; a span's fields; a log record's
-    fields (``unpack`` tells them apart by type and length)."""
-    rows: list[Any] = []
+    With ``bodies``, spans whose request body it accepts are kept as their place in it: the
+    form is ``(rows, body_0, body_1, ...)``, the bodies pinned in ``bodies`` until
+    ``KeptBodies.release``. Otherwise it is ``rows`` alone. ``rows`` is one ``bytes``
+    (``marshal``): first the list of the bodies' encodings, then, in item order: ``n << 32 |
+    index`` for span ``index`` of body ``n`` (``int``); a lean span's bytes (``bytes``),
+    preceded by a head row ``(resource, scope_name, origin)`` whenever those change; a span's
+    fields; a log record's fields (``unpack`` tells them apart by type and length)."""
+    if bodies is not None and items:
+        whole = _one_request(items, bodies)
+        if whole is False:  # its body was refused: packed
+            return pack(items)
+        if whole is not None:
+            return whole
+    encodings: list[str] = []
+    rows: list[Any] = [encodings]
     append = rows.append
     lean_span, serialize = _LEAN_SPAN, _SERIALIZE
     resource: Any = None
     scope_name = origin = None
+    pinned: list[bytes] = []
+    #: id(body) -> its number in ``pinned`` (-1: not pinned); the last body seen.
+    numbers: dict[int, int] = {}
+    last_body: Any = None
+    last_number = -1
     for item in items:
-        inner = item.span
-        kind = inner.__class__
-        if kind is Span:
-            wire = inner.wire
-            if wire.__class__ is lean_span:
-                if (
-                    inner.resource is not resource
-                    or inner.scope_name != scope_name
-                    or inner.origin != origin
-                ):
-                    resource, scope_name, origin = inner.resource, inner.scope_name, inner.origin
-                    append((resource, scope_name, origin))
-                append(serialize(wire))
-                continue
-            row = _span_row(inner)
-            events = row[_EVENTS]
-            if events:
-                if any(event.__class__ is not SpanEvent for event in events):
-                    return None
-                row = (*row[:_EVENTS], tuple(map(_event_row, events)), *row[_EVENTS + 1 :])
-            append(row)
-        elif kind is LogRecord:
-            append(_log_row(inner))
-        else:
+        if isinstance(item, ReceivedLog):
+            if item.decoded.__class__ is not LogRecord:
+                _unpinned(bodies, pinned)
+                return None
+            append(_log_row(item.decoded))
+            continue
+        inner = item.decoded
+        if inner.__class__ is not Span:
+            _unpinned(bodies, pinned)
             return None
+        request = item.request
+        if request is not None and bodies is not None and request.body is not None:
+            body = request.body
+            if body is not last_body:
+                last_body = body
+                last_number = numbers.get(id(body), -2)
+                if last_number == -2:
+                    last_number = numbers[id(body)] = len(pinned) if bodies.pin(body) else -1
+                    if last_number >= 0:
+                        pinned.append(body)
+                        encodings.append(request.encoding)
+            if last_number >= 0:
+                append(last_number << 32 | item.index)
+                continue
+        wire = inner.wire
+        if wire.__class__ is lean_span:
+            if (
+                inner.resource is not resource
+                or inner.scope_name != scope_name
+                or inner.origin != origin
+            ):
+                resource, scope_name, origin = inner.resource, inner.scope_name, inner.origin
+                append((resource, scope_name, origin))
+            append(serialize(wire))
+            continue
+        row = _span_row(inner)
+        events = row[_EVENTS]
+        if events:
+            if any(event.__class__ is not SpanEvent for event in events):
+                _unpinned(bodies, pinned)
+                return None
+            row = (*row[:_EVENTS], tuple(map(_event_row, events)), *row[_EVENTS + 1 :])
+        append(row)
     try:
-        return marshal.dumps(rows)
+        packed = marshal.dumps(rows)
     except ValueError:  # a value of a type marshal does not hold (or a lazy mapping)
+        _unpinned(bodies, pinned)
         return None
+    return (packed, *pinned) if pinned else packed
 
 
-def unpack(data: bytes, trace_id: int) -> list[Any]:
-    """The items ``pack`` was given, wrapped for the evaluator again."""
-    rows = marshal.loads(data)
-    lean = _lean_spans([row for row in rows if row.__class__ is bytes])
-    context = _TraceIds(trace_id)
-    items: list[Any] = []
+def _one_request(
+    items: list[Received], bodies: KeptBodies
+) -> tuple[bytes, bytes] | Literal[False] | None:
+    """The common case, quickly: every item a span of one request, whose body ``bodies``
+    holds; ``False`` when it refused the body, ``None`` when this is not the case."""
+    first = items[0]
+    if not isinstance(first, ReceivedSpan):
+        return None
+    request = first.request
+    if request is None or request.body is None:
+        return None
+    places = [
+        item.index for item in items if item.__class__ is ReceivedSpan and item.request is request
+    ]
+    if len(places) != len(items):
+        return None
+    if not bodies.pin(request.body):
+        return False
+    return marshal.dumps([[request.encoding], *places]), request.body
+
+
+def _unpinned(bodies: KeptBodies | None, pinned: list[bytes]) -> None:
+    """No kept form after all: the bodies pinned for it are let go."""
+    if bodies is not None:
+        for body in pinned:
+            bodies.unpin(body)
+
+
+def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Received]:
+    """The items ``pack`` was given, wrapped for the evaluator again (each span read from a
+    held body keeps its place in it, so packing them again points into the same body)."""
+    if isinstance(kept, bytes):
+        rows = marshal.loads(kept)
+        bodies: tuple[bytes, ...] = ()
+    else:
+        rows = marshal.loads(kept[0])
+        bodies = kept[1:]
+    encodings = rows[0]
+    requests = [ReceivedRequest(body, encodings[n]) for n, body in enumerate(bodies)]
+    decoded: dict[int, list[Span]] = {}
+    lean = _lean_spans([row for row in rows[1:] if row.__class__ is bytes])
+    items: list[Received] = []
     append = items.append
     head: tuple[Any, ...] = ()
-    for row in rows:
-        if row.__class__ is bytes:
+    for row in rows[1:]:
+        kind = row.__class__
+        if kind is int:
+            number, index = row >> 32, row & 0xFFFFFFFF
+            spans = decoded.get(number)
+            if spans is None:
+                spans = decoded[number] = decode_body(encodings[number], bodies[number])
+            append(ReceivedSpan(spans[index], trace_id, requests[number], index))
+            continue
+        if kind is bytes:
             span = next(lean)
             span.resource, span.scope_name, span.origin = head
         elif len(row) == _HEAD_ROW:
@@ -148,9 +288,9 @@ def unpack(data: bytes, trace_id: int) -> list[Any]:
             if events:
                 span.events = [SpanEvent(*event) for event in events]
         else:
-            append(ReceivedLog(LogRecord(*row), context))
+            append(ReceivedLog(LogRecord(*row), trace_id))
             continue
-        append(ReceivedSpan(span, context))
+        append(ReceivedSpan(span, trace_id))
     return items
 
 

@@ -118,7 +118,7 @@ class TracePipeline:
                 config.forward,
                 protocol=config.forward_protocol,
                 redaction=redaction,
-                unwrap=lambda r: r.span,
+                unwrap=lambda r: r.decoded,
                 logs_seen=lambda: self.logs.seen,
             )
             sinks.append(self.forwarder)
@@ -220,6 +220,10 @@ class TracePipeline:
         stats["revision_spans_kept"] = revisions.items_kept
         stats["revision_traces_kept"] = revisions.traces_kept
         stats["revision_traces_evicted"] = revisions.traces_evicted
+        bodies = self.evaluator.bodies
+        stats["revision_bodies_held"] = bodies.bodies_held
+        stats["revision_body_bytes_held"] = bodies.bytes_held
+        stats["revision_bodies_refused"] = bodies.refused
         if self.forwarder is not None:
             stats["traces_forwarded"] = self.forwarder.traces_forwarded
             stats["traces_not_forwarded"] = self.forwarder.traces_dropped

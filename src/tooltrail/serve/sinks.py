@@ -1,11 +1,11 @@
 """What happens to a received trace once the buffer hands it on: dump, score, release.
 
 Each stage is a trace sink of the live path (``export_trace(trace)``, ``force_flush``,
-``shutdown``), called by the ``TraceBuffer`` in order on its worker thread. The spans in a
-``CompletedTrace`` here are ``ReceivedSpan`` wrappers; each stage unwraps them. Once the
-receiver has taken a logs request, a trace may also hold ``ReceivedLog`` wrappers (the content
-records of the trace): the evaluator joins them to the spans, the dump writes them as a logs
-request, forwarding leaves them out.
+``shutdown``), called by the ``TraceBuffer`` in order on its worker thread. A
+``CompletedTrace[Received]`` here holds ``ReceivedSpan`` items (``serve.intake``, the buffer's
+own item shape), each with its ``decoded`` span. Once the receiver has taken a logs request, a
+trace may also hold ``ReceivedLog`` items (the content records of the trace): the evaluator
+joins them to the spans, the dump writes them as a logs request, forwarding leaves them out.
 """
 
 from __future__ import annotations
@@ -19,14 +19,15 @@ from typing import Any
 
 from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import CaseResult
-from tooltrail.live.redact import Redaction
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Diagnostic, LogRecord, OtlpFileWriter, Span
 from tooltrail.pipeline.buffer import CompletedTrace
 from tooltrail.pipeline.inline import InlineEvaluator
 from tooltrail.pipeline.throttle import ThrottledWarning
+from tooltrail.redact import Redaction
 from tooltrail.serve.counters import ReceiverCounters
-from tooltrail.serve.kept import pack, unpack
+from tooltrail.serve.intake import Received, ReceivedLog
+from tooltrail.serve.kept import BODY_BYTES_PER_KEPT_ITEM, KeptBodies, pack, unpack
 from tooltrail.serve.logs import logs_request, record_key
 from tooltrail.serve.redaction import redacted
 
@@ -51,18 +52,21 @@ class LogsSeen:
         self.seen = False
 
 
-def spans_of(trace: CompletedTrace) -> list[Span]:
-    """The decoded spans inside the buffer's ``ReceivedSpan`` wrappers (and, among them, the
-    ``LogRecord`` of every ``ReceivedLog``)."""
-    return [received.span for received in trace.spans]  # type: ignore[attr-defined]
+def spans_of(trace: CompletedTrace[Received]) -> list[Span | LogRecord]:
+    """The decoded spans of a trace's items (and, among them, the ``LogRecord`` of every
+    ``ReceivedLog``), in order."""
+    return [received.decoded for received in trace.spans]
 
 
-def split_logs(items: list[Any]) -> tuple[list[Span], list[LogRecord]]:
+def split_logs(items: list[Span | LogRecord]) -> tuple[list[Span], list[LogRecord]]:
     """Spans and log records apart, each in arrival order."""
     spans: list[Span] = []
     records: list[LogRecord] = []
     for item in items:
-        (records if item.__class__ is LogRecord else spans).append(item)
+        if isinstance(item, LogRecord):
+            records.append(item)
+        else:
+            spans.append(item)
     return spans, records
 
 
@@ -113,6 +117,9 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         **kwargs: Any,
     ) -> None:
         super().__init__(suite, **kwargs)
+        #: Request bodies the kept traces point into (``serve.kept``), bounded in bytes by
+        #: the cap on kept items.
+        self.bodies = KeptBodies(self.revisions.max_items * BODY_BYTES_PER_KEPT_ITEM)
         self._counters = counters
         self._results = results
         self._logs = logs
@@ -123,7 +130,7 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         return self._logs is not None and self._logs.seen
 
     def _convert(self, trace: CompletedTrace, items: list[Any], partial: bool) -> EvalTrace | None:
-        decoded = [received.span for received in items]
+        decoded = [received.decoded for received in items]
         diagnostics: list[Diagnostic] | None = None
         if self._logs_seen():
             spans, records = split_logs(decoded)
@@ -149,13 +156,19 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         )
 
     def _pack(self, items: list[Any]) -> Any:
-        """One ``bytes`` per judged trace (``serve.kept``), which the garbage collector never
-        walks; the items themselves only when they hold what it cannot keep exactly."""
-        packed = pack(items)
+        """One ``bytes`` per judged trace, or a tuple of it and the request bodies its spans
+        are read from again (``serve.kept``), which the garbage collector never walks; the
+        items themselves only when they hold what it cannot keep exactly."""
+        packed = pack(items, self.bodies)
         return items if packed is None else packed
 
     def _unpack(self, kept: Any, trace_id: int) -> list[Any]:
-        return unpack(kept, trace_id) if kept.__class__ is bytes else kept  # type: ignore[no-any-return]
+        if kept.__class__ is bytes or kept.__class__ is tuple:
+            return unpack(kept, trace_id)
+        return kept  # type: ignore[no-any-return]
+
+    def _release(self, kept: Any) -> None:
+        self.bodies.release(kept)
 
     def _unique(self, items: list[Any]) -> list[Any]:
         """The piece without repeated log records (a retried logs export); spans repeated by a
@@ -166,9 +179,8 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         unique: list[Any] = []
         repeated = 0
         for item in items:
-            inner = item.span
-            if inner.__class__ is LogRecord:
-                key = record_key(inner)
+            if isinstance(item, ReceivedLog):
+                key = record_key(item.decoded)
                 if key in seen:
                     repeated += 1
                     continue
@@ -178,14 +190,13 @@ class ReceivedTraceEvaluator(InlineEvaluator):
             self._count(log_records_duplicate=repeated)
         return unique
 
-    def _key(self, item: Any) -> Hashable:
-        inner = item.span
-        if inner.__class__ is LogRecord:
-            return record_key(inner)
-        return inner.span_id
+    def _key(self, item: Received) -> Hashable:
+        if isinstance(item, ReceivedLog):
+            return record_key(item.decoded)
+        return item.decoded.span_id
 
     def _sizes(self, items: list[Any]) -> tuple[int, int]:
-        records = sum(1 for item in items if item.span.__class__ is LogRecord)
+        records = sum(1 for item in items if isinstance(item, ReceivedLog))
         return len(items) - records, records
 
     def _duplicates(self, items: list[Any]) -> None:

@@ -79,6 +79,9 @@ WORKER_STATS = (
     "revision_spans_kept",
     "revision_traces_kept",
     "revision_traces_evicted",
+    "revision_bodies_held",
+    "revision_body_bytes_held",
+    "revision_bodies_refused",
 )
 _RELEASED = WORKER_STATS.index("spans_released")
 _PUBLISH_EVERY_S = 0.1
