@@ -57,6 +57,8 @@ class JudgeSettings:
 
     #: Judge checks read what was said and returned (``evaluate.reads_content``).
     reads_content: ClassVar[bool] = True
+    #: Judge checks ask the run's judge unless given one (``evaluate.asks_judge``).
+    asks_judge: ClassVar[bool] = True
     #: The rubric when none is configured (``None``: one must be).
     DEFAULT_RUBRIC: ClassVar[str | None] = "task_completed"
 
