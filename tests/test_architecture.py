@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("convert",),
     ("suite", "judge"),
     ("checks",),
-    ("evaluate",),
+    ("evaluate", "judging"),
     ("scores",),
     ("pipeline",),
     ("live",),

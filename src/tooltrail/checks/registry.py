@@ -114,6 +114,11 @@ class ConfiguredCheck:
         turn's input and reply: ``EvalTrace.turns``)."""
         return getattr(self.check, "reads_content", False) is True
 
+    @property
+    def asks_judge(self) -> bool:
+        """Whether the configured check asks the run's judge (``checks.judges``)."""
+        return getattr(self.check, "asks_judge", False) is True
+
     def evaluate(self, ctx: CheckContext) -> list[Score]:
         name = self.name
         try:
