@@ -15,7 +15,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from contextlib import ExitStack
 from contextvars import Context, copy_context
 from pathlib import Path
 from typing import IO, Any
@@ -32,6 +33,7 @@ from tooltrail.evaluate import (
     reads_usage,
 )
 from tooltrail.judge.active import active_judge
+from tooltrail.judging import RunJudge, judging, run_judge_settings
 from tooltrail.model import EvalTrace
 from tooltrail.pipeline.adapt import otlp_spans
 from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace
@@ -214,10 +216,12 @@ class InlineEvaluator:
     verdict per trace.
 
     When a check of the suite asks a judge model, traces are judged in a ``JudgeQueue`` of
-    ``judge_queue`` places served by as many threads as the judge's ``concurrency``, each in a
-    copy of ``judge_context`` (default: the context the evaluator is built in, where
-    ``tooltrail.judging.judging`` or ``judge.use_judge`` installed the run's judge);
-    ``judge_drain_s`` bounds how long ``shutdown`` waits for it.
+    ``judge_queue`` places served by as many threads as the judge's ``concurrency``. The run's
+    judge is built from the suite's ``judge:`` block with ``judge_overrides`` over it (the keys
+    of ``tooltrail.judging.OVERRIDE_KEYS``; ``tooltrail.judging``) when they name a model or
+    no judge is installed where the evaluator is built; else the installed one
+    (``judge.use_judge``) is used. ``judge_drain_s`` bounds how long ``shutdown`` waits for
+    the queue; the judge built here is closed then.
     """
 
     def __init__(
@@ -233,7 +237,7 @@ class InlineEvaluator:
         revision_window_s: float = DEFAULT_REVISION_WINDOW_S,
         max_revisions: int = DEFAULT_MAX_REVISIONS,
         max_kept_spans: int = LIVE_MAX_KEPT_SPANS,
-        judge_context: Context | None = None,
+        judge_overrides: Mapping[str, Any] | None = None,
         judge_queue: int = DEFAULT_JUDGE_QUEUE,
         judge_drain_s: float = DEFAULT_DRAIN_TIMEOUT_S,
     ) -> None:
@@ -284,14 +288,28 @@ class InlineEvaluator:
         #: Where traces wait for a judge model (``None``: the suite asks none).
         self.judge_queue: JudgeQueue | None = None
         self.judge_drain_s = judge_drain_s
+        #: The judge built for this evaluator (``tooltrail.judging.RunJudge``), for its totals.
+        self.run_judge: RunJudge | None = None
+        self._judging = ExitStack()
         if asks_judge(self.suite.cases, registry):
-            context = judge_context if judge_context is not None else copy_context()
+            context = self._judge_context(judge_overrides)
             self.judge_queue = JudgeQueue(
                 self._evaluate_now,
                 context=context,
                 workers=workers_of(context.run(active_judge)),
                 max_queued=judge_queue,
             )
+
+    def _judge_context(self, overrides: Mapping[str, Any] | None) -> Context:
+        """A copy of this context with the run's judge installed in it (for the queue's
+        workers); raises ``JudgeConfigError`` for bad settings, before any trace is read."""
+        context = copy_context()
+        settings = run_judge_settings(self.suite, overrides, self.registry)
+        if settings is not None and (
+            settings.model is not None or context.run(active_judge) is None
+        ):
+            self.run_judge = context.run(self._judging.enter_context, judging(settings))
+        return context
 
     def add_callback(self, callback: ResultCallback) -> None:
         """Also send results to ``callback``."""
@@ -525,9 +543,20 @@ class InlineEvaluator:
             for name, delta in deltas.items():
                 setattr(self, name, getattr(self, name, 0) + delta)
 
-    def judge_stats(self) -> dict[str, int]:
-        """The judge queue's counters (``judge_queue_*``); empty when the suite asks no judge."""
-        return self.judge_queue.stats() if self.judge_queue is not None else {}
+    def judge_stats(self) -> dict[str, Any]:
+        """The judge queue's counters (``judge_queue_*``) and, for a judge built here, what it
+        cost (``judge_calls``, ``judge_cached``, ``judge_skipped``, ``judge_errors``,
+        ``judge_input_tokens``, ``judge_output_tokens``, ``judge_cost_usd``); empty when the
+        suite asks no judge."""
+        if self.judge_queue is None:
+            return {}
+        stats: dict[str, Any] = dict(self.judge_queue.stats())
+        if self.run_judge is not None:
+            totals = self.run_judge.totals()
+            for name in ("calls", "cached", "skipped", "errors", "input_tokens", "output_tokens"):
+                stats[f"judge_{name}"] = getattr(totals, name)
+            stats["judge_cost_usd"] = round(totals.cost_usd, 6)
+        return stats
 
     def _write_line(self, data: bytes) -> None:
         if self._file is None:
@@ -555,6 +584,7 @@ class InlineEvaluator:
     def shutdown(self) -> None:
         if self.judge_queue is not None:
             self.judge_queue.shutdown(self.judge_drain_s)
+            self.judge_queue.context.run(self._judging.close)
         with self._file_lock:
             if self._file is not None:
                 self._file.close()

@@ -85,7 +85,8 @@ class JudgeQueue:
         if workers < 1 or max_queued < 1:
             raise ValueError("a judge queue needs at least 1 worker and 1 place")
         self._evaluate = evaluate
-        self._context = context if context is not None else copy_context()
+        #: Where the run's judge is installed; each worker runs in a copy of it.
+        self.context = context if context is not None else copy_context()
         self.max_queued = max_queued
         self._queues: list[deque[CompletedTrace]] = [deque() for _ in range(workers)]
         self._changed = threading.Condition()
@@ -99,7 +100,7 @@ class JudgeQueue:
         self.peak_queued = 0
         self._threads = [
             threading.Thread(
-                target=self._context.copy().run,
+                target=self.context.copy().run,
                 args=(self._work, i),
                 name=f"tooltrail-judge-{i}",
                 daemon=True,

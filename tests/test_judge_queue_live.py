@@ -1,0 +1,149 @@
+"""Live inline evaluation of a suite with judge checks: judged off the trace buffer's delivery
+thread in a bounded queue, with the real OpenTelemetry SDK.
+
+Every wait is on an event (a judge held until the test lets it go), with generous bounds: a
+test that would block fails on its bound instead of hanging, and none depends on timing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from fixtures import refund_case, refund_suite
+from opentelemetry.sdk.trace import TracerProvider
+
+from tooltrail.judge import JudgeOutcome, JudgeVerdict, use_judge
+from tooltrail.live import InlineEvaluator, ToolArgsProcessor, TraceBuffer, tool
+from tooltrail.pipeline.buffer import sinks_of
+
+WAIT_S = 60.0
+
+#: The refund policy's agent, its one required tool, and a judge over that tool's arguments.
+SUITE = refund_suite(
+    refund_case(
+        "match",
+        required_tools=["issue_refund"],
+        evaluators=[
+            {
+                "name": "tool_args_judge",
+                "config": {"tool": "issue_refund", "rubric": "The amount is the order's."},
+            }
+        ],
+    )
+)
+
+
+class HeldJudge:
+    """A judge that answers only once ``release`` is set, and says when it was asked."""
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+        self.release = threading.Event()
+        self.prompts: list[str] = []
+        self.concurrency = 2
+
+    def judge(
+        self, prompt: str, *, samples: int = 1, params: dict[str, Any] | None = None
+    ) -> JudgeOutcome:
+        self.prompts.append(prompt)
+        self.asked.set()
+        assert self.release.wait(WAIT_S), "the test never released the judge"
+        verdict = JudgeVerdict(passed=True, score=1.0, reasoning="matches")
+        return JudgeOutcome(verdict=verdict, model="test:held", attempts=1)
+
+
+class Seen:
+    """A trace sink ahead of the evaluator: which traces the buffer delivered."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.changed = threading.Condition()
+
+    def __call__(self, trace: Any) -> None:
+        with self.changed:
+            self.count += 1
+            self.changed.notify_all()
+
+    def wait_for(self, n: int) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: self.count >= n, timeout=WAIT_S)
+
+
+def agent_run(provider: TracerProvider, amount: float) -> None:
+    tracer = provider.get_tracer("agent")
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "refund_agent"}
+    with tracer.start_as_current_span("invoke_agent refund_agent", attributes=attributes):
+        with tool("issue_refund", {"order_id": "ORD-7731", "amount": amount}, tracer=tracer):
+            pass
+
+
+def pipeline(
+    evaluator: InlineEvaluator, seen: Seen
+) -> tuple[TracerProvider, TraceBuffer]:
+    buffer = TraceBuffer(*sinks_of([seen]), evaluator, grace_s=0)
+    provider = TracerProvider()
+    provider.add_span_processor(ToolArgsProcessor(buffer))
+    return provider, buffer
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_held_judge_does_not_hold_the_delivery_of_later_traces(tmp_path: Path) -> None:
+    judge = HeldJudge()
+    results = tmp_path / "results.jsonl"
+    seen = Seen()
+    with use_judge(judge):
+        evaluator = InlineEvaluator(SUITE, results_path=results)
+    provider, _ = pipeline(evaluator, seen)
+    agent_run(provider, 49.99)
+    assert judge.asked.wait(WAIT_S)
+    # The judge holds the first trace; the buffer still delivers the next ones.
+    agent_run(provider, 10.0)
+    agent_run(provider, 20.0)
+    assert seen.wait_for(3), "the delivery thread was held by the judge"
+    assert evaluator.judge_stats()["judge_queue_in_progress"] >= 1
+    judge.release.set()
+    provider.shutdown()
+    written = lines(results)
+    assert len(written) == 3
+    scores = [s for line in written for r in line["results"] for s in r["scores"]]
+    judged = [s for s in scores if s["name"] == "tool_args_judge:issue_refund"]
+    assert len(judged) == 3 and all(s["passed"] for s in judged)
+    stats = evaluator.judge_stats()
+    assert stats["judge_queue_judged"] == 3 and stats["judge_queue_full"] == 0
+
+
+def test_a_full_queue_gives_error_scores_and_counts_them(tmp_path: Path) -> None:
+    judge = HeldJudge()
+    judge.concurrency = 1
+    results = tmp_path / "results.jsonl"
+    seen = Seen()
+    with use_judge(judge):
+        evaluator = InlineEvaluator(SUITE, results_path=results, judge_queue=1)
+    provider, _ = pipeline(evaluator, seen)
+    agent_run(provider, 49.99)  # taken by the one worker, held there
+    assert judge.asked.wait(WAIT_S)
+    agent_run(provider, 10.0)  # waits in the queue's one place
+    agent_run(provider, 20.0)  # finds it full: judged now, with no model call
+    assert seen.wait_for(3)
+    with evaluator._file_lock:  # the full trace's line is written before delivery goes on
+        assert evaluator._file is not None
+        evaluator._file.flush()
+    first = lines(results)
+    assert len(first) == 1
+    by_name = {s["name"]: s for r in first[0]["results"] for s in r["scores"]}
+    full = by_name["tool_args_judge:issue_refund"]
+    assert full["passed"] is False and full["value"] == 0
+    assert full["error"] == "JudgeSkipped"
+    assert by_name["required_tool:issue_refund"]["passed"] is True  # scored as always
+    assert evaluator.judge_stats()["judge_queue_full"] == 1
+    assert len(judge.prompts) == 1  # the full trace asked no judge
+    judge.release.set()
+    provider.shutdown()
+    assert len(lines(results)) == 3
+    assert evaluator.judge_stats()["judge_queue_judged"] == 2
