@@ -148,6 +148,9 @@ class TracePipeline:
             revision_window_s=config.revision_window,
             max_revisions=config.max_revisions,
             max_kept_spans=config.revision_max_spans,
+            judge_overrides=config.judge_overrides(),
+            judge_queue=config.judge_queue,
+            judge_drain_s=config.shutdown_timeout,
         )
         sinks.append(self.evaluator)
         sinks.append(ReleaseSink(lambda trace_id, n: self.intake.release(trace_id, n)))
@@ -220,6 +223,8 @@ class TracePipeline:
         stats["revision_spans_kept"] = revisions.items_kept
         stats["revision_traces_kept"] = revisions.traces_kept
         stats["revision_traces_evicted"] = revisions.traces_evicted
+        # Judge checks: the queue they wait in, and what the judge cost (``judge_*``).
+        stats.update(self.evaluator.judge_stats())
         if self.forwarder is not None:
             stats["traces_forwarded"] = self.forwarder.traces_forwarded
             stats["traces_not_forwarded"] = self.forwarder.traces_dropped

@@ -79,6 +79,17 @@ WORKER_STATS = (
     "revision_spans_kept",
     "revision_traces_kept",
     "revision_traces_evicted",
+    "judge_queue_waiting",
+    "judge_queue_in_progress",
+    "judge_queue_judged",
+    "judge_queue_full",
+    "judge_queue_dropped",
+    "judge_calls",
+    "judge_cached",
+    "judge_skipped",
+    "judge_errors",
+    "judge_input_tokens",
+    "judge_output_tokens",
 )
 _RELEASED = WORKER_STATS.index("spans_released")
 _PUBLISH_EVERY_S = 0.1
