@@ -7,16 +7,20 @@ test that would block fails on its bound instead of hanging, and none depends on
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fixtures import refund_case, refund_suite
+from judge_server import JudgeServer, judge_server_fixture  # noqa: F401
 from opentelemetry.sdk.trace import TracerProvider
 
 from tooltrail.judge import JudgeOutcome, JudgeVerdict, use_judge
-from tooltrail.live import InlineEvaluator, ToolArgsProcessor, TraceBuffer, tool
+from tooltrail.live import InlineEvaluator, ToolArgsProcessor, TraceBuffer, install, tool
 from tooltrail.pipeline.buffer import sinks_of
 
 WAIT_S = 60.0
@@ -89,6 +93,29 @@ def pipeline(
     return provider, buffer
 
 
+def wait_until(condition: Any, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+def release(server: JudgeServer) -> None:
+    """A request of the test's own: it completes the server's ``total``, so held replies go."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT_S)
+    body = {"model": "release", "messages": [{"role": "user", "content": "release"}]}
+    try:
+        connection.request(
+            "POST",
+            "/v1/chat/completions",
+            body=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        assert connection.getresponse().status == 200
+    finally:
+        connection.close()
+
+
 def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -147,3 +174,39 @@ def test_a_full_queue_gives_error_scores_and_counts_them(tmp_path: Path) -> None
     provider.shutdown()
     assert len(lines(results)) == 3
     assert evaluator.judge_stats()["judge_queue_judged"] == 2
+
+
+def test_install_from_the_environment_judges_with_the_model_off_the_agents_path(
+    tmp_path: Path, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.openai_url)
+    monkeypatch.setenv("TOOLTRAIL_JUDGE_MODEL", "openai:judge-model")
+    monkeypatch.setenv("TOOLTRAIL_JUDGE_CACHE", "false")
+    monkeypatch.setenv("TOOLTRAIL_JUDGE_CONCURRENCY", "1")
+    judge_server.hold_until(1000, total=2, max_wait_s=WAIT_S)  # until the test's own request
+    results = tmp_path / "results.jsonl"
+    seen = Seen()
+    provider = TracerProvider()
+    installation = install(
+        provider=provider,
+        suite=SUITE,
+        sinks=[seen],
+        results=str(results),
+        grace_ms=0,
+        handle_sigterm=False,
+    )
+    assert installation is not None
+    agent_run(provider, 49.99)
+    wait_until(lambda: judge_server.count == 1, "the judge request")
+    agent_run(provider, 10.0)  # exported and delivered while the judge holds the first
+    assert seen.wait_for(2), "the delivery thread was held by the judge"
+    assert judge_server.count == 1 and installation.judge_stats()["judge_queue_waiting"] == 1
+    release(judge_server)
+    provider.shutdown()
+    written = lines(results)
+    assert len(written) == 2
+    for line in written:
+        (score,) = [s for r in line["results"] for s in r["scores"] if "judge" in s["name"]]
+        assert score["passed"] is True and score["judge"]["model"] == "openai:judge-model"
+    stats = installation.judge_stats()
+    assert stats["judge_calls"] == 2 and stats["judge_queue_judged"] == 2
