@@ -84,9 +84,7 @@ def agent_run(provider: TracerProvider, amount: float) -> None:
             pass
 
 
-def pipeline(
-    evaluator: InlineEvaluator, seen: Seen
-) -> tuple[TracerProvider, TraceBuffer]:
+def pipeline(evaluator: InlineEvaluator, seen: Seen) -> tuple[TracerProvider, TraceBuffer]:
     buffer = TraceBuffer(*sinks_of([seen]), evaluator, grace_s=0)
     provider = TracerProvider()
     provider.add_span_processor(ToolArgsProcessor(buffer))

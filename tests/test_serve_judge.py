@@ -69,8 +69,12 @@ def release(server: JudgeServer) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT_S)
     body = {"model": "release", "messages": [{"role": "user", "content": "release"}]}
     try:
-        connection.request("POST", "/v1/chat/completions", body=json.dumps(body).encode(),
-                           headers={"Content-Type": "application/json"})
+        connection.request(
+            "POST",
+            "/v1/chat/completions",
+            body=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
         assert connection.getresponse().status == 200
     finally:
         connection.close()

@@ -23,8 +23,8 @@ from tooltrail.checks.reference import recorded_calls
 from tooltrail.checks.rubrics import BUILTIN_RUBRICS, RubricError, resolve_rubric
 from tooltrail.checks.score import Score, config_error
 from tooltrail.judge.active import active_judge, judge_for_model
-from tooltrail.judge.override import overriding_judge
 from tooltrail.judge.outcome import Judge, JudgeOutcome
+from tooltrail.judge.override import overriding_judge
 from tooltrail.model import ToolCall
 from tooltrail.redact import DEFAULT_REDACTION
 from tooltrail.suite.errors import SuiteError

@@ -138,7 +138,6 @@ class LiveConfig:
             max_args_bytes=self.max_args_bytes,
         )
 
-
     def judge_overrides(self) -> dict[str, Any]:
         """The judge settings given here, as ``tooltrail.judging.run_judge_settings`` takes
         them (``None``: the suite's ``judge:`` block decides)."""
