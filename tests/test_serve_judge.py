@@ -192,3 +192,62 @@ def test_serve_with_a_full_judge_queue_gives_error_scores_and_counts_them(
         True,
         True,
     ]
+
+
+def test_a_revision_asks_the_judge_again_and_the_cache_answers_what_did_not_change(
+    tmp_path: Path, judge_env: JudgeServer
+) -> None:
+    from tooltrail.otlp import Span
+
+    server = judge_env
+    results = tmp_path / "results.jsonl"
+    receiver = start_in_thread(
+        ServeConfig(  # type: ignore[call-arg]
+            suite=write_suite(tmp_path, SUITE),
+            grpc_port=None,
+            http_port=0,
+            grace=0.05,
+            results=results,
+            judge_model="openai:judge-model",
+            judge_cache_path=tmp_path / "judge-cache.sqlite3",
+        )
+    )
+    port = receiver.http_port
+    assert port is not None
+    spans = agent_trace(
+        EVEN[0],
+        tool_attributes=[
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "issue_refund",
+                "gen_ai.tool.call.arguments": json.dumps({"amount": 49.99}),
+            }
+        ],
+    )
+    assert post(port, body_of(spans), PROTOBUF)[0] == 200
+    wait_until(lambda: len(lines(results)) == 1, "the first verdict")
+    assert server.count == 1
+    late = Span(
+        trace_id=EVEN[0],
+        span_id="00000000000000aa",
+        parent_span_id=spans[0].span_id,
+        name="execute_tool",
+        start_ns=4_000,
+        end_ns=5_000,
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "issue_refund",
+            "gen_ai.tool.call.arguments": json.dumps({"amount": 5.0}),
+        },
+    )
+    assert post(port, body_of([late]), PROTOBUF)[0] == 200
+    wait_until(lambda: len(lines(results)) == 2, "the revision")
+    final = receiver.stop()
+    first, revision = lines(results)
+    assert (first["revision"], revision["revision"]) == (0, 1)
+    assert len(judged_scores(revision)) == 1
+    # The revision judged the first call again ("call 1 of 2" now): one new request; the
+    # verdict it supersedes was judged again from the cache (no request).
+    assert server.count == 2
+    assert "Call 1 of 2" in server.requests[1].prompt
+    assert final["judge_cached"] == 1 and final["judge_calls"] == 2
