@@ -208,3 +208,17 @@ def test_install_from_the_environment_judges_with_the_model_off_the_agents_path(
         assert score["passed"] is True and score["judge"]["model"] == "openai:judge-model"
     stats = installation.judge_stats()
     assert stats["judge_calls"] == 2 and stats["judge_queue_judged"] == 2
+
+
+def test_the_peers_judge_shapes_in_a_turn_are_judged_in_the_queue_too() -> None:
+    from tooltrail import Expect, JudgeEvaluator, TestCase, ToolCallArgsJudgeEvaluator
+    from tooltrail import Turn as ConversationTurn
+    from tooltrail.suite import TestSuite
+
+    for shape in (JudgeEvaluator("Polite."), ToolCallArgsJudgeEvaluator("book", "Morning.")):
+        case = TestCase(id="c", turns=[ConversationTurn("hi", Expect(evaluators=[shape]))])
+        evaluator = InlineEvaluator(TestSuite(name="s", cases=[case]))
+        try:
+            assert evaluator.judge_queue is not None
+        finally:
+            evaluator.shutdown()
