@@ -147,25 +147,28 @@ def test_a_full_queue_gives_error_scores_and_counts_them(tmp_path: Path) -> None
     judge = HeldJudge()
     judge.concurrency = 1
     results = tmp_path / "results.jsonl"
+    scored = Seen()  # counts the evaluator's results, as they are given
+    judged: list[list[Any]] = []
     seen = Seen()
+
+    def on_result(trace: Any, case_results: list[Any]) -> None:
+        judged.append(case_results)
+        scored(trace)
+
     with use_judge(judge):
-        evaluator = InlineEvaluator(SUITE, results_path=results, judge_queue=1)
+        evaluator = InlineEvaluator(SUITE, results_path=results, judge_queue=1, on_result=on_result)
     provider, _ = pipeline(evaluator, seen)
     agent_run(provider, 49.99)  # taken by the one worker, held there
     assert judge.asked.wait(WAIT_S)
     agent_run(provider, 10.0)  # waits in the queue's one place
     agent_run(provider, 20.0)  # finds it full: judged now, with no model call
-    assert seen.wait_for(3)
-    with evaluator._file_lock:  # the full trace's line is written before delivery goes on
-        assert evaluator._file is not None
-        evaluator._file.flush()
-    first = lines(results)
-    assert len(first) == 1
-    by_name = {s["name"]: s for r in first[0]["results"] for s in r["scores"]}
+    assert scored.wait_for(1), "the full trace was not judged at once"
+    (first,) = judged
+    by_name = {s.name: s for r in first for s in r.scores}
     full = by_name["tool_args_judge:issue_refund"]
-    assert full["passed"] is False and full["value"] == 0
-    assert full["error"] == "JudgeSkipped"
-    assert by_name["required_tool:issue_refund"]["passed"] is True  # scored as always
+    assert full.passed is False and full.value == 0 and full.error == "JudgeSkipped"
+    assert full.explanation == "Judge not called: judge queue full."
+    assert by_name["required_tool:issue_refund"].passed is True  # scored as always
     assert evaluator.judge_stats()["judge_queue_full"] == 1
     assert len(judge.prompts) == 1  # the full trace asked no judge
     judge.release.set()
