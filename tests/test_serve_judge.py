@@ -251,3 +251,19 @@ def test_a_revision_asks_the_judge_again_and_the_cache_answers_what_did_not_chan
     assert server.count == 2
     assert "Call 1 of 2" in server.requests[1].prompt
     assert final["judge_cached"] == 1 and final["judge_calls"] == 2
+
+
+def test_the_judge_flags_reach_the_judge_and_a_bad_one_stops_serve_before_it_listens(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    suite = write_suite(tmp_path, SUITE)
+    command = [sys.executable, "-c", "from tooltrail.cli import main; main()", "serve"]
+    command += ["--suite", str(suite), "--no-grpc"]
+    command += ["--http-port", "0", "--judge-model", "opnai:judge-model"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2
+    assert "judge model 'opnai:judge-model': unknown provider 'opnai'" in done.stderr
+    assert "listening" not in done.stderr
