@@ -143,7 +143,14 @@ def test_a_held_judge_does_not_hold_the_delivery_of_later_traces(tmp_path: Path)
     assert stats["judge_queue_judged"] == 3 and stats["judge_queue_full"] == 0
 
 
-def test_a_full_queue_gives_error_scores_and_counts_them(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "bound",
+    [{"judge_queue": 1}, {"judge_queue": 10, "judge_queue_spans": 2}],
+    ids=["traces", "spans"],
+)
+def test_a_full_queue_gives_error_scores_and_counts_them(
+    tmp_path: Path, bound: dict[str, int]
+) -> None:
     judge = HeldJudge()
     judge.concurrency = 1
     results = tmp_path / "results.jsonl"
@@ -156,11 +163,11 @@ def test_a_full_queue_gives_error_scores_and_counts_them(tmp_path: Path) -> None
         scored(trace)
 
     with use_judge(judge):
-        evaluator = InlineEvaluator(SUITE, results_path=results, judge_queue=1, on_result=on_result)
+        evaluator = InlineEvaluator(SUITE, results_path=results, on_result=on_result, **bound)
     provider, _ = pipeline(evaluator, seen)
     agent_run(provider, 49.99)  # taken by the one worker, held there
     assert judge.asked.wait(WAIT_S)
-    agent_run(provider, 10.0)  # waits in the queue's one place
+    agent_run(provider, 10.0)  # waits in the queue (its 2 spans fill a bound of 2 spans)
     agent_run(provider, 20.0)  # finds it full: judged now, with no model call
     assert scored.wait_for(1), "the full trace was not judged at once"
     (first,) = judged

@@ -127,6 +127,8 @@ def install(
                 max_kept_spans=config.revision_max_spans,
                 judge_overrides=config.judge_overrides(),
                 judge_queue=config.judge_queue,
+                # Queued traces' spans are let go by the buffer: the queue bounds them instead.
+                judge_queue_spans=config.max_buffered_spans,
             )
             if config.evaluation_events:
                 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter

@@ -216,7 +216,8 @@ class InlineEvaluator:
     verdict per trace.
 
     When a check of the suite asks a judge model, traces are judged in a ``JudgeQueue`` of
-    ``judge_queue`` places served by as many threads as the judge's ``concurrency``. The run's
+    ``judge_queue`` places (and at most ``judge_queue_spans`` spans waiting, when given) served
+    by as many threads as the judge's ``concurrency``. The run's
     judge is built from the suite's ``judge:`` block with ``judge_overrides`` over it (the keys
     of ``tooltrail.judging.OVERRIDE_KEYS``; ``tooltrail.judging``) when they name a model or
     no judge is installed where the evaluator is built; else the installed one
@@ -239,6 +240,7 @@ class InlineEvaluator:
         max_kept_spans: int = LIVE_MAX_KEPT_SPANS,
         judge_overrides: Mapping[str, Any] | None = None,
         judge_queue: int = DEFAULT_JUDGE_QUEUE,
+        judge_queue_spans: int | None = None,
         judge_drain_s: float = DEFAULT_DRAIN_TIMEOUT_S,
     ) -> None:
         self.suite = suite if isinstance(suite, TestSuite) else TestSuite.load(Path(suite))
@@ -298,6 +300,7 @@ class InlineEvaluator:
                 context=context,
                 workers=workers_of(context.run(active_judge)),
                 max_queued=judge_queue,
+                max_spans=judge_queue_spans,
             )
 
     def _judge_context(self, overrides: Mapping[str, Any] | None) -> Context:

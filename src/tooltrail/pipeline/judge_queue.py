@@ -8,10 +8,10 @@ served by ``workers`` threads (the judge's ``concurrency``), and returns at once
 
 - **Order.** A trace always goes to the same worker (by trace id), so its revisions are judged
   after its first verdict, in order.
-- **Full.** Past ``max_queued`` traces waiting, a trace is evaluated at once on the caller's
-  thread with every judge answering ``judge queue full`` without a model call: its judge scores
-  are error scores (never passing), its other checks score as always, and the counter
-  ``judge_queue_full`` says how many traces were so judged.
+- **Full.** Past ``max_queued`` traces waiting (or ``max_spans`` spans in them), a trace is
+  evaluated at once on the caller's thread with every judge answering ``judge queue full``
+  without a model call: its judge scores are error scores (never passing), its other checks
+  score as always, and the counter ``judge_queue_full`` says how many traces were so judged.
 - **Shutdown** waits up to ``timeout_s`` for the queue to drain; traces still waiting are then
   evaluated with every judge answering ``judge queue shut down`` (counted
   ``judge_queue_dropped``), so each still gets its results line.
@@ -81,13 +81,17 @@ class JudgeQueue:
         context: Context | None = None,
         workers: int = DEFAULT_JUDGE_WORKERS,
         max_queued: int = DEFAULT_JUDGE_QUEUE,
+        max_spans: int | None = None,
     ) -> None:
-        if workers < 1 or max_queued < 1:
-            raise ValueError("a judge queue needs at least 1 worker and 1 place")
+        if workers < 1 or max_queued < 1 or (max_spans is not None and max_spans < 1):
+            raise ValueError("a judge queue needs at least 1 worker, 1 place and 1 span")
         self._evaluate = evaluate
         #: Where the run's judge is installed; each worker runs in a copy of it.
         self.context = context if context is not None else copy_context()
         self.max_queued = max_queued
+        #: Spans the waiting traces may hold together (``None``: no bound but ``max_queued``).
+        self.max_spans = max_spans
+        self._spans = 0
         self._queues: list[deque[CompletedTrace]] = [deque() for _ in range(workers)]
         self._changed = threading.Condition()
         self._busy = 0
@@ -122,8 +126,13 @@ class JudgeQueue:
     def submit(self, trace: CompletedTrace) -> None:
         """Queue ``trace``; when the queue is full (or shut down), judge it now without a model."""
         with self._changed:
-            if not self._closing and self._waiting() < self.max_queued:
+            size = len(trace.spans)
+            fits = (
+                self.max_spans is None or self._spans == 0 or self._spans + size <= self.max_spans
+            )
+            if not self._closing and self._waiting() < self.max_queued and fits:
                 self._queues[trace.trace_id % len(self._queues)].append(trace)
+                self._spans += size
                 self.peak_queued = max(self.peak_queued, self._waiting())
                 self._changed.notify_all()
                 return
@@ -149,6 +158,7 @@ class JudgeQueue:
                 if not mine:
                     return
                 trace = mine.popleft()
+                self._spans -= len(trace.spans)
                 self._busy += 1
             try:
                 self._evaluate(trace)  # never raises (``InlineEvaluator``)
@@ -176,6 +186,7 @@ class JudgeQueue:
             left = [trace for q in self._queues for trace in q]
             for q in self._queues:
                 q.clear()
+            self._spans = 0
             self.dropped += len(left)
             self._changed.notify_all()
         if left:
@@ -194,6 +205,7 @@ class JudgeQueue:
         with self._changed:
             return {
                 "judge_queue_waiting": self._waiting(),
+                "judge_queue_spans": self._spans,
                 "judge_queue_in_progress": self._busy,
                 "judge_queue_peak": self.peak_queued,
                 "judge_queue_judged": self.judged,

@@ -150,6 +150,8 @@ class TracePipeline:
             max_kept_spans=config.revision_max_spans,
             judge_overrides=config.judge_overrides(),
             judge_queue=config.judge_queue,
+            # Queued traces' spans are let go by the intake: the queue bounds them instead.
+            judge_queue_spans=config.max_buffered_spans,
             judge_drain_s=config.shutdown_timeout,
         )
         sinks.append(self.evaluator)

@@ -80,6 +80,7 @@ WORKER_STATS = (
     "revision_traces_kept",
     "revision_traces_evicted",
     "judge_queue_waiting",
+    "judge_queue_spans",
     "judge_queue_in_progress",
     "judge_queue_judged",
     "judge_queue_full",
