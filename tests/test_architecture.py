@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("convert",),
     ("suite", "judge"),
     ("checks",),
-    ("evaluate",),
+    ("evaluate", "judging"),
     ("scores",),
     ("pipeline",),
     ("live",),

@@ -295,6 +295,12 @@ def reads_content(cases: Iterable[TestCase], registry: Registry | None = None) -
     return _any_check_says(cases, registry, "reads_content")
 
 
+def asks_judge(cases: Iterable[TestCase], registry: Registry | None = None) -> bool:
+    """Whether a check of ``cases`` asks a judge model (``checks.judges``): only then does a
+    run build its judge (``tooltrail.judging``)."""
+    return _any_check_says(cases, registry, "asks_judge")
+
+
 def _any_check_says(cases: Iterable[TestCase], registry: Registry | None, flag: str) -> bool:
     for case in cases:
         plan = _plan(case, registry)

@@ -2,8 +2,9 @@
 
 Loaded into every pytest run of an environment where tooltrail is installed, so it imports
 nothing heavy until a test asks for it: the ``trail`` fixture, the ``tooltrail`` marker,
-YAML agent tests (``tooltrail_files``, default ``tests/agents/*.yaml``) and
-``--tooltrail-report PATH``. The machinery lives in :mod:`tooltrail.pytest`.
+YAML agent tests (``tooltrail_files``, default ``tests/agents/*.yaml``),
+``--tooltrail-report PATH`` and the judge options (``--tooltrail-judge-model`` ...,
+``tooltrail.pytest.judge_options``). The machinery lives in :mod:`tooltrail.pytest`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="let the trail fixture capture spans of the global tracer provider "
         "(installing an SDK provider when none is set)",
     )
+    from tooltrail.pytest.judge_options import add_options
+
+    add_options(group, parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -57,6 +61,15 @@ def pytest_configure(config: pytest.Config) -> None:
         from tooltrail.pytest.session_report import SessionReport
 
         config.pluginmanager.register(SessionReport(Path(report_path)), "tooltrail-report")
+    from tooltrail.pytest.judge_options import install
+
+    install(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from tooltrail.pytest.judge_options import uninstall
+
+    uninstall(config)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

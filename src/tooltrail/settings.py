@@ -58,6 +58,16 @@ def parse_non_negative_int(raw: str) -> int:
     return value
 
 
+def parse_non_negative_float(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("expected a number >= 0") from None
+    if not value >= 0 or value == float("inf"):
+        raise ValueError("expected a number >= 0")
+    return value
+
+
 def parse_text_list(raw: str) -> tuple[str, ...]:
     if raw.startswith("["):
         try:

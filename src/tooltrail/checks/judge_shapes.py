@@ -164,6 +164,8 @@ class JudgeEvaluator:
 
     #: It reads the turn's input and reply (``evaluate.reads_content``).
     reads_content: ClassVar[bool] = True
+    #: It asks a judge (``evaluate.asks_judge``: serve and live judge it off the ingest path).
+    asks_judge: ClassVar[bool] = True
 
     def evaluate(self, ctx: CheckContext) -> Score:
         return LlmJudge(rubric=self.rubric, model=self.model, judge=self.judge).evaluate(ctx)
@@ -182,6 +184,7 @@ class ToolCallArgsJudgeEvaluator:
     judge: Any = field(default=None, repr=False)
 
     reads_content: ClassVar[bool] = True
+    asks_judge: ClassVar[bool] = True
 
     def evaluate(self, ctx: CheckContext) -> Score:
         check = ToolArgsJudge(

@@ -24,6 +24,7 @@ from tooltrail.checks.rubrics import BUILTIN_RUBRICS, RubricError, resolve_rubri
 from tooltrail.checks.score import Score, config_error
 from tooltrail.judge.active import active_judge, judge_for_model
 from tooltrail.judge.outcome import Judge, JudgeOutcome
+from tooltrail.judge.override import overriding_judge
 from tooltrail.model import ToolCall
 from tooltrail.redact import DEFAULT_REDACTION
 from tooltrail.suite.errors import SuiteError
@@ -57,6 +58,8 @@ class JudgeSettings:
 
     #: Judge checks read what was said and returned (``evaluate.reads_content``).
     reads_content: ClassVar[bool] = True
+    #: Judge checks ask the run's judge unless given one (``evaluate.asks_judge``).
+    asks_judge: ClassVar[bool] = True
     #: The rubric when none is configured (``None``: one must be).
     DEFAULT_RUBRIC: ClassVar[str | None] = "task_completed"
 
@@ -124,7 +127,7 @@ def _prepared(
         if not why.startswith("config["):  # a sentence starts upper case, a config key not
             why = why[:1].upper() + why[1:]
         return config_error(name, metric, f"{why}.")
-    judge = settings.judge
+    judge = overriding_judge() or settings.judge
     if judge is None and settings.model is not None:
         try:
             judge = judge_for_model(str(settings.model))

@@ -114,6 +114,11 @@ class ConfiguredCheck:
         """Whether the configured check reads the tool calls (``checks.uncaptured``)."""
         return getattr(self.check, "reads_calls", True) is not False
 
+    @property
+    def asks_judge(self) -> bool:
+        """Whether the configured check asks the run's judge (``checks.judges``)."""
+        return getattr(self.check, "asks_judge", False) is True
+
     def evaluate(self, ctx: CheckContext) -> list[Score]:
         name = self.name
         try:

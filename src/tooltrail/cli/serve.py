@@ -253,6 +253,47 @@ _DEFAULTS = ServeConfig()
     f"plug-ins (entry points 'tooltrail.checks') and {ENV_PLUGINS}. Repeatable.",
 )
 @click.option(
+    "--judge-model",
+    metavar="MODEL",
+    help="The judge model of the suite's judge checks (openai:gpt-4o-mini, "
+    "anthropic:claude-3-5-haiku-latest), over the suite's judge: block.",
+)
+@click.option(
+    "--judge-cache",
+    "judge_cache_path",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The judge's verdict cache (SQLite) [default: the suite's, else the user cache dir].",
+)
+@click.option(
+    "--no-judge-cache",
+    is_flag=True,
+    help="Ask the judge model every time: no verdict is read from or written to the cache.",
+)
+@click.option(
+    "--judge-concurrency",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Judge requests in flight at once, and threads judging traces, per worker process "
+    "[default: the suite's, else 4].",
+)
+@click.option(
+    "--judge-budget",
+    type=click.FloatRange(min=0),
+    metavar="USD",
+    help="Dollars of judge calls (at the suite's prices:) past which no judge is called, per "
+    "worker process; the judge scores left are errors saying so.",
+)
+@click.option(
+    "--judge-queue",
+    type=click.IntRange(min=1),
+    default=_DEFAULTS.judge_queue,
+    show_default=True,
+    metavar="N",
+    help="Traces waiting for a judge, per worker process; past it a trace's judge scores are "
+    "errors ('judge queue full', counter judge_queue_full) and intake never waits.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="warning",
@@ -294,6 +335,12 @@ def serve_command(
     header_timeout: float,
     body_timeout: float,
     plugins: tuple[str, ...],
+    judge_model: str | None,
+    judge_cache_path: Path | None,
+    no_judge_cache: bool,
+    judge_concurrency: int | None,
+    judge_budget: float | None,
+    judge_queue: int,
     log_level: str,
 ) -> None:
     """Receive OTLP traces and logs (gRPC and HTTP), evaluate each complete trace, send the
@@ -340,6 +387,12 @@ def serve_command(
         header_timeout=header_timeout,
         body_timeout=body_timeout,
         plugins=plugins,
+        judge_model=judge_model,
+        judge_cache_path=judge_cache_path,
+        judge_cache=False if no_judge_cache else None,
+        judge_concurrency=judge_concurrency,
+        judge_budget=judge_budget,
+        judge_queue=judge_queue,
     )
     with StopSignals() as signals:
         _serve(config, signals)

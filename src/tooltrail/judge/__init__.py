@@ -13,6 +13,7 @@ from tooltrail.judge.active import (
     judge_for_model,
     set_model_resolver,
     use_judge,
+    use_model_resolver,
 )
 from tooltrail.judge.cache import VerdictCache, default_cache_path
 from tooltrail.judge.errors import JudgeCacheError, JudgeConfigError
@@ -48,4 +49,5 @@ __all__ = [
     "read_judge_settings",
     "set_model_resolver",
     "use_judge",
+    "use_model_resolver",
 ]

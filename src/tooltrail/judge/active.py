@@ -35,8 +35,11 @@ def use_judge(judge: Judge | None) -> Iterator[None]:
 #: A model string (``openai:gpt-4o-mini``) -> the judge that asks that model; raises
 #: ``ValueError`` for a model it cannot serve.
 ModelResolver = Callable[[str], Judge]
-#: The one resolver of the process (a list cell, so that threads see what was set).
+#: The process's resolver (a list cell, so that threads see what was set).
 _RESOLVER: list[ModelResolver | None] = [None]
+#: A run's own resolver (``use_model_resolver``), over the process's: two runs in one process
+#: each resolve through their own runner.
+_SCOPED: ContextVar[ModelResolver | None] = ContextVar("tooltrail_judge_resolver", default=None)
 
 
 def set_model_resolver(resolve: ModelResolver | None) -> ModelResolver | None:
@@ -47,8 +50,20 @@ def set_model_resolver(resolve: ModelResolver | None) -> ModelResolver | None:
     return previous
 
 
+@contextmanager
+def use_model_resolver(resolve: ModelResolver | None) -> Iterator[None]:
+    """Inside this block (and threads that copy its context) ``judge_for_model`` asks
+    ``resolve`` first; the process's resolver (``set_model_resolver``) stays as it was."""
+    token = _SCOPED.set(resolve)
+    try:
+        yield
+    finally:
+        _SCOPED.reset(token)
+
+
 def judge_for_model(model: str) -> Judge | None:
-    """The judge for ``model`` from the installed resolver; ``None`` when none is installed.
-    A resolver's ``ValueError`` (a model it cannot serve) passes through."""
-    resolve = _RESOLVER[0]
+    """The judge for ``model`` from this context's resolver, else the process's; ``None``
+    when none is installed. A resolver's ``ValueError`` (a model it cannot serve) passes
+    through."""
+    resolve = _SCOPED.get() or _RESOLVER[0]
     return None if resolve is None else resolve(model)

@@ -16,6 +16,7 @@ from typing import Any
 
 from tooltrail.pipeline import buffer as _buffer
 from tooltrail.pipeline import revisions as _revisions
+from tooltrail.pipeline.judge_queue import DEFAULT_JUDGE_QUEUE
 from tooltrail.redact import (
     DEFAULT_MARKER,
     DEFAULT_MAX_ARGS_BYTES,
@@ -26,6 +27,7 @@ from tooltrail.settings import (
     REDACTION_ENVIRONMENT,
     choice,
     parse_bool,
+    parse_non_negative_float,
     parse_non_negative_int,
     parse_positive_int,
     parse_text,
@@ -96,6 +98,18 @@ class LiveConfig:
     max_revisions: int = _revisions.DEFAULT_MAX_REVISIONS
     #: TOOLTRAIL_REVISION_MAX_SPANS: spans kept of judged traces for revisions, all together.
     revision_max_spans: int = _revisions.LIVE_MAX_KEPT_SPANS
+    #: TOOLTRAIL_JUDGE_MODEL: the judge model of the suite's judge checks (over its ``judge:``).
+    judge_model: str | None = None
+    #: TOOLTRAIL_JUDGE_CACHE: ``false`` asks the judge model every time (no verdict cache).
+    judge_cache: bool | None = None
+    #: TOOLTRAIL_JUDGE_CACHE_PATH: the judge's verdict cache file (SQLite).
+    judge_cache_path: str | None = None
+    #: TOOLTRAIL_JUDGE_CONCURRENCY: judge requests in flight, and threads judging traces.
+    judge_concurrency: int | None = None
+    #: TOOLTRAIL_JUDGE_BUDGET_USD: US dollars of judge calls past which no judge is called.
+    judge_budget_usd: float | None = None
+    #: TOOLTRAIL_JUDGE_QUEUE: traces waiting for a judge; past it their judge scores are errors.
+    judge_queue: int = DEFAULT_JUDGE_QUEUE
     #: TOOLTRAIL_HANDLE_SIGTERM: on SIGTERM (when the application set no handler of its own),
     #: exit through ``atexit``, so held traces are evaluated and their events exported.
     handle_sigterm: bool = True
@@ -115,6 +129,17 @@ class LiveConfig:
         return redaction_from(
             **{setting: getattr(self, setting) for setting, _ in REDACTION_ENVIRONMENT.values()}
         )
+
+    def judge_overrides(self) -> dict[str, Any]:
+        """The judge settings given here, as ``tooltrail.judging.run_judge_settings`` takes
+        them (``None``: the suite's ``judge:`` block decides)."""
+        return {
+            "model": self.judge_model,
+            "cache": self.judge_cache,
+            "cache_path": self.judge_cache_path,
+            "concurrency": self.judge_concurrency,
+            "budget_usd": self.judge_budget_usd,
+        }
 
 
 #: Environment variable -> (LiveConfig field, parser).
@@ -139,4 +164,10 @@ ENVIRONMENT: dict[str, tuple[str, Any]] = {
     "TOOLTRAIL_MAX_REVISIONS": ("max_revisions", parse_non_negative_int),
     "TOOLTRAIL_REVISION_MAX_SPANS": ("revision_max_spans", parse_non_negative_int),
     "TOOLTRAIL_HANDLE_SIGTERM": ("handle_sigterm", parse_bool),
+    "TOOLTRAIL_JUDGE_MODEL": ("judge_model", parse_text),
+    "TOOLTRAIL_JUDGE_CACHE": ("judge_cache", parse_bool),
+    "TOOLTRAIL_JUDGE_CACHE_PATH": ("judge_cache_path", parse_text),
+    "TOOLTRAIL_JUDGE_CONCURRENCY": ("judge_concurrency", parse_positive_int),
+    "TOOLTRAIL_JUDGE_BUDGET_USD": ("judge_budget_usd", parse_non_negative_float),
+    "TOOLTRAIL_JUDGE_QUEUE": ("judge_queue", parse_positive_int),
 }

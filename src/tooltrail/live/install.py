@@ -62,6 +62,11 @@ class Installation:
         """The trace buffer's counters (``None`` without a buffer)."""
         return self.buffer.stats() if self.buffer is not None else None
 
+    def judge_stats(self) -> dict[str, Any]:
+        """The judge queue's counters and the judge's totals (``judge_queue_*``, ``judge_*``;
+        empty without a suite that asks a judge)."""
+        return self.evaluator.judge_stats() if self.evaluator is not None else {}
+
 
 def install(
     config: LiveConfig | None = None,
@@ -120,6 +125,10 @@ def install(
                 revision_window_s=config.revision_window_ms / 1000,
                 max_revisions=config.max_revisions,
                 max_kept_spans=config.revision_max_spans,
+                judge_overrides=config.judge_overrides(),
+                judge_queue=config.judge_queue,
+                # Queued traces' spans are let go by the buffer: the queue bounds them instead.
+                judge_queue_spans=config.max_buffered_spans,
             )
             if config.evaluation_events:
                 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter

@@ -5,7 +5,8 @@ converted exactly as ``tooltrail eval`` converts a file (``to_eval_trace``), the
 ``cases_for(trace)`` picks the policies (and the case a ``tooltrail.case_id`` names), and
 every result goes to the ``on_result`` callbacks and, optionally, a JSON-lines results file.
 Nothing an evaluation does can raise into the agent: failures are counted and logged (never
-with argument values).
+with argument values). A suite with judge checks is evaluated off the delivery thread, in a
+bounded ``JudgeQueue`` (``pipeline.judge_queue``), so model calls never hold span intake.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from contextlib import ExitStack
+from contextvars import Context, copy_context
 from pathlib import Path
 from typing import IO, Any
 
@@ -22,10 +25,24 @@ import orjson
 
 from tooltrail.checks import default_registry
 from tooltrail.convert import to_eval_trace
-from tooltrail.evaluate import CaseResult, evaluate_cases, reads_content, reads_usage
+from tooltrail.evaluate import (
+    CaseResult,
+    asks_judge,
+    evaluate_cases,
+    reads_content,
+    reads_usage,
+)
+from tooltrail.judge.active import active_judge
+from tooltrail.judging import RunJudge, judging, run_judge_settings
 from tooltrail.model import EvalTrace
 from tooltrail.pipeline.adapt import otlp_spans
 from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace, is_local_root
+from tooltrail.pipeline.judge_queue import (
+    DEFAULT_DRAIN_TIMEOUT_S,
+    DEFAULT_JUDGE_QUEUE,
+    JudgeQueue,
+    workers_of,
+)
 from tooltrail.pipeline.revisions import (
     DEFAULT_MAX_REVISIONS,
     DEFAULT_REVISION_WINDOW_S,
@@ -191,6 +208,15 @@ class InlineEvaluator:
     revise is counted and named in one ``late_unjudged`` line per trace. A trace the buffer
     gave up gets one ``dropped`` line (``export_dropped``). Set ``max_revisions=0`` for one
     verdict per trace.
+
+    When a check of the suite asks a judge model, traces are judged in a ``JudgeQueue`` of
+    ``judge_queue`` places (and at most ``judge_queue_spans`` spans waiting, when given) served
+    by as many threads as the judge's ``concurrency``. The run's
+    judge is built from the suite's ``judge:`` block with ``judge_overrides`` over it (the keys
+    of ``tooltrail.judging.OVERRIDE_KEYS``; ``tooltrail.judging``) when they name a model or
+    no judge is installed where the evaluator is built; else the installed one
+    (``judge.use_judge``) is used. ``judge_drain_s`` bounds how long ``shutdown`` waits for
+    the queue; the judge built here is closed then.
     """
 
     def __init__(
@@ -206,6 +232,10 @@ class InlineEvaluator:
         revision_window_s: float = DEFAULT_REVISION_WINDOW_S,
         max_revisions: int = DEFAULT_MAX_REVISIONS,
         max_kept_spans: int = LIVE_MAX_KEPT_SPANS,
+        judge_overrides: Mapping[str, Any] | None = None,
+        judge_queue: int = DEFAULT_JUDGE_QUEUE,
+        judge_queue_spans: int | None = None,
+        judge_drain_s: float = DEFAULT_DRAIN_TIMEOUT_S,
     ) -> None:
         self.suite = suite if isinstance(suite, TestSuite) else TestSuite.load(Path(suite))
         (registry or default_registry()).check(self.suite)
@@ -253,13 +283,47 @@ class InlineEvaluator:
         self.late_spans_unjudged = 0
         #: Spans of late pieces already judged (an exporter's retry): nothing to revise.
         self.spans_duplicate = 0
+        self._count_lock = threading.Lock()
+        #: Where traces wait for a judge model (``None``: the suite asks none).
+        self.judge_queue: JudgeQueue | None = None
+        self.judge_drain_s = judge_drain_s
+        #: The judge built for this evaluator (``tooltrail.judging.RunJudge``), for its totals.
+        self.run_judge: RunJudge | None = None
+        self._judging = ExitStack()
+        if asks_judge(self.suite.cases, registry):
+            context = self._judge_context(judge_overrides)
+            self.judge_queue = JudgeQueue(
+                self._evaluate_now,
+                context=context,
+                workers=workers_of(context.run(active_judge)),
+                max_queued=judge_queue,
+                max_spans=judge_queue_spans,
+            )
+
+    def _judge_context(self, overrides: Mapping[str, Any] | None) -> Context:
+        """A copy of this context with the run's judge installed in it (for the queue's
+        workers); raises ``JudgeConfigError`` for bad settings, before any trace is read."""
+        context = copy_context()
+        settings = run_judge_settings(self.suite, overrides, self.registry)
+        if settings is not None and (
+            settings.model is not None or context.run(active_judge) is None
+        ):
+            self.run_judge = context.run(self._judging.enter_context, judging(settings))
+        return context
 
     def add_callback(self, callback: ResultCallback) -> None:
         """Also send results to ``callback``."""
         self.callbacks.append(callback)
 
     def export_trace(self, trace: CompletedTrace) -> None:
-        """Score one complete trace, or revise the verdict of its trace; never raises."""
+        """Score one complete trace, or revise the verdict of its trace; never raises. With
+        judge checks, the trace is queued for a judge worker and this returns at once."""
+        if self.judge_queue is not None:
+            self.judge_queue.submit(trace)
+        else:
+            self._evaluate_now(trace)
+
+    def _evaluate_now(self, trace: CompletedTrace) -> None:
         later = trace.continued or trace.reason == LATE
         if trace.partial and self.skip_partial and not later:
             # Not judged, but kept: a later piece that completes the trace is judged with it.
@@ -275,7 +339,7 @@ class InlineEvaluator:
         try:
             outcome = self._revise(trace) if later else self._first(trace)
         except Exception as exc:  # noqa: BLE001 - an evaluation error never reaches the agent
-            self.errors += 1
+            self._count(errors=1)
             self._failed(trace)
             self._warn.warn(
                 "evaluate", "tooltrail: could not evaluate a trace (%s)", type(exc).__name__
@@ -284,13 +348,13 @@ class InlineEvaluator:
         if outcome is None:
             return
         eval_trace, results, line = outcome
-        self.results_count += len(results)
+        self._count(results_count=len(results))
         self._write_line(line)
         for callback in self.callbacks:
             try:
                 callback(eval_trace, results)
             except Exception as exc:  # noqa: BLE001
-                self.errors += 1
+                self._count(errors=1)
                 self._warn.warn(
                     f"callback:{id(callback)}",
                     "tooltrail: result callback %s failed (%s)",
@@ -300,7 +364,7 @@ class InlineEvaluator:
 
     def export_dropped(self, trace: CompletedTrace) -> None:
         """A trace the buffer gave up: one ``dropped`` line in the results file."""
-        self.traces_dropped += 1
+        self._count(traces_dropped=1)
         with self._store_lock:  # named by this line: its later spans are counted only
             self.revisions.name_once(trace.trace_id, DROPPED)
         self._write_line(dropped_line(trace))
@@ -382,7 +446,7 @@ class InlineEvaluator:
                 changed = changes(judged, verdict, calls, before, results)
             self._count(traces_revised=1, verdicts_changed=int(judged.verdict != verdict))
         else:
-            self.traces_evaluated += 1
+            self._count(traces_evaluated=1)
         judged.revision, judged.verdict, judged.calls, judged.judged_items = (
             revision,
             verdict,
@@ -477,8 +541,25 @@ class InlineEvaluator:
         """Converting or judging a trace raised (a receiver counts it)."""
 
     def _count(self, **deltas: int) -> None:
-        for name, delta in deltas.items():
-            setattr(self, name, getattr(self, name, 0) + delta)
+        # Judge workers count from several threads at once.
+        with self._count_lock:
+            for name, delta in deltas.items():
+                setattr(self, name, getattr(self, name, 0) + delta)
+
+    def judge_stats(self) -> dict[str, Any]:
+        """The judge queue's counters (``judge_queue_*``) and, for a judge built here, what it
+        cost (``judge_calls``, ``judge_cached``, ``judge_skipped``, ``judge_errors``,
+        ``judge_input_tokens``, ``judge_output_tokens``, ``judge_cost_usd``); empty when the
+        suite asks no judge."""
+        if self.judge_queue is None:
+            return {}
+        stats: dict[str, Any] = dict(self.judge_queue.stats())
+        if self.run_judge is not None:
+            totals = self.run_judge.totals()
+            for name in ("calls", "cached", "skipped", "errors", "input_tokens", "output_tokens"):
+                stats[f"judge_{name}"] = getattr(totals, name)
+            stats["judge_cost_usd"] = round(totals.cost_usd, 6)
+        return stats
 
     def _write_line(self, data: bytes) -> None:
         if self._file is None:
@@ -488,10 +569,12 @@ class InlineEvaluator:
                 self._file.write(data)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
+        ok = True
+        if self.judge_queue is not None:  # what is queued is judged first, within the time
+            ok = self.judge_queue.drain(timeout_millis / 1000)
         with self._file_lock:
             if self._file is not None:
                 self._file.flush()
-        ok = True
         for callback in self.callbacks:
             flush = getattr(callback, "force_flush", None)
             if callable(flush):
@@ -502,6 +585,9 @@ class InlineEvaluator:
         return ok
 
     def shutdown(self) -> None:
+        if self.judge_queue is not None:
+            self.judge_queue.shutdown(self.judge_drain_s)
+            self.judge_queue.context.run(self._judging.close)
         with self._file_lock:
             if self._file is not None:
                 self._file.close()
@@ -512,4 +598,4 @@ class InlineEvaluator:
                 try:
                     stop()
                 except Exception:  # noqa: BLE001
-                    self.errors += 1
+                    self._count(errors=1)

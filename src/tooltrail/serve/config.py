@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from tooltrail.pipeline.judge_queue import DEFAULT_JUDGE_QUEUE
 from tooltrail.pipeline.revisions import (
     DEFAULT_MAX_KEPT_ITEMS,
     DEFAULT_MAX_REVISIONS,
@@ -103,3 +105,26 @@ class ServeConfig:
     #: Plug-in modules whose ``TOOLTRAIL_CHECKS`` are registered (``--plugin``), on top of
     #: installed plug-ins and ``TOOLTRAIL_PLUGINS`` (``tooltrail.checks.plugins``).
     plugins: tuple[str, ...] = ()
+    #: The judge of the suite's judge checks, over its ``judge:`` block (``None``: the
+    #: block's): ``--judge-model``, ``--judge-cache``, ``--no-judge-cache`` (``judge_cache``
+    #: false), ``--judge-concurrency`` (requests in flight, per worker process, and the judge
+    #: queue's threads), ``--judge-budget`` (US dollars, per worker process).
+    judge_model: str | None = None
+    judge_cache_path: Path | None = None
+    judge_cache: bool | None = None
+    judge_concurrency: int | None = None
+    judge_budget: float | None = None
+    #: Traces waiting for a judge (per worker process); past it a trace's judge scores are
+    #: errors (``judge queue full``, counter ``judge_queue_full``).
+    judge_queue: int = DEFAULT_JUDGE_QUEUE
+
+    def judge_overrides(self) -> dict[str, Any]:
+        """The judge settings given here, as ``tooltrail.judging.run_judge_settings`` takes
+        them (``None``: not given)."""
+        return {
+            "model": self.judge_model,
+            "cache_path": str(self.judge_cache_path) if self.judge_cache_path else None,
+            "cache": self.judge_cache,
+            "concurrency": self.judge_concurrency,
+            "budget_usd": self.judge_budget,
+        }

@@ -148,6 +148,11 @@ class TracePipeline:
             revision_window_s=config.revision_window,
             max_revisions=config.max_revisions,
             max_kept_spans=config.revision_max_spans,
+            judge_overrides=config.judge_overrides(),
+            judge_queue=config.judge_queue,
+            # Queued traces' spans are let go by the intake: the queue bounds them instead.
+            judge_queue_spans=config.max_buffered_spans,
+            judge_drain_s=config.shutdown_timeout,
         )
         sinks.append(self.evaluator)
         sinks.append(ReleaseSink(lambda trace_id, n: self.intake.release(trace_id, n)))
@@ -224,6 +229,8 @@ class TracePipeline:
         stats["revision_bodies_held"] = bodies.bodies_held
         stats["revision_body_bytes_held"] = bodies.bytes_held
         stats["revision_bodies_refused"] = bodies.refused
+        # Judge checks: the queue they wait in, and what the judge cost (``judge_*``).
+        stats.update(self.evaluator.judge_stats())
         if self.forwarder is not None:
             stats["traces_forwarded"] = self.forwarder.traces_forwarded
             stats["traces_not_forwarded"] = self.forwarder.traces_dropped

@@ -82,6 +82,18 @@ WORKER_STATS = (
     "revision_bodies_held",
     "revision_body_bytes_held",
     "revision_bodies_refused",
+    "judge_queue_waiting",
+    "judge_queue_spans",
+    "judge_queue_in_progress",
+    "judge_queue_judged",
+    "judge_queue_full",
+    "judge_queue_dropped",
+    "judge_calls",
+    "judge_cached",
+    "judge_skipped",
+    "judge_errors",
+    "judge_input_tokens",
+    "judge_output_tokens",
 )
 _RELEASED = WORKER_STATS.index("spans_released")
 _PUBLISH_EVERY_S = 0.1

@@ -27,7 +27,16 @@ from tooltrail.suite.match import Match
 from tooltrail.suite.reference import Reference
 from tooltrail.suite.vocabulary import CASE_TERMS, TURN_TERMS, Term, file_keys
 
-SUITE_KEYS = ("name", "version", "description", "gate", "prices", "check_timeout", "cases")
+SUITE_KEYS = (
+    "name",
+    "version",
+    "description",
+    "gate",
+    "prices",
+    "check_timeout",
+    "judge",
+    "cases",
+)
 CASE_KEYS = (
     "id",
     "name",
@@ -98,7 +107,7 @@ def suite_fields(data: Any, reader: FieldReader) -> dict[str, Any]:
     limit = None
     if top.get("check_timeout") is not None:
         limit = check_timeout(top["check_timeout"], ("check_timeout",), reader)
-    return {
+    fields = {
         "name": name,
         "version": version,
         "cases": cases,
@@ -106,6 +115,26 @@ def suite_fields(data: Any, reader: FieldReader) -> dict[str, Any]:
         "prices": prices,
         "check_timeout": limit,
     }
+    if top.get("judge") is not None:  # only then is the judge engine imported
+        fields["judge"] = _judge_settings(top["judge"], reader)
+    return fields
+
+
+def _judge_settings(raw: Any, reader: FieldReader) -> Any:
+    """The suite's ``judge:`` block as ``JudgeSettings``, each key checked where it stands."""
+    from tooltrail.judge.errors import JudgeConfigError
+    from tooltrail.judge.settings import read_judge_settings
+
+    block = reader.free_mapping(raw, ("judge",), "a mapping of judge settings (model, ...)")
+    for key, value in block.items():  # one by one: the error names the key's own line
+        try:
+            read_judge_settings({key: value}, where="judge")
+        except JudgeConfigError as exc:
+            reader.fail(("judge", key), str(exc))
+    try:
+        return read_judge_settings(block, where="judge")
+    except JudgeConfigError as exc:
+        reader.fail(("judge",), str(exc))
 
 
 def check_timeout(value: Any, path: KeyPath, reader: FieldReader) -> float:

@@ -13,6 +13,7 @@ from tooltrail.suite.fields import FieldReader
 from tooltrail.suite.load import suite_fields, suite_fields_of_file
 
 if TYPE_CHECKING:
+    from tooltrail.judge.settings import JudgeSettings
     from tooltrail.model import EvalTrace
     from tooltrail.suite.gate import Gate
 
@@ -31,6 +32,8 @@ class TestSuite:
     prices: Prices | None = None
     #: Seconds each check may run, for the cases without a ``check_timeout`` of their own.
     check_timeout: float | None = None
+    #: The suite's ``judge:`` block: the judge its judge checks ask (``tooltrail.judging``).
+    judge: JudgeSettings | None = None
 
     def __post_init__(self) -> None:
         if self.prices:  # copies, so that a case shared by two suites keeps each one's prices
