@@ -68,6 +68,14 @@ def build_run_judge(settings: JudgeSettings) -> JudgeRunner | None:
     return build_judge(settings)
 
 
+def check_judge(settings: JudgeSettings) -> None:
+    """Build the judge ``settings`` describe once and close it: a missing SDK, an unknown
+    provider or an unusable cache file is an error before any trace is read."""
+    runner = build_run_judge(settings)
+    if runner is not None:
+        runner.close()
+
+
 class _Resolver:
     """Judge model strings -> runners: the run's runner's ``for_model`` (shared budget,
     totals, bound and cache), or runners built from the settings when the run has no model."""
@@ -168,6 +176,16 @@ def process_judging(settings: JudgeSettings | None) -> Iterator[RunJudge | None]
             atexit.register(resolver.close)
     with installed(run._resolver):
         yield run
+
+
+def close_process_judges() -> None:
+    """Close this process's judges (:func:`process_judging`): the batch driver calls it after
+    tasks that ran in its own process."""
+    with _PROCESS_LOCK:
+        runs = list(_PROCESS.values())
+        _PROCESS.clear()
+    for run in runs:
+        run._resolver.close()
 
 
 def add_totals(parts: Iterable[JudgeTotals]) -> JudgeTotals:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tooltrail.batch.chunks import Chunk, Extent
 from tooltrail.batch.compact import RowCompactor
@@ -26,10 +26,15 @@ from tooltrail.convert import TraceFacts
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.evaluate import evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
+from tooltrail.judging import RunJudge, parallel_map, process_judging
 from tooltrail.live.config import LiveConfig
+from tooltrail.model import EvalTrace
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
 from tooltrail.otlp.logs import LogRecord
-from tooltrail.suite import TestSuite
+from tooltrail.suite import TestCase, TestSuite
+
+if TYPE_CHECKING:
+    from tooltrail.judge import JudgeSettings
 
 Grouping = Literal["trace", "conversation"]
 
@@ -41,6 +46,8 @@ class EvalSettings:
     suite: TestSuite
     group: Grouping = "trace"
     limits: Limits | None = None
+    #: The run's judge (``None``: no judge check): each process builds one runner from it.
+    judge: JudgeSettings | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,11 +199,29 @@ def _evaluate_groups(
     diagnostics: list[Diagnostic],
     where: str,
 ) -> list[GroupOutcome]:
+    if settings.judge is not None:
+        with process_judging(settings.judge) as run:
+            return _evaluate_groups_with(traces, settings, position_of, diagnostics, where, run)
+    return _evaluate_groups_with(traces, settings, position_of, diagnostics, where, None)
+
+
+def _evaluate_groups_with(
+    traces: _TraceCollector,
+    settings: EvalSettings,
+    position_of: Callable[[tuple[str, ...]], Position],
+    diagnostics: list[Diagnostic],
+    where: str,
+    run: RunJudge | None,
+) -> list[GroupOutcome]:
+    """Convert each group and evaluate it; with a judge, the conversions first and then the
+    evaluations side by side (``judging.parallel_map``), so judge requests overlap up to the
+    runner's bound."""
     registry = default_registry()
     redaction = LiveConfig.from_env().redaction()  # explanations: the rules reports use
     compactor = RowCompactor()
     suite = settings.suite
     outcomes: list[GroupOutcome] = []
+    judged: list[tuple[GroupOutcome, list[TestCase], EvalTrace]] = []
     for members in traces.groups(settings.group):
         trace_ids = tuple(f.trace_id for f in members)
         key = members[0].trace_id
@@ -224,11 +249,25 @@ def _evaluate_groups(
         if not cases:
             outcome.unmatched = unmatched(trace)
             continue
+        if run is not None:
+            judged.append((outcome, cases, trace))
+            continue
         results = evaluate_cases(cases, trace, registry=registry, redaction=redaction)
         for case, result in zip(cases, results, strict=True):
             result.label = row_label(case, trace, suite)
             compactor.row(result)
         outcome.results = results
+    if run is not None and judged:
+        every = parallel_map(
+            lambda item: evaluate_cases(item[1], item[2], registry=registry, redaction=redaction),
+            judged,
+            run.concurrency,
+        )
+        for (outcome, cases, trace), results in zip(judged, every, strict=True):
+            for case, result in zip(cases, results, strict=True):
+                result.label = row_label(case, trace, suite)
+                compactor.row(result)
+            outcome.results = results
     return outcomes
 
 
