@@ -91,7 +91,8 @@ def reply_of(answer: Any) -> Reply:
         answer, usage = answer
     if not isinstance(answer, str):
         raise AttemptFailure(
-            f"the completion function returned {type(answer).__name__}, not a str or (str, usage)",
+            "the completion function returned "
+            f"{type(answer).__name__}, not a str or (str, usage)",
             retryable=False,
         )
     return Reply(
