@@ -345,3 +345,30 @@ def test_the_judge_line_is_in_every_report_format(
     )
     assert '<property name="judge.cost_usd" value="0.00056" />' in done.stdout
     assert '<property name="judge.input_tokens" value="400" />' in done.stdout
+
+
+def test_pytest_agent_eval_judge_yaml_asks_the_model_it_names(
+    tmp_path: Path, judge_server: JudgeServer
+) -> None:
+    cases = """\
+  - id: refund
+    match: {agent_name: refund_agent}
+    turns:
+      - user: I want a refund for order ORD-7731.
+        expect:
+          judge: {rubric: Confirms the refund., model: "openai:gpt-other"}
+          tool_calls_args:
+            - tool: issue_refund
+              judge: {rubric: The amount is 49.99.}
+"""
+    suite = suite_file(tmp_path, judge='{model: "openai:gpt-test"}', cases=cases)
+    judge_server.script(*(verdict(True) for _ in range(4)))
+    code, report, stderr = run_eval(
+        judge_server, suite, REFUND_DUMP, "--no-judge-cache", "--judge-concurrency", "1"
+    )
+    assert code == 0, stderr
+    names = [s["name"] for s in report["cases"][0]["scores"]]
+    assert names[-2:] == ["turn1:tool_args_judge:issue_refund", "turn1:llm_judge"]
+    models = [request.body["model"] for request in judge_server.requests]
+    assert models[:2] == ["gpt-test", "gpt-other"]  # the run's model, then the turn's own
+    assert report["summary"]["judge"]["models"] == ["openai:gpt-test", "openai:gpt-other"]
