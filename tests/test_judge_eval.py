@@ -372,3 +372,36 @@ def test_pytest_agent_eval_judge_yaml_asks_the_model_it_names(
     models = [request.body["model"] for request in judge_server.requests]
     assert models[:2] == ["gpt-test", "gpt-other"]  # the run's model, then the turn's own
     assert report["summary"]["judge"]["models"] == ["openai:gpt-test", "openai:gpt-other"]
+
+
+def test_worker_processes_build_their_own_judge_and_the_totals_add_up(
+    tmp_path: Path, judge_server: JudgeServer
+) -> None:
+    cases = (
+        ONE_JUDGE
+        + """\
+  - id: booking
+    match: {agent_name: booking_agent}
+    evaluators:
+      - name: llm_judge
+        config: {rubric: The reply confirms the booking.}
+"""
+    )
+    suite = suite_file(tmp_path, judge='{model: "openai:gpt-test"}', cases=cases)
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    (dumps / "a.otlp.jsonl").write_bytes(REFUND_DUMP.read_bytes())
+    (dumps / "b.otlp.jsonl").write_bytes((ROOT / "examples/judge/runs.otlp.jsonl").read_bytes())
+    child_env = dict(os.environ, OPENAI_BASE_URL=judge_server.openai_url)
+    child_env["PYTHONPATH"] = str(ROOT / "src")
+    done = subprocess.run(
+        [sys.executable, "-c", "from tooltrail.cli import main; main()", "eval", str(suite),
+         str(dumps), "--workers", "2", "--format", "json", "--quiet", "--no-judge-cache"],
+        env=child_env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert len(report["cases"]) == 6
+    summary = report["summary"]["judge"]
+    assert summary["judgements"] == 6 and summary["requests"] == judge_server.count == 6
+    assert summary["cost_usd"] == pytest.approx(6 * (100 + 40) / 1e6)
