@@ -9,8 +9,10 @@ evaluation. The judge is installed in context variables (``judge.use_judge`` and
 that copy the context (``checks.timelimit``'s workers, :func:`parallel_map`) see it.
 
 Worker processes and Dask workers get the :class:`~tooltrail.judge.JudgeSettings` (frozen,
-picklable) and build one runner per process (:func:`process_runner`); each task reports what
-its judgements cost (:func:`totals_since`) and the driver adds them up (:func:`add_totals`).
+picklable) and build one judge per process (:func:`process_judging`), kept for the process's
+next tasks. What judging cost is not shipped back from them: each judge score carries its
+record (``Score.judge``), and the report's summary adds those up (``evaluate.JudgeSummary``),
+across processes and for reports read back alike.
 """
 
 from __future__ import annotations
@@ -33,9 +35,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-#: ``tooltrail eval`` flag -> the ``judge:`` key it overrides.
-OVERRIDE_KEYS = ("model", "cache", "cache_path", "concurrency", "budget_usd")
 
 
 def run_judge_settings(
@@ -200,19 +199,6 @@ def add_totals(parts: Iterable[JudgeTotals]) -> JudgeTotals:
             else:
                 setattr(total, f.name, getattr(total, f.name) + getattr(part, f.name))
     return total
-
-
-def totals_since(before: JudgeTotals, after: JudgeTotals) -> JudgeTotals:
-    """What was judged between two readings of one runner's totals (one task's share)."""
-    from tooltrail.judge import JudgeTotals
-
-    delta = JudgeTotals()
-    for f in fields(JudgeTotals):
-        if f.name == "models":
-            delta.models = set(after.models)
-        else:
-            setattr(delta, f.name, getattr(after, f.name) - getattr(before, f.name))
-    return delta
 
 
 def parallel_map(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
