@@ -207,6 +207,9 @@ def parallel_map(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
     runner's bound on requests in flight holding them back."""
     if workers <= 1 or len(items) <= 1:
         return [fn(item) for item in items]
-    with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:
+    pool = ThreadPoolExecutor(max_workers=min(workers, len(items)), thread_name_prefix="judging")
+    try:
         futures = [pool.submit(copy_context().run, fn, item) for item in items]
         return [future.result() for future in futures]
+    finally:  # interrupted: what has not started is dropped, not waited for
+        pool.shutdown(wait=False, cancel_futures=True)
