@@ -34,7 +34,9 @@ from tooltrail.otlp.logs import LogRecord
 from tooltrail.suite import TestCase, TestSuite
 
 if TYPE_CHECKING:
+    from tooltrail.checks.registry import Registry
     from tooltrail.judge import JudgeSettings
+    from tooltrail.redact import Redaction
 
 Grouping = Literal["trace", "conversation"]
 
@@ -249,26 +251,46 @@ def _evaluate_groups_with(
         if not cases:
             outcome.unmatched = unmatched(trace)
             continue
-        if run is not None:
+        if run is not None:  # judged side by side, a window of traces at a time
             judged.append((outcome, cases, trace))
+            if len(judged) >= _JUDGED_WINDOW * run.concurrency:
+                _judge_window(judged, run, registry, redaction, compactor, suite)
             continue
         results = evaluate_cases(cases, trace, registry=registry, redaction=redaction)
         for case, result in zip(cases, results, strict=True):
             result.label = row_label(case, trace, suite)
             compactor.row(result)
         outcome.results = results
-    if run is not None and judged:
-        every = parallel_map(
-            lambda item: evaluate_cases(item[1], item[2], registry=registry, redaction=redaction),
-            judged,
-            run.concurrency,
-        )
-        for (outcome, cases, trace), results in zip(judged, every, strict=True):
-            for case, result in zip(cases, results, strict=True):
-                result.label = row_label(case, trace, suite)
-                compactor.row(result)
-            outcome.results = results
+    if run is not None:
+        _judge_window(judged, run, registry, redaction, compactor, suite)
     return outcomes
+
+
+#: Converted traces held for side-by-side evaluation, per request the judge may have in flight.
+_JUDGED_WINDOW = 4
+
+
+def _judge_window(
+    judged: list[tuple[GroupOutcome, list[TestCase], EvalTrace]],
+    run: RunJudge,
+    registry: Registry,
+    redaction: Redaction,
+    compactor: RowCompactor,
+    suite: TestSuite,
+) -> None:
+    """Evaluate the held traces on ``run.concurrency`` threads (``judging.parallel_map``), so
+    their judge requests overlap up to the runner's bound; then let them go."""
+    every = parallel_map(
+        lambda item: evaluate_cases(item[1], item[2], registry=registry, redaction=redaction),
+        judged,
+        run.concurrency,
+    )
+    for (outcome, cases, trace), results in zip(judged, every, strict=True):
+        for case, result in zip(cases, results, strict=True):
+            result.label = row_label(case, trace, suite)
+            compactor.row(result)
+        outcome.results = results
+    judged.clear()
 
 
 def _unreadable(chunk: Chunk, extent: Extent, exc: Exception) -> Diagnostic:
