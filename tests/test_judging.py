@@ -100,7 +100,7 @@ def test_the_judge_is_installed_for_the_block_and_closed_after(
         totals = run.totals()
         assert (totals.calls, totals.input_tokens) == (1, 100)
         assert totals.cost_usd == pytest.approx((100 * 1.0 + 20 * 2.0) / 1e6)
-    assert active_judge() is None and judge_for_model("openai:gpt-test") is None
+    assert active_judge() is None and judge_for_model("openai:gpt-test") is not runner
     assert runner._ledger.closing.is_set()  # type: ignore[union-attr]  # closed at the end
 
 
