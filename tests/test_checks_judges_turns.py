@@ -260,7 +260,13 @@ def test_pytest_yaml_items_run_the_judge_blocks(pytester: pytest.Pytester) -> No
     pytester.mkdir("tests")
     pytester.mkdir("tests/agents")
     (pytester.path / "tests/agents/booking.yaml").write_text(AGENT_TESTS)
-    result = pytester.runpytest("-p", "no:hypothesispytest")
+    # The inner run's conftest installs a process-wide resolver: put back the one before it.
+    previous = set_model_resolver(None)
+    set_model_resolver(previous)
+    try:
+        result = pytester.runpytest("-p", "no:hypothesispytest")
+    finally:
+        set_model_resolver(previous)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*turn1:llm_judge: Judge failed the reply (custom): looked*"])
     prompts = (pytester.path / "prompts.json").read_text()

@@ -1,5 +1,6 @@
-"""The peers' judge classes run with tooltrail after changing only imports (and the judge:
-here a test judge object; a completion function needs the judge engine)."""
+"""The peers' judge classes run with tooltrail after changing only imports: with a test judge
+object, and with a completion function (sync or async, text or text plus usage) that the
+judge engine wraps with the shape's retry policy, retries, timeout and samples."""
 
 from __future__ import annotations
 
@@ -107,13 +108,123 @@ def test_llm_rubric_evaluator_with_a_made_rubric() -> None:
     assert judge.requests[0].samples == 2
 
 
-def test_a_completion_function_is_refused_until_the_engine_wraps_it() -> None:
-    with pytest.raises(TypeError, match="a completion function needs the judge engine"):
-        LLMJudgeEvaluator("tone", lambda prompt: '{"passed": true}')
+class Flaky:
+    """A completion function (agentic-evals' ``complete_fn``): fails ``failures`` times
+    with ``error``, then answers ``answers`` in turn, each with its token usage."""
+
+    def __init__(self, answers: list[str], failures: int = 0, error: type = ConnectionError):
+        self.answers, self.failures, self.error = list(answers), failures, error
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str) -> tuple[str, dict[str, int]]:
+        self.prompts.append(prompt)
+        if self.failures:
+            self.failures -= 1
+            raise self.error("provider hiccup")
+        return self.answers.pop(0), {"input_tokens": 50, "output_tokens": 10}
+
+
+PASS = '{"passed": true, "score": 0.9, "reasoning": "Clear."}'
+FAIL = '{"passed": false, "score": 0.2, "reasoning": "Vague."}'
+
+
+def test_llm_judge_evaluator_with_a_completion_function_retry_and_samples() -> None:
+    complete = Flaky([PASS, PASS, FAIL], failures=1)
+    registry = EvaluatorRegistry()
+    registry.register(
+        LLMJudgeEvaluator("helpfulness", complete, retry=RetryPolicy(max_attempts=2), samples=3)
+    )
+    samples = [EvaluationSample(case_id="refund", output="Your refund for order 7 is issued.")]
+    report = evaluate_suite(
+        refund_suite(EvaluatorConfig(name="helpfulness", threshold=0.5)), samples,
+        registry=registry,
+    )  # fmt: skip
+    (score,) = report.cases[0].scores
+    assert score.passed and score.value == pytest.approx((0.9 + 0.9 + 0.2) / 3)
+    assert score.judge is not None
+    assert score.judge["samples"] == 3 and score.judge["agreement"] == pytest.approx(2 / 3)
+    assert len(complete.prompts) == 4  # one failed attempt, retried, then three samples
+    assert score.judge["input_tokens"] == 150
+
+
+def test_a_completion_function_that_fails_every_attempt_is_an_error_that_never_passes() -> None:
+    complete = Flaky([], failures=5)
+    registry = EvaluatorRegistry()
+    registry.register(LLMJudgeEvaluator("tone", complete, retry=RetryPolicy(max_attempts=3)))
+    report = evaluate_suite(
+        refund_suite(EvaluatorConfig(name="tone")),
+        [EvaluationSample(case_id="refund", output="Done.")],
+        registry=registry,
+    )
+    (score,) = report.cases[0].scores
+    assert not score.passed and score.value == 0.0 and score.error
+    assert "provider hiccup" in score.explanation
+    assert len(complete.prompts) == 3
+
+
+def test_retry_on_limits_which_failures_are_retried() -> None:
+    complete = Flaky([PASS], failures=1, error=KeyError)
+    registry = EvaluatorRegistry()
+    policy = RetryPolicy(max_attempts=3, retry_on=(ConnectionError,))
+    registry.register(LLMJudgeEvaluator("tone", complete, retry=policy))
+    report = evaluate_suite(
+        refund_suite(EvaluatorConfig(name="tone")),
+        [EvaluationSample(case_id="refund", output="Done.")],
+        registry=registry,
+    )
+    assert not report.cases[0].scores[0].passed
+    assert len(complete.prompts) == 1  # a KeyError is not in retry_on: no second attempt
+
+
+def test_an_async_completion_function_in_llm_rubric_evaluator() -> None:
+    prompts: list[str] = []
+
+    async def complete(prompt: str) -> str:
+        prompts.append(prompt)
+        return PASS
+
+    template = make_rubric(
+        "politeness", "The reply is polite.", levels=[("Polite", 1.0), ("Rude", 0.0)]
+    )
+    registry = EvaluatorRegistry()
+    registry.register(LLMRubricEvaluator("politeness", template, complete))
+    report = evaluate_suite(
+        refund_suite(EvaluatorConfig(name="politeness")),
+        [EvaluationSample(case_id="refund", output="Happy to help!")],
+        registry=registry,
+    )
+    assert report.cases[0].scores[0].passed
+    assert "The reply is polite." in prompts[0]
+
+
+def test_pytest_agent_eval_judge_evaluators_with_a_completion_function() -> None:
+    reply_judge = Flaky([PASS], failures=1)
+    args_judge = Flaky([FAIL, PASS])
+    turn = Turn(
+        user="Book a morning slot",
+        expect=Expect(
+            evaluators=[
+                JudgeEvaluator(rubric="Confirms a time.", retries=1, timeout=5, judge=reply_judge),
+                ToolCallArgsJudgeEvaluator(
+                    tool="book_slot", rubric="A morning time.", retries=0, judge=args_judge
+                ),
+            ]
+        ),
+    )
+    case = TestCase(id="book", turns=[turn])
+    result = evaluate_trace(case, booking())
+    assert [s.passed for s in result.scores[-2:]] == [True, True]
+    assert len(reply_judge.prompts) == 2  # retries=1: the hiccup, then the answer
+    assert len(args_judge.prompts) == 2  # 7am failed, 10am passed
+
+
+def test_bad_shapes_are_refused() -> None:
     with pytest.raises(ValueError, match="max_attempts must be at least 1"):
         RetryPolicy(max_attempts=0)
     with pytest.raises(ValueError, match="samples must be at least 1"):
         LLMJudgeEvaluator("tone", ScriptedJudge(), samples=0)
+    with pytest.raises(TypeError, match="judge must be a Judge object"):
+        LLMJudgeEvaluator("tone", 42)
 
 
 def booking() -> EvalTrace:

@@ -135,3 +135,37 @@ def test_totals_add_up() -> None:
     assert (total.calls, total.cached, total.errors) == (3, 1, 1)
     assert (total.input_tokens, total.output_tokens, total.cost_usd) == (10, 3, 0.75)
     assert total.models == {"a", "b"}
+
+
+def test_the_judge_summary_is_added_up_from_the_scores_and_survives_a_json_round_trip() -> None:
+    from tooltrail import Score
+    from tooltrail.evaluate import CaseResult, EvaluationReport
+
+    def judged(**record: object) -> Score:
+        base = {"model": "openai:m", "attempts": 1, "input_tokens": 100, "output_tokens": 20,
+                "cost_usd": 0.5, "cached": False, "skipped": None, "error": None}  # fmt: skip
+        return Score(
+            name="llm_judge",
+            metric="llm_judge",
+            value=1.0,
+            passed=True,
+            explanation="ok",
+            judge={**base, **record},
+        )
+
+    rows = [
+        CaseResult(case_id="c", passed=True, scores=[judged(), judged(attempts=3, error="x")]),
+        CaseResult(case_id="c", passed=True, scores=[judged(cached=True, cost_usd=0.0)]),
+        CaseResult(case_id="c", passed=False, scores=[judged(skipped="budget", attempts=0)]),
+        CaseResult(case_id="c", passed=True, scores=[judged(model="openai:free", cost_usd=None)]),
+    ]
+    report = EvaluationReport.from_results(None, rows)
+    summary = report.summary.judge
+    assert summary is not None
+    assert (summary.judgements, summary.requests, summary.cached) == (5, 5, 1)
+    assert (summary.skipped, summary.errors, summary.cost_usd) == (1, 1, 1.0)
+    assert (summary.input_tokens, summary.unpriced) == (400, ["openai:free"])
+    again = EvaluationReport.from_dict(report.to_dict()).summary.judge
+    assert again == summary
+    plain = EvaluationReport.from_results(None, [CaseResult(case_id="c", passed=True, scores=[])])
+    assert plain.summary.judge is None and "judge" not in plain.to_dict()["summary"]

@@ -149,6 +149,82 @@ class Summary:
     average_score: float = 0.0
     #: One verdict per case that has rows, in order of first row.
     runs: list[RunVerdict] = field(default_factory=list)
+    #: What the judge checks' judgements cost (``None``: no score was a judge's).
+    judge: JudgeSummary | None = None
+
+
+@dataclass(slots=True)
+class JudgeSummary:
+    """The judgements behind the rows' judge scores (each score's ``judge`` record): model
+    requests made, answers from the cache, judgements not made (a spent budget), errors,
+    tokens and dollars. ``unpriced`` lists the models with no price in the suite's
+    ``prices:`` (their tokens are counted, their cost is not)."""
+
+    judgements: int = 0
+    requests: int = 0
+    cached: int = 0
+    skipped: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    models: list[str] = field(default_factory=list)
+    unpriced: list[str] = field(default_factory=list)
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Count one score's ``judge`` record (``JudgeOutcome.record()``)."""
+        self.judgements += 1
+        model = str(record.get("model", ""))
+        if model not in self.models:
+            self.models.append(model)
+        if record.get("skipped"):
+            self.skipped += 1
+            return
+        if record.get("error"):
+            self.errors += 1
+        if record.get("cached"):
+            self.cached += 1
+        else:
+            self.requests += int(record.get("attempts") or 0)
+            cost = record.get("cost_usd")
+            if isinstance(cost, (int, float)):
+                self.cost_usd += cost
+            elif (record.get("input_tokens") or record.get("output_tokens")) and (
+                model not in self.unpriced
+            ):
+                self.unpriced.append(model)
+        self.input_tokens += int(record.get("input_tokens") or 0)
+        self.output_tokens += int(record.get("output_tokens") or 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judgements": self.judgements,
+            "requests": self.requests,
+            "cached": self.cached,
+            "skipped": self.skipped,
+            "errors": self.errors,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": round(self.cost_usd, 9),
+            "models": list(self.models),
+            "unpriced": list(self.unpriced),
+        }
+
+    def line(self) -> str:
+        """One line for the text reports: ``judge: 3 judgements, 2 requests (1 cached), ...``."""
+        cost = f"${self.cost_usd:.6f}"
+        if self.unpriced:
+            cost += f" (no price for {', '.join(self.unpriced)})"
+        text = (
+            f"judge: {self.judgements} judgements, {self.requests} requests "
+            f"({self.cached} cached), {self.input_tokens} input + {self.output_tokens} output "
+            f"tokens, {cost}"
+        )
+        if self.errors:
+            text += f"; {self.errors} errors"
+        if self.skipped:
+            text += f"; {self.skipped} not judged: the judge budget was spent"
+        return text
 
 
 @dataclass(slots=True)
@@ -200,6 +276,7 @@ class EvaluationReport:
                     for name, m in summary.metrics.items()
                 },
                 "runs": [verdict.to_dict() for verdict in summary.runs],
+                **({"judge": summary.judge.to_dict()} if summary.judge is not None else {}),
             },
             "cases": [row.to_dict() for row in self.cases],
         }
@@ -609,6 +686,7 @@ def summarize(rows: Iterable[CaseResult], cases: dict[str, TestCase]) -> Summary
     passes: dict[str, int] = {}
     total_value = 0.0
     counted = 0
+    judged: JudgeSummary | None = None
     walk = iter(rows)
     while block := list(islice(walk, _SUMMARY_BLOCK)):
         for row in block:
@@ -619,6 +697,11 @@ def summarize(rows: Iterable[CaseResult], cases: dict[str, TestCase]) -> Summary
             counts[1] += 1
         # Counted at C speed: this runs over every score of a batch (millions in a nightly run).
         scores = [score for row in block for score in row.scores if not score.skipped]
+        records = [score.judge for score in scores if score.judge is not None]
+        if records:
+            judged = judged or JudgeSummary()
+            for record in records:
+                judged.add(record)
         tally(totals, [score.metric for score in scores])
         tally(passes, [score.metric for score in scores if score.passed])
         values = [score.value for score in scores]
@@ -652,6 +735,7 @@ def summarize(rows: Iterable[CaseResult], cases: dict[str, TestCase]) -> Summary
         pass_rate=passed_rows / total if total else 0.0,
         average_score=total_value / counted if counted else 0.0,
         runs=verdicts,
+        judge=judged,
     )
 
 

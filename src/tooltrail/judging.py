@@ -9,8 +9,10 @@ evaluation. The judge is installed in context variables (``judge.use_judge`` and
 that copy the context (``checks.timelimit``'s workers, :func:`parallel_map`) see it.
 
 Worker processes and Dask workers get the :class:`~tooltrail.judge.JudgeSettings` (frozen,
-picklable) and build one runner per process (:func:`process_runner`); each task reports what
-its judgements cost (:func:`totals_since`) and the driver adds them up (:func:`add_totals`).
+picklable) and build one judge per process (:func:`process_judging`), kept for the process's
+next tasks. What judging cost is not shipped back from them: each judge score carries its
+record (``Score.judge``), and the report's summary adds those up (``evaluate.JudgeSummary``),
+across processes and for reports read back alike.
 """
 
 from __future__ import annotations
@@ -33,9 +35,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-#: ``tooltrail eval`` flag -> the ``judge:`` key it overrides.
-OVERRIDE_KEYS = ("model", "cache", "cache_path", "concurrency", "budget_usd")
 
 
 def run_judge_settings(
@@ -66,6 +65,14 @@ def build_run_judge(settings: JudgeSettings) -> JudgeRunner | None:
     from tooltrail.judge import build_judge
 
     return build_judge(settings)
+
+
+def check_judge(settings: JudgeSettings) -> None:
+    """Build the judge ``settings`` describe once and close it: a missing SDK, an unknown
+    provider or an unusable cache file is an error before any trace is read."""
+    runner = build_run_judge(settings)
+    if runner is not None:
+        runner.close()
 
 
 class _Resolver:
@@ -170,6 +177,16 @@ def process_judging(settings: JudgeSettings | None) -> Iterator[RunJudge | None]
         yield run
 
 
+def close_process_judges() -> None:
+    """Close this process's judges (:func:`process_judging`): the batch driver calls it after
+    tasks that ran in its own process."""
+    with _PROCESS_LOCK:
+        runs = list(_PROCESS.values())
+        _PROCESS.clear()
+    for run in runs:
+        run._resolver.close()
+
+
 def add_totals(parts: Iterable[JudgeTotals]) -> JudgeTotals:
     """The sum of ``parts`` (workers' or tasks' totals)."""
     from tooltrail.judge import JudgeTotals
@@ -184,25 +201,15 @@ def add_totals(parts: Iterable[JudgeTotals]) -> JudgeTotals:
     return total
 
 
-def totals_since(before: JudgeTotals, after: JudgeTotals) -> JudgeTotals:
-    """What was judged between two readings of one runner's totals (one task's share)."""
-    from tooltrail.judge import JudgeTotals
-
-    delta = JudgeTotals()
-    for f in fields(JudgeTotals):
-        if f.name == "models":
-            delta.models = set(after.models)
-        else:
-            setattr(delta, f.name, getattr(after, f.name) - getattr(before, f.name))
-    return delta
-
-
 def parallel_map(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
     """``fn`` over ``items`` on up to ``workers`` threads, in order, each call in a copy of
     this context (so it sees the run's judge). Judge calls then run side by side, the
     runner's bound on requests in flight holding them back."""
     if workers <= 1 or len(items) <= 1:
         return [fn(item) for item in items]
-    with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:
+    pool = ThreadPoolExecutor(max_workers=min(workers, len(items)), thread_name_prefix="judging")
+    try:
         futures = [pool.submit(copy_context().run, fn, item) for item in items]
         return [future.result() for future in futures]
+    finally:  # interrupted: what has not started is dropped, not waited for
+        pool.shutdown(wait=False, cancel_futures=True)

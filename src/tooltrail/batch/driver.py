@@ -24,6 +24,7 @@ import socket
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 from tooltrail.batch.chunks import Chunk, Extent, InputError, plan_chunks
 from tooltrail.batch.executors import (
@@ -46,8 +47,12 @@ from tooltrail.batch.tasks import (
 )
 from tooltrail.evaluate import CaseResult
 from tooltrail.gc_pause import gc_paused
+from tooltrail.judging import close_process_judges
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, expand_paths
 from tooltrail.suite import TestSuite
+
+if TYPE_CHECKING:
+    from tooltrail.judge import JudgeSettings
 
 #: Called after each chunk with (groups evaluated, spans read, bytes read).
 ProgressCallback = Callable[[int, int, int], None]
@@ -96,6 +101,7 @@ def run_batch(
     chunk_bytes: int | None = None,
     on_progress: ProgressCallback | None = None,
     spill_rows: int | None = DEFAULT_SPILL_ROWS,
+    judge: JudgeSettings | None = None,
 ) -> BatchResult:
     """Evaluate every trace in ``paths`` (files, directories, globs) against ``suite``.
 
@@ -106,17 +112,23 @@ def run_batch(
     a directory that cannot be listed is a diagnostic and its files are skipped.
     ``spill_rows``: rows kept in memory; past that, all rows go to a private temporary file and
     ``results`` reads them back in order, lazily (``None``: never).
+    ``judge``: the settings of the run's judge (``judging.run_judge_settings``); each worker
+    process builds its own runner from them, and tasks run in this process close theirs here.
     """
-    with gc_paused():  # the rows pile up here, the facts of a chunk in a task: see ``gc_pause``
-        return _plan_and_run(
-            EvalSettings(suite=suite, group=group, limits=limits),
-            paths,
-            workers,
-            dask_address,
-            chunk_bytes,
-            on_progress,
-            spill_rows,
-        )
+    try:
+        with gc_paused():  # the rows pile up here, the facts of a chunk in a task: see ``gc_pause``
+            return _plan_and_run(
+                EvalSettings(suite=suite, group=group, limits=limits, judge=judge),
+                paths,
+                workers,
+                dask_address,
+                chunk_bytes,
+                on_progress,
+                spill_rows,
+            )
+    finally:
+        if judge is not None:
+            close_process_judges()
 
 
 def _plan_and_run(

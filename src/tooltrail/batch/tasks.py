@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tooltrail.batch.chunks import Chunk, Extent
 from tooltrail.batch.compact import RowCompactor
@@ -27,10 +27,17 @@ from tooltrail.convert.decoded import Decoded, is_log_record
 from tooltrail.dialects import INTEREST
 from tooltrail.evaluate import evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
+from tooltrail.judging import RunJudge, parallel_map, process_judging
 from tooltrail.live.config import LiveConfig
+from tooltrail.model import EvalTrace
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
 from tooltrail.otlp.read.ranges import read_range
-from tooltrail.suite import TestSuite
+from tooltrail.suite import TestCase, TestSuite
+
+if TYPE_CHECKING:
+    from tooltrail.checks.registry import Registry
+    from tooltrail.judge import JudgeSettings
+    from tooltrail.redact import Redaction
 
 Grouping = Literal["trace", "conversation"]
 
@@ -42,6 +49,8 @@ class EvalSettings:
     suite: TestSuite
     group: Grouping = "trace"
     limits: Limits | None = None
+    #: The run's judge (``None``: no judge check): each process builds one runner from it.
+    judge: JudgeSettings | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,11 +210,29 @@ def _evaluate_groups(
     diagnostics: list[Diagnostic],
     where: str,
 ) -> list[GroupOutcome]:
+    if settings.judge is not None:
+        with process_judging(settings.judge) as run:
+            return _evaluate_groups_with(traces, settings, position_of, diagnostics, where, run)
+    return _evaluate_groups_with(traces, settings, position_of, diagnostics, where, None)
+
+
+def _evaluate_groups_with(
+    traces: _TraceCollector,
+    settings: EvalSettings,
+    position_of: Callable[[tuple[str, ...]], Position],
+    diagnostics: list[Diagnostic],
+    where: str,
+    run: RunJudge | None,
+) -> list[GroupOutcome]:
+    """Convert each group and evaluate it; with a judge, the conversions first and then the
+    evaluations side by side (``judging.parallel_map``), so judge requests overlap up to the
+    runner's bound."""
     registry = default_registry()
     redaction = LiveConfig.from_env().redaction()  # explanations: the rules reports use
     compactor = RowCompactor()
     suite = settings.suite
     outcomes: list[GroupOutcome] = []
+    judged: list[tuple[GroupOutcome, list[TestCase], EvalTrace]] = []
     for members in traces.groups(settings.group):
         trace_ids = tuple(f.trace_id for f in members)
         key = members[0].trace_id
@@ -233,12 +260,46 @@ def _evaluate_groups(
         if not cases:
             outcome.unmatched = unmatched(trace)
             continue
+        if run is not None:  # judged side by side, a window of traces at a time
+            judged.append((outcome, cases, trace))
+            if len(judged) >= _JUDGED_WINDOW * run.concurrency:
+                _judge_window(judged, run, registry, redaction, compactor, suite)
+            continue
         results = evaluate_cases(cases, trace, registry=registry, redaction=redaction)
         for case, result in zip(cases, results, strict=True):
             result.label = row_label(case, trace, suite)
             compactor.row(result)
         outcome.results = results
+    if run is not None:
+        _judge_window(judged, run, registry, redaction, compactor, suite)
     return outcomes
+
+
+#: Converted traces held for side-by-side evaluation, per request the judge may have in flight.
+_JUDGED_WINDOW = 4
+
+
+def _judge_window(
+    judged: list[tuple[GroupOutcome, list[TestCase], EvalTrace]],
+    run: RunJudge,
+    registry: Registry,
+    redaction: Redaction,
+    compactor: RowCompactor,
+    suite: TestSuite,
+) -> None:
+    """Evaluate the held traces on ``run.concurrency`` threads (``judging.parallel_map``), so
+    their judge requests overlap up to the runner's bound; then let them go."""
+    every = parallel_map(
+        lambda item: evaluate_cases(item[1], item[2], registry=registry, redaction=redaction),
+        judged,
+        run.concurrency,
+    )
+    for (outcome, cases, trace), results in zip(judged, every, strict=True):
+        for case, result in zip(cases, results, strict=True):
+            result.label = row_label(case, trace, suite)
+            compactor.row(result)
+        outcome.results = results
+    judged.clear()
 
 
 def _unreadable(chunk: Chunk, extent: Extent, exc: Exception) -> Diagnostic:

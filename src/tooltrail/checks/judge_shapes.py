@@ -11,13 +11,15 @@ is a tooltrail check (``evaluate(ctx)``) that runs ``llm_judge`` or ``tool_args_
   ``ToolCallArgsJudgeEvaluator(tool, rubric, model, retries, timeout)``, in a turn's
   ``Expect(evaluators=[...])``.
 
-The judge is a :class:`~tooltrail.judge.Judge` object. A completion function (prompt -> text,
-or text plus usage) needs the judge engine to become one; until it is wired in, passing one
-raises ``TypeError`` saying so.
+The judge is a :class:`~tooltrail.judge.Judge` object, or a completion function (prompt ->
+text, or text plus usage; sync or async), which :func:`as_judge` wraps in the engine's
+``JudgeRunner`` with the shape's retry policy (or ``retries``), ``timeout`` and ``samples``.
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -51,21 +53,78 @@ class RetryPolicy:
             raise ValueError("retry_on must name at least one exception type")
 
 
-def as_judge(judge: Any, retry: RetryPolicy | None = None) -> Any:
-    """``judge`` as a ``Judge``: a ``Judge`` object is used as it is."""
+def as_judge(
+    judge: Any,
+    retry: RetryPolicy | None = None,
+    *,
+    retries: int | None = None,
+    timeout: float | None = None,
+    samples: int = 1,
+) -> Any:
+    """``judge`` as a ``Judge``: a ``Judge`` object is used as it is; a completion function is
+    wrapped in a ``JudgeRunner`` (no cache: the caller's function may change between runs).
+
+    ``retry`` (agentic-evals): ``max_attempts`` calls, waiting ``backoff_seconds * 2 ** n``
+    (the engine's doubling; at most ``max_backoff_seconds``; a ``Retry-After`` wins), and only
+    ``retry_on`` exceptions are retried, any other ends the judgement at once. Else
+    ``retries`` more calls (pytest-agent-eval; default none). ``timeout``: seconds per call."""
     if callable(getattr(judge, "judge", None)):
         return judge
     if callable(judge):
-        # TODO(judge-engine): wrap a completion function (sync or async; text, or text plus
-        # usage) in the engine's runner with ``retry``, once the judge engine is merged.
-        raise TypeError(
-            "a completion function needs the judge engine (tooltrail.judge.runner), which is "
-            "not installed here; pass a Judge object (judge(prompt, samples=, params=))"
+        from tooltrail.judge.runner import DEFAULT_TIMEOUT_S, JudgeRunner
+
+        options: dict[str, Any] = {}
+        if retry is not None:
+            options = {
+                "retries": retry.max_attempts - 1,
+                "backoff_s": retry.backoff_seconds,
+                "max_wait_s": retry.max_backoff_seconds,
+            }
+            if retry.retry_on != (Exception,):
+                judge = _retrying_only(judge, retry.retry_on)
+        elif retries is not None:
+            options["retries"] = retries
+        else:
+            options["retries"] = 0  # retries are opt-in, as in agentic-evals
+        return JudgeRunner(
+            judge,
+            timeout_s=DEFAULT_TIMEOUT_S if timeout is None else timeout,
+            samples=_samples(samples),
+            **options,
         )
     raise TypeError(
         f"judge must be a Judge object (judge(prompt, samples=, params=)), not "
         f"{type(judge).__name__}"
     )
+
+
+def _retrying_only(
+    fn: Callable[[str], Any], retry_on: tuple[type[Exception], ...]
+) -> Callable[[str], Any]:
+    """``fn`` whose exceptions other than ``retry_on`` end the judgement (not retried)."""
+    from tooltrail.judge.failure import AttemptFailure
+
+    def final(exc: Exception) -> AttemptFailure:
+        return AttemptFailure(f"{type(exc).__name__}: {exc}", retryable=False)
+
+    async def awaited(pending: Awaitable[Any]) -> Any:
+        try:
+            return await pending
+        except retry_on:
+            raise
+        except Exception as exc:
+            raise final(exc) from exc
+
+    def complete(prompt: str) -> Any:
+        try:
+            answer = fn(prompt)
+        except retry_on:
+            raise
+        except Exception as exc:
+            raise final(exc) from exc
+        return awaited(answer) if inspect.isawaitable(answer) else answer
+
+    return complete
 
 
 def _samples(samples: Any) -> int:
@@ -107,7 +166,7 @@ class LLMJudgeEvaluator:
         self.samples = _samples(samples)
         self.evaluator_type = evaluator_type
         self.rubric = rubric
-        self.judge = as_judge(judge, retry)
+        self.judge = as_judge(judge, retry, samples=self.samples)
 
     def configured(self, config: dict[str, Any]) -> LlmJudge:
         """The check one case's config makes of this evaluator (``Registry.build``)."""
@@ -167,6 +226,10 @@ class JudgeEvaluator:
     #: It asks a judge (``evaluate.asks_judge``: serve and live judge it off the ingest path).
     asks_judge: ClassVar[bool] = True
 
+    def __post_init__(self) -> None:
+        if self.judge is not None:  # a completion function: the engine, with these settings
+            self.judge = as_judge(self.judge, retries=self.retries, timeout=self.timeout)
+
     def evaluate(self, ctx: CheckContext) -> Score:
         return LlmJudge(rubric=self.rubric, model=self.model, judge=self.judge).evaluate(ctx)
 
@@ -185,6 +248,10 @@ class ToolCallArgsJudgeEvaluator:
 
     reads_content: ClassVar[bool] = True
     asks_judge: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        if self.judge is not None:
+            self.judge = as_judge(self.judge, retries=self.retries, timeout=self.timeout)
 
     def evaluate(self, ctx: CheckContext) -> Score:
         check = ToolArgsJudge(

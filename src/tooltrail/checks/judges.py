@@ -9,7 +9,7 @@ A check asks a :class:`~tooltrail.judge.Judge`: its own (``judge=``, Python only
 judge for its ``model`` from the installed resolver (``judge.set_model_resolver``), else the
 run's (``judge.use_judge``). It never raises and never passes without a verdict: no judge, an
 unavailable judge, a spent budget and content the trace does not record are error scores.
-The prompts are ``checks.judge_prompts``'; the score texts are listed in docs/judge-checks.md.
+The prompts are ``checks.judge_prompts``'; the score texts are listed in docs/judge.md.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
+from contextvars import Context, copy_context
 from dataclasses import dataclass
 from queue import SimpleQueue
 from typing import Any
@@ -121,11 +122,13 @@ def _warn(kind: str, message: str, *args: Any) -> None:
 class _Job:
     """The steps of one evaluation and how far a worker got; ``lock`` guards the rest."""
 
-    __slots__ = ("steps", "outcomes", "current", "finished", "lock", "abandoned")
+    __slots__ = ("steps", "outcomes", "current", "finished", "lock", "abandoned", "context")
 
     def __init__(self, steps: Sequence[Step], outcomes: list[Outcome], start: int) -> None:
         self.steps = steps
         self.outcomes = outcomes
+        #: The caller's context variables (the run's judge): the checks run inside a copy.
+        self.context: Context = copy_context()
         #: (index of the step running, when it started): one tuple, so read in one go.
         self.current = (start, time.monotonic())
         #: Held until a worker has run every step (the caller waits to acquire it).
@@ -165,11 +168,12 @@ class _Worker:
         steps, outcomes = job.steps, job.outcomes
         index = job.current[0]
         count = len(steps)
+        run = job.context.run
         while index < count:
             check, ctx, _ = steps[index]
             outcome: Outcome
             try:
-                outcome = check.evaluate(ctx)
+                outcome = run(check.evaluate, ctx)
             except BaseException as exc:  # noqa: BLE001 - SystemExit and the like included
                 outcome = Raised(exc)
             with job.lock:

@@ -38,6 +38,8 @@ from tooltrail.cli.gates import load_gate
 from tooltrail.cli.report import write_rich_report
 from tooltrail.convert import read_traces
 from tooltrail.evaluate import EvaluationReport, ReportError
+from tooltrail.judge.errors import JudgeConfigError
+from tooltrail.judging import check_judge, run_judge_settings
 from tooltrail.otlp import Diagnostic
 from tooltrail.report import (
     Gate,
@@ -162,6 +164,37 @@ WRITERS: dict[str, Callable[[EvaluationReport, TextSink], None]] = {
     help=f"Import this module's TOOLTRAIL_CHECKS (name -> check), on top of installed "
     f"plug-ins (entry points 'tooltrail.checks') and {ENV_PLUGINS}. Repeatable.",
 )
+@click.option(
+    "--judge-model",
+    metavar="MODEL",
+    help="The judge model of the suite's judge checks (openai:gpt-4o-mini, "
+    "anthropic:claude-3-5-haiku-latest), over the suite's judge: block.",
+)
+@click.option(
+    "--judge-cache",
+    "judge_cache_path",
+    metavar="PATH",
+    type=click.Path(dir_okay=False),
+    help="The judge's verdict cache (SQLite) [default: the suite's, else the user cache dir].",
+)
+@click.option(
+    "--no-judge-cache",
+    is_flag=True,
+    help="Ask the judge model every time: no verdict is read from or written to the cache.",
+)
+@click.option(
+    "--judge-concurrency",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Judge requests in flight at once, per worker process [default: the suite's, else 4].",
+)
+@click.option(
+    "--judge-budget",
+    type=click.FloatRange(min=0),
+    metavar="USD",
+    help="Dollars of judge calls (at the suite's prices:) past which no judge is called; the "
+    "judge scores left are errors saying so.",
+)
 def eval_command(
     suite_path: str,
     paths: tuple[str, ...],
@@ -181,6 +214,11 @@ def eval_command(
     check_timeout: float | None,
     reference_path: str | None,
     plugins: tuple[str, ...],
+    judge_model: str | None = None,
+    judge_cache_path: str | None = None,
+    no_judge_cache: bool = False,
+    judge_concurrency: int | None = None,
+    judge_budget: float | None = None,
 ) -> None:
     """Evaluate the traces in OTLP dumps (files, directories, globs, - for stdin) against SUITE.
 
@@ -197,7 +235,19 @@ def eval_command(
         if reference_path is not None:
             suite = _with_reference(suite, reference_path, group)
         gate = Gate.load(gate_path) if gate_path else suite.gate
-    except (SuiteError, PluginError) as exc:
+        judge = run_judge_settings(
+            suite,
+            {
+                "model": judge_model,
+                "cache_path": judge_cache_path,
+                "cache": False if no_judge_cache else None,
+                "concurrency": judge_concurrency,
+                "budget_usd": judge_budget,
+            },
+        )
+        if judge is not None:
+            check_judge(judge)
+    except (SuiteError, PluginError, JudgeConfigError) as exc:
         fail("eval", str(exc))
     done = _Done()
     with _on_interrupt(done), ExitStack() as cleanup:
@@ -212,6 +262,7 @@ def eval_command(
                         dask_address=dask_address,
                         chunk_bytes=chunk_mb << 20 if chunk_mb else None,
                         on_progress=done.counting(on_progress),
+                        judge=judge,
                     )
                 cleanup.callback(batch.close)  # rows spilled to disk: removed however this ends
             except (InputError, DaskUnavailableError) as exc:

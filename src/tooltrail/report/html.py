@@ -122,6 +122,8 @@ def _summary(
         f"{summary.passed_cases}/{summary.total_cases} runs passed</b> "
         f"({summary.pass_rate:.1%}; average score {summary.average_score:.2f})</p>\n"
     )
+    if summary.judge is not None:
+        yield f'<p class="judge">{_e(summary.judge.line())}</p>\n'
     if gate is None:
         yield '<p class="gate muted">No gate configured.</p>\n'
     else:

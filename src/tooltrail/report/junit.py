@@ -53,19 +53,32 @@ def iter_junit(report: EvaluationReport) -> Iterator[str]:
     counts = f'tests="{len(rows)}" failures="{failures - errors}" errors="{errors}"'
     yield f'{XML_DECLARATION}<testsuites name="{suite_name}" {counts}>\n  '
     suite = f'<testsuite name="{suite_name}" {counts} skipped="0"'
-    if not rows and not report.suite_version:
+    judge = report.summary.judge
+    if not rows and not report.suite_version and judge is None:
         yield suite + " />\n</testsuites>\n"
         return
     yield suite + ">"
+    properties = []
     if report.suite_version:
+        properties.append(("version", report.suite_version))
+    if judge is not None:  # what judging cost: tokens, dollars, requests, a spent budget
+        properties += [(f"judge.{k}", _value(v)) for k, v in judge.to_dict().items()]
+    if properties:
         yield (
             "\n    <properties>"
-            f'\n      <property name="version" value="{_attr(report.suite_version)}" />'
-            "\n    </properties>"
+            + "".join(
+                f'\n      <property name="{_attr(name)}" value="{_attr(value)}" />'
+                for name, value in properties
+            )
+            + "\n    </properties>"
         )
     for row in rows:
         yield "\n    " + _testcase(row, suite_name)
     yield "\n  </testsuite>\n</testsuites>\n"
+
+
+def _value(value: object) -> str:
+    return ",".join(value) if isinstance(value, list) else str(value)
 
 
 def _testcase(row: CaseResult, classname: str) -> str:

@@ -32,6 +32,8 @@ def iter_markdown(report: EvaluationReport) -> Iterator[str]:
         f"**{summary.passed_cases}/{summary.total_cases} runs passed** "
         f"(average score {summary.average_score:.2f})\n"
     )
+    if summary.judge is not None:
+        yield "\n" + escape(summary.judge.line()) + "\n"
     yield "\n"
     yield "| Case | Result | Failed scores |\n"
     yield "|---|---|---|\n"

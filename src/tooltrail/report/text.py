@@ -38,6 +38,8 @@ def iter_text(report: EvaluationReport) -> Iterator[str]:
         for verdict in repeated:
             yield run_line(verdict, label_width) + "\n"
     summary = report.summary
+    if summary.judge is not None:
+        yield "\n" + summary.judge.line() + "\n"
     yield f"\n{summary.passed_cases}/{summary.total_cases} runs passed\n"
 
 
