@@ -407,7 +407,7 @@ def _unwrap_reply(value: Any, depth: int = 0) -> str | None:
 # --- errors and metadata -------------------------------------------------------------------
 
 
-_EXCEPTION = rules.at("events", "exception")
+_EXCEPTION = rules.at("events", "exception_event")
 _EXCEPTION_MESSAGE, _EXCEPTION_TYPE = rules.keys("events", "exception_text", encodings={"text"})
 
 
