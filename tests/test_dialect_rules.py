@@ -6,13 +6,13 @@ from __future__ import annotations
 import ast
 import copy
 import re
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+import tomllib
 
 from tooltrail import dialects
 from tooltrail.dialects import rules
