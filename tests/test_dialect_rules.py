@@ -137,7 +137,7 @@ def test_no_key_of_the_table_is_written_again_in_the_readers() -> None:
 
 
 def test_the_file_follows_its_schema() -> None:
-    rules.check(orjson.loads(rules.RULES_PATH.read_bytes()))
+    rules.check(orjson.loads(Path(rules.RULES_PATH).read_bytes()))
     used: set[str] = set()
 
     def encodings(node: Any) -> None:
@@ -223,7 +223,7 @@ def test_the_file_is_package_data() -> None:
     section = pyproject.split("[tool.setuptools.package-data]", 1)[1].split("\n[", 1)[0]
     shipped = re.search(r"^tooltrail = (\[.*\])$", section, re.MULTILINE)
     assert shipped is not None and "dialects/rules.json" in orjson.loads(shipped.group(1))
-    assert rules.RULES_PATH == PACKAGE / "rules.json"
+    assert Path(rules.RULES_PATH) == PACKAGE / "rules.json"
 
 
 # --- the readers do what the rows say ---------------------------------------------------------

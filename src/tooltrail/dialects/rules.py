@@ -13,13 +13,14 @@ unwrap fails loudly (``RulesError``) instead of being silently ignored by one re
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any
 
 import orjson
 
-#: Where the file is: package data, next to this module.
-RULES_PATH = Path(__file__).with_name("rules.json")
+#: Where the file is: package data, next to this module (``os.path``: ``pathlib`` would cost
+#: the import of every ``tooltrail.dialects`` user some milliseconds).
+RULES_PATH = os.path.join(os.path.dirname(__file__), "rules.json")
 
 #: The encodings a row may name, and what each means (docs/dialect-rules.md).
 ENCODINGS: dict[str, str] = {
@@ -148,9 +149,10 @@ def _row(row: dict[str, Any], where: str) -> None:
             raise RulesError(f"{where}: {name} is not text")
 
 
-def load(path: Path = RULES_PATH) -> dict[str, Any]:
+def load(path: str = RULES_PATH) -> dict[str, Any]:
     """The rules of ``path``, checked."""
-    rules = orjson.loads(path.read_bytes())
+    with open(path, "rb") as file:
+        rules = orjson.loads(file.read())
     check(rules)
     return rules  # type: ignore[no-any-return]
 
