@@ -1,5 +1,6 @@
 """What the other spans of a trace say: agent and model spans, the calls a model asked for,
-the final reply, conversation ids, agent names. All attribute names live here."""
+the final reply, conversation ids, agent names. Their attribute names are rows of
+``rules.json`` (``agents``, ``models``, ``conversations``, ``events``)."""
 
 from __future__ import annotations
 
