@@ -89,7 +89,11 @@ _PYDANTIC_SOURCE = rules.source(*_ELSEWHERE, "pydantic_v2", encoding="json")
 _TRACELOOP_INPUT = rules.key(*_ELSEWHERE, "traceloop", encoding="json")
 _TRACELOOP_SOURCE = rules.source(*_ELSEWHERE, "traceloop", encoding="json")
 _STRANDS_MESSAGE = rules.row(*_ELSEWHERE, "strands_message", encoding="json")
+_MESSAGE_EVENT, _MESSAGE_KEY = _STRANDS_MESSAGE["event"], _STRANDS_MESSAGE["key"]
+_MESSAGE_SOURCE = _STRANDS_MESSAGE["source"]
 _STRANDS_DETAILS = rules.row(*_ELSEWHERE, "strands_details", encoding="messages")
+_DETAILS_EVENT, _DETAILS_KEY = _STRANDS_DETAILS["event"], _STRANDS_DETAILS["key"]
+_DETAILS_SOURCE = _STRANDS_DETAILS["source"]
 _FAILURE = (*_G, "failure")
 _STATUS = rules.row(*_FAILURE, "status", encoding="text")
 _STATUS_KEY, _STATUS_ERROR = _STATUS["key"], _STATUS["value"]
@@ -171,19 +175,19 @@ def _strands_event_args(call: DialectCall, span: SpanLike) -> None:
     for event in span.events or ():
         ev_name = event.name
         ev_attrs = event.attributes or {}
-        if ev_name == _STRANDS_MESSAGE["event"]:
-            args = args_from(ev_attrs.get(_STRANDS_MESSAGE["key"]))
+        if ev_name == _MESSAGE_EVENT:
+            args = args_from(ev_attrs.get(_MESSAGE_KEY))
             if args is not None:
                 call.args = args
-                call.source = _STRANDS_MESSAGE["source"]
+                call.source = _MESSAGE_SOURCE
                 if call.call_id is None:
                     call.call_id = ident(ev_attrs.get("id"))
                 return
-        elif ev_name == _STRANDS_DETAILS["event"]:
-            for part in _message_parts(ev_attrs.get(_STRANDS_DETAILS["key"])):
+        elif ev_name == _DETAILS_EVENT:
+            for part in _message_parts(ev_attrs.get(_DETAILS_KEY)):
                 if part.get("type") == "tool_call" and part.get("name") == call.name:
                     call.args = args_from(part.get("arguments"))
-                    call.source = _STRANDS_DETAILS["source"]
+                    call.source = _DETAILS_SOURCE
                     if call.call_id is None:
                         call.call_id = ident(part.get("id"))
                     return
