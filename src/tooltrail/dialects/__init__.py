@@ -1,8 +1,10 @@
 """Where instrumentations put a tool call: one small reader per convention, tried in order.
 
-Only this package knows instrumentation attribute names. ``classify`` / ``read_tool_call``
-run on every span of the live path and of every dump, so a span that is not a tool call is
-turned away after a lookup of its name and a set test over its attribute keys (``roles``).
+Only this package knows instrumentation attribute names, all of them in one data file,
+``rules.json`` (docs/dialect-rules.md), read once at import by ``rules``. ``classify`` /
+``read_tool_call`` run on every span of the live path and of every dump, so a span that is
+not a tool call is turned away after a lookup of its name and a set test over its attribute
+keys (``roles``).
 Readers of tool spans are in ``tools``, of agent and model spans in ``spans``. See
 docs/convert.md for the table as implemented and how to add a dialect.
 """

@@ -33,39 +33,36 @@ message without text (a tool's answer sent back in a user message) is not an inp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from tooltrail.dialects import rules
+from tooltrail.dialects.logs import TOOL_MESSAGE, USER_MESSAGE
 from tooltrail.dialects.tools import SpanLike
 from tooltrail.dialects.values import PLACEHOLDERS, double_json, ident, json_value
 
 #: Bound on the nesting walked to find messages inside a framework's input object.
 _MAX_DEPTH = 6
 _USER_ROLES = ("user", "human")
-_DETAILS = "gen_ai.client.inference.operation.details"
+_DETAILS = rules.at("events", "details")
+_DETAILS_INPUT = rules.key("events", "details_input", encoding="messages")
+_DETAILS_OUTPUT = rules.key("events", "details_output", encoding="messages")
+_CHOICE = rules.at("events", "choice")
 
 # --- tool results ---------------------------------------------------------------------------
 
-#: Attributes of a tool span that hold its result, in order (each convention sets one).
-_RESULT_KEYS = (
-    "gen_ai.tool.call.result",
-    "ai.toolCall.result",
-    "ai.toolCall.output",
-    "tool_response",
-    "output.value",
-    "traceloop.entity.output",
-    "gen_ai.completion",
+#: Attributes of a tool span that hold its result, in order (each convention sets one):
+#: ``rules.json`` ``content.tool_result`` as (key, JSON-encoded twice, answers once present,
+#: the key whose ``"{}"`` with this one's means "not captured").
+_RESULT_ROWS: tuple[tuple[str, bool, bool, str | None], ...] = tuple(
+    (
+        row["key"],
+        row["encoding"] == "json_twice",
+        row.get("answers") == "present",
+        row.get("not_captured_pair"),
+    )
+    for row in rules.rows("content", "tool_result", encodings={"content_blocks", "json_twice"})
 )
-
-
-def _first_of(attrs: Any, keys: tuple[str, ...], read: Callable[[Any], Any]) -> Any:
-    """The first of ``keys`` in ``attrs`` that ``read`` makes something of, else ``None``."""
-    for key in keys:
-        if key in attrs:
-            found = read(attrs.get(key))
-            if found is not None:
-                return found
-    return None
 
 
 def tool_result(span: SpanLike) -> Any:
@@ -73,16 +70,14 @@ def tool_result(span: SpanLike) -> Any:
     attrs = span.attributes
     if attrs is None:
         return None
-    found = _first_of(attrs, _RESULT_KEYS, result_value)
-    if found is not None:
-        return found
-    if "gcp.vertex.agent.tool_response" in attrs:
-        raw = attrs.get("gcp.vertex.agent.tool_response")
-        if raw == "{}" and attrs.get("gcp.vertex.agent.tool_call_args") == "{}":
-            return None  # ADK legacy with content capture off writes this pair
-        return result_value(raw)
-    if "mlflow.spanOutputs" in attrs:
-        return result_value(double_json(attrs.get("mlflow.spanOutputs")))
+    for key, twice, decides, pair in _RESULT_ROWS:
+        if key in attrs:
+            raw = attrs.get(key)
+            if pair is not None and raw == "{}" and attrs.get(pair) == "{}":
+                return None  # ADK legacy with content capture off writes this pair
+            found = result_value(double_json(raw) if twice else raw)
+            if found is not None or decides:
+                return found
     return _event_result(span)
 
 
@@ -92,7 +87,7 @@ def _event_result(span: SpanLike) -> Any:
     for event in reversed(span.events or ()):
         ev_attrs = event.attributes or {}
         if event.name == _DETAILS:
-            messages = json_value(ev_attrs.get("gen_ai.output.messages"))
+            messages = json_value(ev_attrs.get(_DETAILS_OUTPUT))
             for message in messages if isinstance(messages, list) else ():
                 parts = message.get("parts") if isinstance(message, dict) else None
                 for part in parts if isinstance(parts, list) else ():
@@ -100,7 +95,7 @@ def _event_result(span: SpanLike) -> Any:
                         found = result_value(part.get("response"))
                         if found is not None:
                             return found
-        elif event.name == "gen_ai.choice" and "message" in ev_attrs:
+        elif event.name == _CHOICE and "message" in ev_attrs:
             return result_value(ev_attrs.get("message"))
     return None
 
@@ -110,11 +105,11 @@ def model_content(span: SpanLike) -> tuple[str | None, dict[str, Any]]:
     call id (``tool_results``), its input messages parsed once. The results complete a call
     whose own span records none, or that has no span (a client-side tool)."""
     attrs = span.attributes
-    raw = attrs.get("gen_ai.input.messages") if attrs is not None else None
+    raw = attrs.get(_REQUEST_KEY) if attrs is not None else None
     if raw is None:
         for event in span.events or ():
             if event.name == _DETAILS:
-                raw = (event.attributes or {}).get("gen_ai.input.messages")
+                raw = (event.attributes or {}).get(_DETAILS_INPUT)
                 if raw is not None:
                     break
     if raw is None and attrs is not None:
@@ -133,7 +128,7 @@ def model_content(span: SpanLike) -> tuple[str | None, dict[str, Any]]:
                 break
     if raw is None:  # the GenAI event convention: one event per message
         for event in span.events or ():
-            if event.name == "gen_ai.tool.message":
+            if event.name == TOOL_MESSAGE:
                 pair = tool_message(event.attributes or {})
                 if pair is not None:
                     found.setdefault(*pair)
@@ -141,14 +136,18 @@ def model_content(span: SpanLike) -> tuple[str | None, dict[str, Any]]:
     return (said if said is not None else user_input(span)), found
 
 
-#: Attributes holding a model request's messages when ``gen_ai.input.messages`` is absent:
-#: Vercel ``ai.prompt.messages``, LangSmith ``gen_ai.prompt``.
-_HISTORY_KEYS = ("ai.prompt.messages", "gen_ai.prompt")
+#: A model request's messages (``rules.json`` ``content.request_messages``): GenAI
+#: ``gen_ai.input.messages`` (else the same in an inference-details event), then the
+#: attributes that hold them when it is absent (Vercel ``ai.prompt.messages``, LangSmith
+#: ``gen_ai.prompt``).
+_REQUEST_KEY, *_HISTORY = rules.keys("content", "request_messages", encodings={"messages"})
+_HISTORY_KEYS = tuple(_HISTORY)
 #: Flattened messages, ``{prefix}{i}{field}``: (prefix, role, tool call id, content) fields of
-#: OpenInference ``llm.input_messages`` and Traceloop's legacy ``gen_ai.prompt``.
-_FLAT_MESSAGES = (
-    ("llm.input_messages.", ".message.role", ".message.tool_call_id", ".message.content"),
-    ("gen_ai.prompt.", ".role", ".tool_call_id", ".content"),
+#: OpenInference ``llm.input_messages`` and Traceloop's legacy ``gen_ai.prompt``
+#: (``content.flat_messages``).
+_FLAT_MESSAGES = tuple(
+    (row["prefix"], row["fields"]["role"], row["fields"]["call_id"], row["fields"]["content"])
+    for row in rules.rows("content", "flat_messages", encodings={"flat_list"})
 )
 #: Parts that carry a tool's result (``_message_results``): GenAI ``tool_call_response``
 #: (``id``, ``response``), Vercel ``tool-result`` (``toolCallId``, ``output`` / v4 ``result``),
@@ -251,17 +250,14 @@ def _is_text_block(block: Any) -> bool:
 
 # --- the user's input -----------------------------------------------------------------------
 
-#: Attributes holding the messages (or call inputs) a span was given, in order of trust.
-_MESSAGE_KEYS = (
-    "gen_ai.input.messages",
-    "pydantic_ai.all_messages",
-    "ai.prompt.messages",
-    "ai.prompt",
-    "traceloop.entity.input",
-    "input.value",
-    "gen_ai.prompt",
+#: Attributes holding the messages (or call inputs) a span was given, in order of trust
+#: (``rules.json`` ``content.user_input``): (key, JSON-encoded twice). Then OpenInference's
+#: flattened input messages (the first of ``content.flat_messages``).
+_INPUT_ROWS = tuple(
+    (row["key"], row["encoding"] == "json_twice")
+    for row in rules.rows("content", "user_input", encodings={"messages", "json_twice"})
 )
-_OI_INPUT = "llm.input_messages."
+_OI_INPUT, _OI_ROLE, _, _OI_CONTENT = _FLAT_MESSAGES[0]
 
 
 def user_input(span: SpanLike) -> str | None:
@@ -269,14 +265,13 @@ def user_input(span: SpanLike) -> str | None:
     attrs = span.attributes
     if attrs is None:
         return None
-    found = _first_of(attrs, _MESSAGE_KEYS, input_text)
-    if found is not None:
-        return found
-    if "mlflow.spanInputs" in attrs:
-        found = input_text(double_json(attrs.get("mlflow.spanInputs")))
-        if found is not None:
-            return found
-    if _OI_INPUT + "0.message.role" in attrs:
+    for key, twice in _INPUT_ROWS:
+        if key in attrs:
+            raw = attrs.get(key)
+            found = input_text(double_json(raw) if twice else raw)
+            if found is not None:
+                return found
+    if _OI_INPUT + "0" + _OI_ROLE in attrs:
         found = _openinference_input(attrs)
         if found is not None:
             return found
@@ -288,12 +283,12 @@ def _event_input(span: SpanLike) -> str | None:
     input messages of an inference-details event."""
     for event in reversed(span.events or ()):
         ev_attrs = event.attributes or {}
-        if event.name == "gen_ai.user.message":
+        if event.name == USER_MESSAGE:
             found = _text_of(json_value(ev_attrs.get("content")))
             if found is not None:
                 return found
-        elif event.name == _DETAILS and "gen_ai.input.messages" in ev_attrs:
-            found = _last_user_text(json_value(ev_attrs.get("gen_ai.input.messages")))
+        elif event.name == _DETAILS and _DETAILS_INPUT in ev_attrs:
+            found = _last_user_text(json_value(ev_attrs.get(_DETAILS_INPUT)))
             if found is not None:
                 return found
     return None
@@ -304,11 +299,11 @@ def _openinference_input(attrs: Mapping[str, Any]) -> str | None:
     found: str | None = None
     index = 0
     while index < 10_000:
-        role = attrs.get(f"{_OI_INPUT}{index}.message.role")
+        role = attrs.get(f"{_OI_INPUT}{index}{_OI_ROLE}")
         if role is None:
             break
         if role in _USER_ROLES:
-            content = attrs.get(f"{_OI_INPUT}{index}.message.content")
+            content = attrs.get(f"{_OI_INPUT}{index}{_OI_CONTENT}")
             if isinstance(content, str) and content not in PLACEHOLDERS:
                 found = content
         index += 1

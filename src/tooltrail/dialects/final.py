@@ -25,12 +25,14 @@ from typing import Any
 
 import orjson
 
-#: instrumentation scope -> (names of its final-answer tools, name prefixes of them).
-#: ``FINAL_TOOL_NAMES``: every name that a tool span may run one under (tried first: cheap).
+from tooltrail.dialects import rules
+
+#: instrumentation scope -> (names of its final-answer tools, name prefixes of them):
+#: ``rules.json`` ``final_tools``. ``FINAL_TOOL_NAMES``: every name that a tool span may run
+#: one under (tried first: cheap).
 FINAL_ANSWER_TOOLS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
-    "pydantic-ai": (frozenset({"final_result"}), ("final_result_",)),
-    "openinference.instrumentation.smolagents": (frozenset({"final_answer"}), ()),
-    "gcp.vertex.agent": (frozenset({"set_model_response"}), ()),
+    scope: (frozenset(tools["names"]), tuple(tools["prefixes"]))
+    for scope, tools in rules.at("final_tools").items()
 }
 FINAL_TOOL_NAMES = frozenset(name for names, _ in FINAL_ANSWER_TOOLS.values() for name in names)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tooltrail.dialects import rules
 from tooltrail.dialects.spans import ModelCall, genai_output
 from tooltrail.dialects.values import (
     PLACEHOLDERS,
@@ -32,18 +33,19 @@ from tooltrail.dialects.values import (
 from tooltrail.otlp.decode.span import SpanEvent
 
 #: Where a log record's event name may stand, newest first.
-EVENT_NAME_KEYS = ("event.name", "otel.event.name")
-CHOICE = "gen_ai.choice"
-DETAILS = "gen_ai.client.inference.operation.details"
+EVENT_NAME_KEYS = rules.keys("events", "log_event_name", encodings={"text"})
+CHOICE = rules.at("events", "choice")
+DETAILS = rules.at("events", "details")
+_DETAILS_OUTPUT = rules.key("events", "details_output", encoding="messages")
 #: Records whose content ``content_of`` reads.
 CONTENT_EVENTS = frozenset({CHOICE, DETAILS})
-USER_MESSAGE = "gen_ai.user.message"
-TOOL_MESSAGE = "gen_ai.tool.message"
+USER_MESSAGE = rules.at("events", "user_message")
+TOOL_MESSAGE = rules.at("events", "tool_message")
 #: Prompt records read too when a trace is read with content (``dialects.content``): what the
 #: user said, and a tool's result sent back to the model (matched to its call by id).
 PROMPT_EVENTS = frozenset({USER_MESSAGE, TOOL_MESSAGE})
 #: Content an instrumentation recorded without the text (capture off, or elided).
-ELIDED = frozenset({"<elided>", "<redacted>", "<REDACTED>"})
+ELIDED = frozenset(rules.strings("values", "elided"))
 
 
 def event_name(name: str, attributes: Mapping[str, Any]) -> str:
@@ -83,7 +85,7 @@ def content_of(events: Sequence[SpanEvent]) -> tuple[list[ModelCall], str | None
     for event in events:
         attrs = event.attributes
         if event.name == DETAILS:
-            raw = attrs.get("gen_ai.output.messages")
+            raw = attrs.get(_DETAILS_OUTPUT)
             if raw is not None:
                 found, said = genai_output(raw)
                 calls.extend(found)

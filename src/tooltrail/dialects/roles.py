@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tooltrail.dialects import rules
 from tooltrail.dialects.final import FINAL_TOOL_NAMES, is_final_answer, scope_of
 from tooltrail.dialects.tools import (
     DialectCall,
@@ -38,73 +39,46 @@ Reader = Callable[[SpanLike, Mapping[str, Any]], "DialectCall | None"]
 #: A table entry: a tool-call reader, or the role of a span that is not a tool call.
 Meaning = Reader | int
 
-#: Spans recognised by their exact name (checked first: one dict lookup).
-BY_SPAN_NAME: dict[str, Meaning] = {
-    "ai.toolCall": read_vercel,  # Vercel AI SDK <= v6
-    "running tool": read_pydantic_v2,  # Pydantic AI v2
-    "agent run": ROLE_AGENT,  # Pydantic AI v2
-    "ai.generateText": ROLE_AGENT,
-    "ai.streamText": ROLE_AGENT,
-    "ai.generateObject": ROLE_AGENT,
-    "ai.streamObject": ROLE_AGENT,
-    "ai.generateText.doGenerate": ROLE_MODEL,
-    "ai.streamText.doStream": ROLE_MODEL,
-    "ai.generateObject.doGenerate": ROLE_MODEL,
-    "ai.streamObject.doStream": ROLE_MODEL,
-    # Google ADK: the runner's span for one user message, and its model call wrapper (the
-    # response in ``gcp.vertex.agent.llm_response``; no GenAI operation before ADK 2.x)
-    "invocation": ROLE_WORKFLOW,
-    "call_llm": ROLE_MODEL,
+#: The reader of each ``tool:<reader>`` role of ``rules.json``.
+READERS: dict[str, Reader] = {
+    "genai": read_genai,
+    "vercel": read_vercel,
+    "pydantic_v2": read_pydantic_v2,
+    "openinference": read_openinference,
+    "traceloop": read_traceloop,
+    "mlflow": read_mlflow,
+    "langsmith": read_langsmith,
 }
+_ROLES = {"agent": ROLE_AGENT, "model": ROLE_MODEL, "workflow": ROLE_WORKFLOW}
 
-_GENAI_OPERATIONS: dict[str, Meaning] = {
-    "execute_tool": read_genai,
-    "invoke_agent": ROLE_AGENT,
-    "invoke_workflow": ROLE_WORKFLOW,
-    "chat": ROLE_MODEL,
-    "generate_content": ROLE_MODEL,
-    "text_completion": ROLE_MODEL,
-    "completion": ROLE_MODEL,
-}
+
+def _meaning(role: str) -> Meaning:
+    """A role of ``rules.json`` (``agent``, ``tool:genai``, ...) as a table entry."""
+    if role.startswith("tool:"):
+        return READERS[role[len("tool:") :]]
+    return _ROLES[role]
+
+
+def _table(roles: Mapping[str, str]) -> dict[str, Meaning]:
+    return {name: _meaning(role) for name, role in roles.items()}
+
+
+#: Spans recognised by their exact name (checked first: one dict lookup): ``rules.json``
+#: ``roles.by_span_name``.
+BY_SPAN_NAME: dict[str, Meaning] = _table(rules.at("roles", "by_span_name"))
 
 #: Spans recognised by a marker attribute, in this order: the first row whose value is known
-#: decides. OpenLLMetry's LangChain spans carry GenAI and Traceloop markers and are read as
-#: GenAI (which unwraps their envelope).
-BY_MARKER: tuple[tuple[str, dict[str, Meaning]], ...] = (
-    ("gen_ai.operation.name", _GENAI_OPERATIONS),
-    ("mcp.method.name", {"tools/call": read_genai}),
-    (
-        "openinference.span.kind",
-        {"TOOL": read_openinference, "AGENT": ROLE_AGENT, "LLM": ROLE_MODEL},
-    ),
-    ("traceloop.span.kind", {"tool": read_traceloop, "agent": ROLE_AGENT}),
-    (
-        "mlflow.spanType",  # every MLflow value is JSON-encoded once more
-        {
-            '"TOOL"': read_mlflow,
-            "TOOL": read_mlflow,
-            '"AGENT"': ROLE_AGENT,
-            "AGENT": ROLE_AGENT,
-            '"CHAT_MODEL"': ROLE_MODEL,
-            "CHAT_MODEL": ROLE_MODEL,
-            '"LLM"': ROLE_MODEL,
-            "LLM": ROLE_MODEL,
-        },
-    ),
-    (
-        "langsmith.span.kind",
-        {
-            "tool": read_langsmith,
-            "TOOL": read_langsmith,
-            "agent": ROLE_AGENT,
-            "llm": ROLE_MODEL,
-            "LLM": ROLE_MODEL,
-        },
-    ),
+#: decides (``roles.by_marker``). OpenLLMetry's LangChain spans carry GenAI and Traceloop
+#: markers and are read as GenAI (which unwraps their envelope).
+BY_MARKER: tuple[tuple[str, dict[str, Meaning]], ...] = tuple(
+    (row["key"], _table(row["values"]))
+    for row in rules.rows("roles", "by_marker", encodings={"text"})
 )
 
-#: Spans named ``execute_tool {name}`` without a GenAI operation (ADK legacy) are GenAI too.
-EXECUTE_TOOL_PREFIX = "execute_tool "
+#: Spans named ``execute_tool {name}`` without a GenAI operation (ADK legacy) are GenAI too
+#: (``roles.by_name_prefix``: one prefix, tested inline by ``classify``).
+((EXECUTE_TOOL_PREFIX, _PREFIX_ROLE),) = rules.at("roles", "by_name_prefix").items()
+_PREFIX_MEANING = _meaning(_PREFIX_ROLE)
 _PREFIX_LEN = len(EXECUTE_TOOL_PREFIX)
 
 #: The spans ``classify`` can tell from "other": by name, name prefix or marker attribute. A
@@ -148,7 +122,7 @@ def classify(span: SpanLike) -> tuple[int, DialectCall | None]:
     if meaning is None:
         if span.name[:_PREFIX_LEN] != EXECUTE_TOOL_PREFIX:
             return ROLE_OTHER, None
-        meaning = read_genai
+        meaning = _PREFIX_MEANING
     if meaning.__class__ is int:
         return meaning, None  # type: ignore[return-value]
     call = meaning(span, attrs if attrs is not None else {})  # type: ignore[operator]

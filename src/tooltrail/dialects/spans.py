@@ -1,5 +1,6 @@
 """What the other spans of a trace say: agent and model spans, the calls a model asked for,
-the final reply, conversation ids, agent names. All attribute names live here."""
+the final reply, conversation ids, agent names. Their attribute names are rows of
+``rules.json`` (``agents``, ``models``, ``conversations``, ``events``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from tooltrail.dialects import rules
 from tooltrail.dialects.reprs import repr_field
 from tooltrail.dialects.tools import SpanLike
 from tooltrail.dialects.values import (
@@ -21,7 +23,19 @@ from tooltrail.dialects.values import (
     text,
 )
 
-_AGENT_NAME_KEYS = ("gen_ai.agent.name", "ai.telemetry.functionId", "agent.name")
+#: ``rules.json`` ``agents``: where an agent's name is, and the name of the agent it invokes.
+_AGENT_NAME_KEYS = rules.keys("agents", "name", encodings={"text"})
+_INVOKED = ("agents", "invoked_name")
+_TL_AGENT = rules.row(*_INVOKED, "traceloop", encoding="text")
+_TL_KIND, (_TL_AGENT_KIND,), _TL_AGENT_NAME = (
+    _TL_AGENT["when"],
+    _TL_AGENT["values"],
+    _TL_AGENT["key"],
+)
+_INVOKE_PREFIX = rules.at(*_INVOKED, "genai", "prefix")
+_NAMED_BY_SPAN = rules.at(*_INVOKED, "span_name")
+_MLFLOW_KIND, _OI_KIND = _NAMED_BY_SPAN["when"]
+_AGENT_KINDS = tuple(_NAMED_BY_SPAN["values"])
 
 
 def agent_name(span: SpanLike, *, invoked: bool = False) -> str | None:
@@ -37,35 +51,28 @@ def agent_name(span: SpanLike, *, invoked: bool = False) -> str | None:
                 return name
     if not invoked:
         return None
-    if attrs is not None and attrs.get("traceloop.span.kind") == "agent":
-        return text(attrs.get("traceloop.entity.name"))
+    if attrs is not None and attrs.get(_TL_KIND) == _TL_AGENT_KIND:
+        return text(attrs.get(_TL_AGENT_NAME))
     span_name = span.name
-    if span_name.startswith("invoke_agent "):
-        return text(span_name[len("invoke_agent ") :].strip())
+    if span_name.startswith(_INVOKE_PREFIX):
+        return text(span_name[len(_INVOKE_PREFIX) :].strip())
     if attrs is not None and (
-        attrs.get("mlflow.spanType") in ('"AGENT"', "AGENT")
-        or attrs.get("openinference.span.kind") == "AGENT"
+        attrs.get(_MLFLOW_KIND) in _AGENT_KINDS or attrs.get(_OI_KIND) in _AGENT_KINDS
     ):
         return text(span_name)
     return None
 
 
-#: Span or resource attributes that carry a conversation (session) id, in order of trust.
-CONVERSATION_KEYS = (
-    "gen_ai.conversation.id",
-    "session.id",
-    "traceloop.association.properties.session_id",
-    "ai.telemetry.metadata.conversation_id",
-    "ai.telemetry.metadata.conversationId",
-    "ai.telemetry.metadata.session_id",
-    "ai.telemetry.metadata.sessionId",
-    "langsmith.metadata.session_id",
-    "langsmith.metadata.thread_id",
-    "mlflow.trace.session",
+#: Span or resource attributes that carry a conversation (session) id, in order of trust
+#: (``rules.json`` ``conversations.ids``); MLflow's is JSON-encoded once more.
+_CONVERSATION = tuple(
+    (row["key"], row["encoding"] == "json_twice")
+    for row in rules.rows("conversations", "ids", encodings={"id", "json_twice"})
 )
+CONVERSATION_KEYS = tuple(key for key, _ in _CONVERSATION)
 
 #: Where an offline test set names the case a trace belongs to (span or resource attribute).
-CASE_ID_KEY = "tooltrail.case_id"
+CASE_ID_KEY = rules.key("conversations", "case_id", encoding="text")
 
 
 def conversation_id(attrs: Mapping[str, Any]) -> str | None:
@@ -73,10 +80,10 @@ def conversation_id(attrs: Mapping[str, Any]) -> str | None:
     ``roles.classify``)."""
     if attrs is None:  # (an empty mapping has none of them: see ``roles.classify``)
         return None
-    for key in CONVERSATION_KEYS:
+    for key, twice in _CONVERSATION:
         value = attrs.get(key)
         if value is not None:
-            found = ident(value) if key != "mlflow.trace.session" else ident(double_json(value))
+            found = ident(double_json(value)) if twice else ident(value)
             if found:
                 return found
     return None
@@ -97,25 +104,43 @@ class ModelCall:
     source: str
 
 
+_M = ("models",)
+_GENAI_OUTPUT = rules.key(*_M, "genai_output", encoding="messages")
+_GENAI_SOURCE = rules.source(*_M, "genai_output", encoding="messages")
+_VERCEL_CALLS = rules.key(*_M, "vercel_calls", encoding="json")
+_VERCEL_SOURCE = rules.source(*_M, "vercel_calls", encoding="json")
+_OI_MARKER = rules.row(*_M, "openinference_marker", encoding="text")
+_OI_MARKER_KEY, _OI_LLM = _OI_MARKER["key"], _OI_MARKER["value"]
+_OI_CALLS = rules.row(*_M, "openinference_calls", encoding="flat_list")
+_OI_PREFIX, _OI_CALL, _OI_SOURCE = _OI_CALLS["prefix"], _OI_CALLS["infix"], _OI_CALLS["source"]
+_OI_FIELDS = _OI_CALLS["fields"]
+_OI_NAME, _OI_ARGS, _OI_ID = _OI_FIELDS["name"], _OI_FIELDS["args"], _OI_FIELDS["call_id"]
+_VERCEL_REPLY = rules.key(*_M, "vercel_reply", encoding="text")
+_OI_REPLY = rules.key(*_M, "openinference_reply", encoding="text")
+_DETAILS = rules.at("events", "details")
+_DETAILS_OUTPUT = rules.key("events", "details_output", encoding="messages")
+_CHOICE = rules.at("events", "choice")
+
+
 def model_calls(span: SpanLike) -> list[ModelCall]:
     """Tool calls listed by a model span: GenAI ``gen_ai.output.messages`` parts of type
     ``tool_call`` (attribute or inference-details event), Vercel ``ai.response.toolCalls``,
     OpenInference ``llm.output_messages.{i}.message.tool_calls.{j}.tool_call.function.*``,
     Google ADK ``gcp.vertex.agent.llm_response`` ``function_call`` parts."""
     attrs = span.attributes
-    raw = attrs.get("gen_ai.output.messages")
+    raw = attrs.get(_GENAI_OUTPUT)
     if raw is not None:
         return genai_output(raw)[0]
-    raw = attrs.get("ai.response.toolCalls")
+    raw = attrs.get(_VERCEL_CALLS)
     if raw is not None:
         return _vercel_calls(raw)
     if ADK_RESPONSE in attrs:
         return _adk_response(attrs.get(ADK_RESPONSE))[0]
-    if attrs.get("openinference.span.kind") == "LLM":
+    if attrs.get(_OI_MARKER_KEY) == _OI_LLM:
         return _openinference_calls(attrs)
     for event in span.events or ():
-        if event.name == "gen_ai.client.inference.operation.details":
-            raw = (event.attributes or {}).get("gen_ai.output.messages")
+        if event.name == _DETAILS:
+            raw = (event.attributes or {}).get(_DETAILS_OUTPUT)
             if raw is not None:
                 return genai_output(raw)[0]
     return []
@@ -124,7 +149,7 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
 def model_output(span: SpanLike) -> tuple[list[ModelCall], str | None]:
     """``(model_calls(span), model_reply(span))``, reading the output messages once."""
     attrs = span.attributes
-    raw = attrs.get("gen_ai.output.messages")
+    raw = attrs.get(_GENAI_OUTPUT)
     if raw is not None:
         return genai_output(raw)
     if ADK_RESPONSE in attrs:  # ADK's ``call_llm`` span: its own record of the response
@@ -135,8 +160,8 @@ def model_output(span: SpanLike) -> tuple[list[ModelCall], str | None]:
 
 #: Google ADK's ``call_llm`` span: the model's response as JSON (``LlmResponse``), ``{}`` (or
 #: absent) when content capture is off.
-ADK_RESPONSE = "gcp.vertex.agent.llm_response"
-_ADK_SOURCE = "model:" + ADK_RESPONSE
+ADK_RESPONSE = rules.key("models", "adk_response", encoding="json")
+_ADK_SOURCE = rules.source("models", "adk_response", encoding="json")
 
 
 def _adk_response(raw: Any) -> tuple[list[ModelCall], str | None]:
@@ -169,9 +194,6 @@ def _adk_response(raw: Any) -> tuple[list[ModelCall], str | None]:
             if not part.get("thought"):
                 texts.append(content_text)
     return calls, "".join(texts) if texts else None
-
-
-_GENAI_SOURCE = "model:gen_ai.output.messages"
 
 
 def genai_output(raw: Any) -> tuple[list[ModelCall], str | None]:
@@ -236,15 +258,9 @@ def _vercel_calls(raw: Any) -> list[ModelCall]:
             continue
         args = args_from(item.get("input", item.get("args")))
         calls.append(
-            ModelCall(
-                name, ident(item.get("toolCallId")), args, len(calls), "model:ai.response.toolCalls"
-            )
+            ModelCall(name, ident(item.get("toolCallId")), args, len(calls), _VERCEL_SOURCE)
         )
     return calls
-
-
-_OI_PREFIX = "llm.output_messages."
-_OI_CALL = ".message.tool_calls."
 
 
 def _openinference_calls(attrs: Mapping[str, Any]) -> list[ModelCall]:
@@ -259,29 +275,19 @@ def _openinference_calls(attrs: Mapping[str, Any]) -> list[ModelCall]:
         found.setdefault((int(head), int(index)), {})[field] = value
     calls: list[ModelCall] = []
     for _, fields in sorted(found.items()):
-        name = text(fields.get("tool_call.function.name"))
+        name = text(fields.get(_OI_NAME))
         if name is None:
             continue
-        args = args_from(fields.get("tool_call.function.arguments"), literal=True)
-        calls.append(
-            ModelCall(
-                name,
-                ident(fields.get("tool_call.id")),
-                args,
-                len(calls),
-                "model:llm.output_messages",
-            )
-        )
+        args = args_from(fields.get(_OI_ARGS), literal=True)
+        calls.append(ModelCall(name, ident(fields.get(_OI_ID)), args, len(calls), _OI_SOURCE))
     return calls
 
 
 #: Finish reasons of a model response that asked for tools: OpenAI ``tool_calls`` (and the
 #: older ``function_call``), Anthropic ``tool_use``, Vercel ``tool-calls``, Traceloop
-#: ``tool_call``; compared lower-cased.
-_TOOL_FINISH = frozenset(
-    ("tool_calls", "tool_call", "tool-calls", "tool-call", "tool_use", "function_call")
-)
-_FINISH_KEYS = ("gen_ai.response.finish_reasons", "ai.response.finishReason")
+#: ``tool_call``; compared lower-cased (``rules.json`` ``models.asked_for_tools``).
+_TOOL_FINISH = frozenset(rules.strings("models", "asked_for_tools"))
+_FINISH_KEYS = rules.keys("models", "finish_reasons", encodings={"text", "text_list"})
 
 
 def asked_for_tools(attrs: Mapping[str, Any] | None) -> bool:
@@ -306,7 +312,11 @@ def asked_for_tools(attrs: Mapping[str, Any] | None) -> bool:
 # --- the final reply ---------------------------------------------------------------------
 
 
-_AGENT_REPLY_KEYS = ("final_result", "ai.response.text", "output.value", "traceloop.entity.output")
+#: ``rules.json`` ``agents.reply``: (key, JSON-encoded twice, answers once present).
+_AGENT_REPLY = tuple(
+    (row["key"], row["encoding"] == "json_twice", row.get("answers") == "present")
+    for row in rules.rows("agents", "reply", encodings={"reply", "json_twice"})
+)
 
 
 def agent_reply(span: SpanLike) -> str | None:
@@ -316,28 +326,26 @@ def agent_reply(span: SpanLike) -> str | None:
     attrs = span.attributes
     if attrs is None:
         return model_reply(span)
-    for key in _AGENT_REPLY_KEYS:
+    for key, twice, decides in _AGENT_REPLY:
         if key in attrs:  # ``in`` first: most agent spans have none of these
             value = attrs.get(key)
-            if value is not None:
-                return _reply_text(value)
-    if "mlflow.spanOutputs" in attrs:
-        return _reply_text(double_json(attrs["mlflow.spanOutputs"]))
+            if value is not None or decides:
+                return _reply_text(double_json(value) if twice else value)
     return model_reply(span)
 
 
 def model_reply(span: SpanLike) -> str | None:
     """The text a model (or agent) span's output messages carry, if any."""
     attrs = span.attributes
-    raw = attrs.get("gen_ai.output.messages")
+    raw = attrs.get(_GENAI_OUTPUT)
     if raw is not None:
         return _genai_text(raw)
-    if "ai.response.text" in attrs:  # ``in`` first: keys of other conventions
-        raw = attrs.get("ai.response.text")
+    if _VERCEL_REPLY in attrs:  # ``in`` first: keys of other conventions
+        raw = attrs.get(_VERCEL_REPLY)
         if raw is not None:
             return raw if isinstance(raw, str) and raw else None
-    if "llm.output_messages.0.message.content" in attrs:
-        content = attrs.get("llm.output_messages.0.message.content")
+    if _OI_REPLY in attrs:
+        content = attrs.get(_OI_REPLY)
         if isinstance(content, str) and content:
             return content
     if ADK_RESPONSE in attrs:
@@ -351,10 +359,10 @@ def _event_reply(span: SpanLike) -> str | None:
     """The text of the span's last ``gen_ai.choice`` or inference-details event."""
     for event in reversed(span.events or ()):
         ev_attrs = event.attributes or {}
-        if event.name == "gen_ai.choice":
+        if event.name == _CHOICE:
             return message_text(ev_attrs.get("message"))
-        if event.name == "gen_ai.client.inference.operation.details":
-            raw = ev_attrs.get("gen_ai.output.messages")
+        if event.name == _DETAILS:
+            raw = ev_attrs.get(_DETAILS_OUTPUT)
             if raw is not None:
                 return _genai_text(raw)
     return None
@@ -365,7 +373,7 @@ def _genai_text(raw: Any) -> str | None:
 
 
 #: Keys under which frameworks wrap a final answer (LangChain ``{"outputs": {"output": ...}}``).
-_REPLY_KEYS = ("outputs", "output", "final_output", "answer", "response", "result")
+_REPLY_KEYS = rules.strings("agents", "reply_wrappers")
 
 
 def _reply_text(value: Any) -> str | None:
@@ -400,54 +408,25 @@ def _unwrap_reply(value: Any, depth: int = 0) -> str | None:
 # --- errors and metadata -------------------------------------------------------------------
 
 
+_EXCEPTION = rules.at("events", "exception_event")
+_EXCEPTION_MESSAGE, _EXCEPTION_TYPE = rules.keys("events", "exception_text", encodings={"text"})
+
+
 def exception_message(span: SpanLike) -> str | None:
     """The message of the span's last ``exception`` event (OpenTelemetry semantic conventions)."""
     for event in reversed(span.events or ()):
-        if event.name == "exception":
+        if event.name == _EXCEPTION:
             attrs = event.attributes or {}
-            message = text(attrs.get("exception.message"))
-            return message or text(attrs.get("exception.type"))
+            message = text(attrs.get(_EXCEPTION_MESSAGE))
+            return message or text(attrs.get(_EXCEPTION_TYPE))
     return None
 
 
 #: Attributes that carry message content, tool arguments or results: kept out of
 #: ``metadata["attributes"]`` (they may hold customer data and are large).
-_CONTENT_KEYS = frozenset(
-    {
-        "final_result",
-        "pydantic_ai.all_messages",
-        "all_messages_events",
-        "tool_arguments",
-        "tool_response",
-        "input.value",
-        "output.value",
-        "traceloop.entity.input",
-        "traceloop.entity.output",
-        "mlflow.spanInputs",
-        "mlflow.spanOutputs",
-        "gen_ai.prompt",
-        "gen_ai.completion",
-        "logfire.json_schema",
-        "logfire.metrics",
-    }
-)
-_CONTENT_PREFIXES = (
-    "gen_ai.input.",
-    "gen_ai.output.",
-    "gen_ai.system_instructions",
-    "gen_ai.tool.",
-    "gen_ai.prompt.",
-    "gen_ai.completion.",
-    "ai.prompt",
-    "ai.response.",
-    "ai.toolCall.",
-    "ai.result.",
-    "llm.input_messages",
-    "llm.output_messages",
-    "llm.prompts",
-    "gcp.vertex.agent.llm_",
-    "gcp.vertex.agent.tool_",
-)
+#: (``rules.json`` ``content.not_labels``.)
+_CONTENT_KEYS = frozenset(rules.strings("content", "not_labels", "keys"))
+_CONTENT_PREFIXES = rules.strings("content", "not_labels", "prefixes")
 
 
 def label_keys(attrs: Iterable[str]) -> list[str]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from tooltrail.dialects import rules
 from tooltrail.dialects.values import (
     PLACEHOLDERS,
     args_from,
@@ -60,11 +61,47 @@ class DialectCall:
 
 # --- OpenTelemetry GenAI and the frameworks that follow it ----------------------------------
 
-_MERGED_TOOLS = "(merged tools)"
+# ``rules.json`` ``tools``: the keys, encodings and source labels of each reader, bound once
+_G = ("tools", "genai")
+_GENAI_NAME = rules.key(*_G, "name", encoding="text")
+_GENAI_NAME_SOURCE = rules.source(*_G, "name", encoding="text")
+_MERGED_TOOLS = rules.at(*_G, "not_a_tool_name")
+_MERGED_SPAN = rules.at(*_G, "not_a_tool_span")
 #: Span names that end with the tool name: GenAI ``execute_tool X``, MCP ``tools/call X``.
-_NAME_PREFIXES = ("execute_tool ", "tools/call ")
-_OUTPUT_FUNCTION_MSG = "running output function:"
-_ADK_RETRY_MARK = "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN"
+_NAME_PREFIXES = rules.strings(*_G, "name_after_prefix")
+_GENAI_ID = rules.key(*_G, "call_id", encoding="id")
+_GENAI_ARGS = rules.key(*_G, "args", encoding="json")
+_GENAI_SOURCE = rules.source(*_G, "args", encoding="json")
+_LANGCHAIN_SOURCE = rules.source(*_G, "langchain_args", encoding="json")
+_OUTPUT_FUNCTION = rules.row(*_G, "output_function", encoding="text")
+_OUTPUT_FUNCTION_KEY = _OUTPUT_FUNCTION["key"]
+_OUTPUT_FUNCTION_MSG = _OUTPUT_FUNCTION["prefix"]
+_OUTPUT_FUNCTION_SOURCE = _OUTPUT_FUNCTION["source"]
+_DEFERRED_KEY = rules.key(*_G, "deferred", encoding="present")
+_DEFERRED_SOURCE = rules.source(*_G, "deferred", encoding="present")
+_ELSEWHERE = (*_G, "args_elsewhere")
+_ADK_ARGS = rules.row(*_ELSEWHERE, "adk", encoding="json")
+_ADK_ARGS_KEY = _ADK_ARGS["key"]
+_ADK_ARGS_PAIR = _ADK_ARGS["not_captured_pair"]
+_ADK_ARGS_SOURCE = _ADK_ARGS["source"]
+_PYDANTIC_ARGS = rules.key(*_ELSEWHERE, "pydantic_v2", encoding="json")
+_PYDANTIC_SOURCE = rules.source(*_ELSEWHERE, "pydantic_v2", encoding="json")
+_TRACELOOP_INPUT = rules.key(*_ELSEWHERE, "traceloop", encoding="json")
+_TRACELOOP_SOURCE = rules.source(*_ELSEWHERE, "traceloop", encoding="json")
+_STRANDS_MESSAGE = rules.row(*_ELSEWHERE, "strands_message", encoding="json")
+_MESSAGE_EVENT, _MESSAGE_KEY = _STRANDS_MESSAGE["event"], _STRANDS_MESSAGE["key"]
+_MESSAGE_SOURCE = _STRANDS_MESSAGE["source"]
+_STRANDS_DETAILS = rules.row(*_ELSEWHERE, "strands_details", encoding="messages")
+_DETAILS_EVENT, _DETAILS_KEY = _STRANDS_DETAILS["event"], _STRANDS_DETAILS["key"]
+_DETAILS_SOURCE = _STRANDS_DETAILS["source"]
+_FAILURE = (*_G, "failure")
+_STATUS = rules.row(*_FAILURE, "status", encoding="text")
+_STATUS_KEY, _STATUS_ERROR = _STATUS["key"], _STATUS["value"]
+_RESULT_KEY = rules.key(*_FAILURE, "result", encoding="content_blocks")
+_ADK_EVENT_KEY = rules.key(*_FAILURE, "adk_event", encoding="present")
+_ADK_RESULT = rules.row(*_FAILURE, "adk_result", encoding="json")
+_ADK_RESULT_KEY, _ADK_RETRY_MARK = _ADK_RESULT["key"], _ADK_RESULT["marker"]
+_CHOICE = rules.at("events", "choice")
 
 
 def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
@@ -73,46 +110,38 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     ``execute_tool {name}``."""
     span_name = span.name
     # ``text`` and ``ident`` inline: every tool span of a dump comes through here
-    name = attrs.get("gen_ai.tool.name")
+    name = attrs.get(_GENAI_NAME)
     if not isinstance(name, str) or name in PLACEHOLDERS:
         name = None
         for prefix in _NAME_PREFIXES:
             if span_name.startswith(prefix):
                 name = text(span_name[len(prefix) :].strip())
                 break
-    if name is None or name == _MERGED_TOOLS or span_name == "execute_tool (merged)":
+    if name is None or name == _MERGED_TOOLS or span_name == _MERGED_SPAN:
         return None
-    call_id = attrs.get("gen_ai.tool.call.id")
+    call_id = attrs.get(_GENAI_ID)
     if not isinstance(call_id, str) or call_id in PLACEHOLDERS:
         call_id = ident(call_id)
     # keys most tool spans lack are tested with ``in`` before their value is read: a decoder's
     # mapping answers ``in`` without building a value
-    msg = attrs.get("logfire.msg") if "logfire.msg" in attrs else None
+    msg = attrs.get(_OUTPUT_FUNCTION_KEY) if _OUTPUT_FUNCTION_KEY in attrs else None
     if isinstance(msg, str) and msg.startswith(_OUTPUT_FUNCTION_MSG):
-        return DialectCall(name, None, call_id, "pydantic-ai:logfire.msg", excluded="output")
-    if "pydantic_ai.tool.deferral.name" in attrs:
-        return DialectCall(name, None, call_id, "pydantic-ai:deferral", excluded="deferred")
-    raw = attrs.get("gen_ai.tool.call.arguments")
+        return DialectCall(name, None, call_id, _OUTPUT_FUNCTION_SOURCE, excluded="output")
+    if _DEFERRED_KEY in attrs:
+        return DialectCall(name, None, call_id, _DEFERRED_SOURCE, excluded="deferred")
+    raw = attrs.get(_GENAI_ARGS)
     if raw is not None:  # the common case: the call made with its arguments at once
         args = args_from(raw)
-        if (
-            args is not None
-            and "traceloop.span.kind" in attrs
-            and attrs.get("traceloop.span.kind") == "tool"
-        ):
+        if args is not None and _TRACELOOP_KIND in attrs and attrs.get(_TRACELOOP_KIND) == _TOOL:
             args = unwrap_langchain_envelope(args)
-            source = "openllmetry-langchain:gen_ai.tool.call.arguments"
+            source = _LANGCHAIN_SOURCE
         else:
-            source = "genai:gen_ai.tool.call.arguments"
+            source = _GENAI_SOURCE
         call = DialectCall(name, args, call_id, source)
     else:
-        call = DialectCall(name, None, call_id, "genai:gen_ai.tool.name")
+        call = DialectCall(name, None, call_id, _GENAI_NAME_SOURCE)
         _genai_args_elsewhere(call, attrs, span)
-    if (
-        "gen_ai.tool.status" in attrs
-        or "gcp.vertex.agent.event_id" in attrs
-        or "gcp.vertex.agent.tool_response" in attrs
-    ):
+    if _STATUS_KEY in attrs or _ADK_EVENT_KEY in attrs or _ADK_RESULT_KEY in attrs:
         call.failure = _genai_failure(attrs, span)
     return call
 
@@ -120,13 +149,13 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
 def _genai_args_elsewhere(call: DialectCall, attrs: Mapping[str, Any], span: SpanLike) -> None:
     """Arguments of a GenAI tool span without ``gen_ai.tool.call.arguments``: ADK legacy,
     Pydantic AI v2 names, Traceloop input, or Strands events."""
-    if "gcp.vertex.agent.tool_call_args" in attrs:
+    if _ADK_ARGS_KEY in attrs:
         call.args = _adk_legacy_args(attrs)
-        call.source = "adk:gcp.vertex.agent.tool_call_args"
-    elif "tool_arguments" in attrs:
-        call.args = args_from(attrs.get("tool_arguments"))
-        call.source = "pydantic-ai:tool_arguments"
-    elif "traceloop.entity.input" in attrs:
+        call.source = _ADK_ARGS_SOURCE
+    elif _PYDANTIC_ARGS in attrs:
+        call.args = args_from(attrs.get(_PYDANTIC_ARGS))
+        call.source = _PYDANTIC_SOURCE
+    elif _TRACELOOP_INPUT in attrs:
         _traceloop_args(call, attrs)
     else:
         _strands_event_args(call, span)
@@ -135,8 +164,8 @@ def _genai_args_elsewhere(call: DialectCall, attrs: Mapping[str, Any], span: Spa
 def _adk_legacy_args(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
     """ADK before 2.x writes ``"{}"`` for both arguments and response when content capture is
     off; that pair means "not captured", a lone ``"{}"`` is a call without arguments."""
-    raw = attrs.get("gcp.vertex.agent.tool_call_args")
-    if raw == "{}" and attrs.get("gcp.vertex.agent.tool_response") == "{}":
+    raw = attrs.get(_ADK_ARGS_KEY)
+    if raw == "{}" and attrs.get(_ADK_ARGS_PAIR) == "{}":
         return None
     return args_from(raw)
 
@@ -146,19 +175,19 @@ def _strands_event_args(call: DialectCall, span: SpanLike) -> None:
     for event in span.events or ():
         ev_name = event.name
         ev_attrs = event.attributes or {}
-        if ev_name == "gen_ai.tool.message":
-            args = args_from(ev_attrs.get("content"))
+        if ev_name == _MESSAGE_EVENT:
+            args = args_from(ev_attrs.get(_MESSAGE_KEY))
             if args is not None:
                 call.args = args
-                call.source = "strands:gen_ai.tool.message"
+                call.source = _MESSAGE_SOURCE
                 if call.call_id is None:
                     call.call_id = ident(ev_attrs.get("id"))
                 return
-        elif ev_name == "gen_ai.client.inference.operation.details":
-            for part in _message_parts(ev_attrs.get("gen_ai.input.messages")):
+        elif ev_name == _DETAILS_EVENT:
+            for part in _message_parts(ev_attrs.get(_DETAILS_KEY)):
                 if part.get("type") == "tool_call" and part.get("name") == call.name:
                     call.args = args_from(part.get("arguments"))
-                    call.source = "strands:gen_ai.input.messages"
+                    call.source = _DETAILS_SOURCE
                     if call.call_id is None:
                         call.call_id = ident(part.get("id"))
                     return
@@ -167,16 +196,16 @@ def _strands_event_args(call: DialectCall, span: SpanLike) -> None:
 def _genai_failure(attrs: Mapping[str, Any], span: SpanLike) -> str | None:
     """A Strands failure (``gen_ai.tool.status``) or one ADK's retry plugin hid in the result;
     asked only of spans with one of those attributes."""
-    if attrs.get("gen_ai.tool.status") == "error":  # Strands
+    if attrs.get(_STATUS_KEY) == _STATUS_ERROR:  # Strands
         for event in span.events or ():
-            if event.name == "gen_ai.choice":
+            if event.name == _CHOICE:
                 reply = message_text((event.attributes or {}).get("message"))
                 if reply:
                     return reply
-        return message_text(attrs.get("gen_ai.tool.call.result")) or "error"
-    if "gcp.vertex.agent.event_id" not in attrs and "gcp.vertex.agent.tool_response" not in attrs:
+        return message_text(attrs.get(_RESULT_KEY)) or "error"
+    if _ADK_EVENT_KEY not in attrs and _ADK_RESULT_KEY not in attrs:
         return None  # only ADK's retry plugin hides failures in the result
-    result = attrs.get("gen_ai.tool.call.result", attrs.get("gcp.vertex.agent.tool_response"))
+    result = attrs.get(_RESULT_KEY, attrs.get(_ADK_RESULT_KEY))
     if isinstance(result, str) and _ADK_RETRY_MARK in result:
         parsed = json_value(result)
         if isinstance(parsed, dict) and parsed.get("response_type") == _ADK_RETRY_MARK:
@@ -188,75 +217,107 @@ def _genai_failure(attrs: Mapping[str, Any], span: SpanLike) -> str | None:
 # --- frameworks with their own attributes ---------------------------------------------------
 
 
+_V = ("tools", "vercel")
+_VERCEL_NAME = rules.key(*_V, "name", encoding="text")
+_VERCEL_NAME_SOURCE = rules.source(*_V, "name", encoding="text")
+_VERCEL_ID = rules.key(*_V, "call_id", encoding="id")
+_VERCEL_ARGS = tuple(
+    (row["key"], row["source"]) for row in rules.rows(*_V, "args", encodings={"json"})
+)
+
+
 def read_vercel(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     """Vercel AI SDK <= v6: span ``ai.toolCall`` with ``ai.toolCall.{name,args,id}``."""
-    name = text(attrs.get("ai.toolCall.name"))
+    name = text(attrs.get(_VERCEL_NAME))
     if name is None:
         return None
-    call_id = ident(attrs.get("ai.toolCall.id"))
-    if "ai.toolCall.args" in attrs:
-        return DialectCall(
-            name, args_from(attrs["ai.toolCall.args"]), call_id, "vercel:ai.toolCall.args"
-        )
-    if "ai.toolCall.input" in attrs:  # one v5 revision
-        return DialectCall(
-            name, args_from(attrs["ai.toolCall.input"]), call_id, "vercel:ai.toolCall.input"
-        )
-    return DialectCall(name, None, call_id, "vercel:ai.toolCall.name")
+    call_id = ident(attrs.get(_VERCEL_ID))
+    for key, source in _VERCEL_ARGS:  # ``ai.toolCall.args``, then one v5 revision's name
+        if key in attrs:
+            return DialectCall(name, args_from(attrs[key]), call_id, source)
+    return DialectCall(name, None, call_id, _VERCEL_NAME_SOURCE)
+
+
+_P2 = ("tools", "pydantic_v2")
+_P2_NAME = rules.key(*_P2, "name", encoding="text")
+_P2_ID = rules.key(*_P2, "call_id", encoding="id")
+_P2_ARGS = rules.key(*_P2, "args", encoding="json")
+_P2_SOURCE = rules.source(*_P2, "args", encoding="json")
 
 
 def read_pydantic_v2(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     """Pydantic AI instrumentation v2: span ``running tool`` with ``tool_arguments``."""
-    name = text(attrs.get("gen_ai.tool.name"))
+    name = text(attrs.get(_P2_NAME))
     if name is None:
         return None
-    return DialectCall(
-        name,
-        args_from(attrs.get("tool_arguments")),
-        ident(attrs.get("gen_ai.tool.call.id")),
-        "pydantic-ai:tool_arguments",
-    )
+    return DialectCall(name, args_from(attrs.get(_P2_ARGS)), ident(attrs.get(_P2_ID)), _P2_SOURCE)
+
+
+_OI = ("tools", "openinference")
+_OI_NAME = rules.key(*_OI, "name", encoding="text")
+_OI_NAME_SOURCE = rules.source(*_OI, "name", encoding="text")
+_OI_ID, _OI_CALL_ID = rules.keys(*_OI, "call_id", encodings={"id"})
+_OI_ARGS = rules.key(*_OI, "args", encoding="json_or_repr")
+_OI_SOURCE = rules.source(*_OI, "args", encoding="json_or_repr")
 
 
 def read_openinference(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     """OpenInference (Arize Phoenix): ``openinference.span.kind = TOOL``; ``input.value`` is
     JSON or, from LangChain, a Python repr. ``tool.parameters`` is the schema, not the call."""
-    name = text(attrs.get("tool.name")) or text(span.name)
+    name = text(attrs.get(_OI_NAME)) or text(span.name)
     if name is None:
         return None
-    call_id = ident(attrs.get("tool.id")) or ident(attrs.get("tool_call.id"))
-    call = DialectCall(name, None, call_id, "openinference:tool.name")
-    raw = attrs.get("input.value")
+    call_id = ident(attrs.get(_OI_ID)) or ident(attrs.get(_OI_CALL_ID))
+    call = DialectCall(name, None, call_id, _OI_NAME_SOURCE)
+    raw = attrs.get(_OI_ARGS)
     if raw is not None:
         args = args_from(raw, literal=True)
-        call.source = "openinference:input.value"
+        call.source = _OI_SOURCE
         if args is not None:
             args, call.positional = unwrap_call_envelope(args)
         call.args = args
     return call
 
 
+_TL = ("tools", "traceloop")
+_TL_NAMES = rules.rows(*_TL, "name", encodings={"text"})
+_TL_NAME, _TL_TOOL_NAME = (row["key"] for row in _TL_NAMES)
+_TL_NAME_SOURCE = _TL_NAMES[0]["source"]
+_TL_SUFFIX = rules.at(*_TL, "name_before_suffix")
+_TL_ID = rules.key(*_TL, "call_id", encoding="id")
+_TL_ARGS_ROWS = rules.rows(*_TL, "args", encodings={"json"})
+_TL_ARGS, _TL_ARGS_SOURCE = _TL_ARGS_ROWS[0]["key"], _TL_ARGS_ROWS[0]["source"]
+#: The marker of a Traceloop tool span (``roles.by_marker``), read by ``read_genai`` to tell
+#: OpenLLMetry's LangChain spans, whose arguments sit in an envelope.
+_TRACELOOP_KIND, _TOOL = next(
+    (row["key"], value)
+    for row in rules.at("roles", "by_marker")
+    for value, role in row["values"].items()
+    if role == "tool:traceloop"
+)
+
+
 def read_traceloop(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     """OpenLLMetry / Traceloop ``@tool``: ``traceloop.span.kind = tool``, arguments in
     ``traceloop.entity.input`` as ``{"args": [...], "kwargs": {...}}``."""
-    name = text(attrs.get("traceloop.entity.name")) or text(attrs.get("gen_ai.tool.name"))
-    if name is None and span.name.endswith(".tool"):
-        name = text(span.name[: -len(".tool")])
+    name = text(attrs.get(_TL_NAME)) or text(attrs.get(_TL_TOOL_NAME))
+    if name is None and span.name.endswith(_TL_SUFFIX):
+        name = text(span.name[: -len(_TL_SUFFIX)])
     if name is None:
         return None
-    call = DialectCall(name, None, ident(attrs.get("gen_ai.tool.call.id")), "traceloop:name")
-    if "gen_ai.tool.call.arguments" in attrs:
-        args = args_from(attrs["gen_ai.tool.call.arguments"])
+    call = DialectCall(name, None, ident(attrs.get(_TL_ID)), _TL_NAME_SOURCE)
+    if _TL_ARGS in attrs:
+        args = args_from(attrs[_TL_ARGS])
         call.args = unwrap_langchain_envelope(args) if args is not None else None
-        call.source = "openllmetry-langchain:gen_ai.tool.call.arguments"
+        call.source = _TL_ARGS_SOURCE
     else:
         _traceloop_args(call, attrs)
     return call
 
 
 def _traceloop_args(call: DialectCall, attrs: Mapping[str, Any]) -> None:
-    call.source = "traceloop:traceloop.entity.input"
-    args = args_from(attrs.get("traceloop.entity.input"))
+    call.source = _TRACELOOP_SOURCE
+    args = args_from(attrs.get(_TRACELOOP_INPUT))
     if args is None:
         call.args = None
         return
@@ -266,15 +327,23 @@ def _traceloop_args(call: DialectCall, attrs: Mapping[str, Any]) -> None:
     call.args = args
 
 
+_MLFLOW_ARGS = rules.key("tools", "mlflow", "args", encoding="json_twice")
+_MLFLOW_SOURCE = rules.source("tools", "mlflow", "args", encoding="json_twice")
+
+
 def read_mlflow(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     """MLflow: ``mlflow.spanType = "\\"TOOL\\""`` (values JSON-encoded once more); the span
     name is the tool, ``mlflow.spanInputs`` the arguments."""
     name = text(span.name)
     if name is None:
         return None
-    inputs = double_json(attrs.get("mlflow.spanInputs"))
+    inputs = double_json(attrs.get(_MLFLOW_ARGS))
     args = args_from(inputs) if isinstance(inputs, dict) else None
-    return DialectCall(name, args, None, "mlflow:mlflow.spanInputs")
+    return DialectCall(name, args, None, _MLFLOW_SOURCE)
+
+
+_LANGSMITH_ARGS = rules.key("tools", "langsmith", "args", encoding="json_or_repr")
+_LANGSMITH_SOURCE = rules.source("tools", "langsmith", "args", encoding="json_or_repr")
 
 
 def read_langsmith(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
@@ -283,10 +352,10 @@ def read_langsmith(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | No
     name = text(span.name)
     if name is None:
         return None
-    args = args_from(attrs.get("gen_ai.prompt"), literal=True)
+    args = args_from(attrs.get(_LANGSMITH_ARGS), literal=True)
     if args is not None:
         args = unwrap_single_input(args)
-    return DialectCall(name, args, None, "langsmith:gen_ai.prompt")
+    return DialectCall(name, args, None, _LANGSMITH_SOURCE)
 
 
 def _message_parts(value: Any) -> list[dict[str, Any]]:

@@ -18,32 +18,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tooltrail.dialects import rules
 from tooltrail.dialects.values import text
 
 #: (input tokens, output tokens, model name or ``None``) of one model span.
 ModelUsage = tuple[int, int, "str | None"]
 
-INPUT_TOKEN_KEYS = (
-    "gen_ai.usage.input_tokens",
-    "gen_ai.usage.prompt_tokens",
-    "ai.usage.inputTokens",
-    "ai.usage.promptTokens",
-    "llm.token_count.prompt",
-)
-OUTPUT_TOKEN_KEYS = (
-    "gen_ai.usage.output_tokens",
-    "gen_ai.usage.completion_tokens",
-    "ai.usage.outputTokens",
-    "ai.usage.completionTokens",
-    "llm.token_count.completion",
-)
-MODEL_KEYS = (
-    "gen_ai.response.model",
-    "gen_ai.request.model",
-    "ai.response.model",
-    "ai.model.id",
-    "llm.model_name",
-)
+# ``rules.json`` ``usage``: where each side's count and the model name are, first found wins
+INPUT_TOKEN_KEYS = rules.keys("usage", "input_tokens", encodings={"count"})
+OUTPUT_TOKEN_KEYS = rules.keys("usage", "output_tokens", encodings={"count"})
+MODEL_KEYS = rules.keys("usage", "model", encodings={"text"})
 
 
 def _count(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:

@@ -13,11 +13,12 @@ from typing import Any
 
 import orjson
 
+from tooltrail.dialects import rules
 from tooltrail.model import parse_args
 
 #: Values instrumentations write where they mean "no value" (``<elided>``: content capture off
-#: in the OpenTelemetry GenAI instrumentations).
-PLACEHOLDERS = frozenset({"", "<not specified>", "<REDACTED>", "N/A", "<elided>"})
+#: in the OpenTelemetry GenAI instrumentations): ``rules.json`` ``values.placeholders``.
+PLACEHOLDERS = frozenset(rules.strings("values", "placeholders"))
 
 #: Python reprs longer than this are not parsed (``ast`` work grows with the text).
 MAX_LITERAL_CHARS = 1 << 20
