@@ -3,7 +3,7 @@
 OpenTelemetry SDK, on the schedules real exporters produce; each trace's final verdict and
 calls must equal ``tooltrail eval``'s on the file.
 
-Pieces (each used by ``tests/test_replay.py`` and ``benchmarks/replay_matrix.py``):
+Pieces (each used by ``tests/serve/test_replay.py`` and ``benchmarks/replay_matrix.py``):
 
 - ``recordings()``: the fixtures of ``tests/data``, ``../shared/corpus`` and
   ``../shared/external/agentevals-otlp`` (when present), decoded once, with the verdict rows
