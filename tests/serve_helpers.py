@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from fixtures import refund_case, suite_yaml
+from fixtures import CORPUS, refund_case, suite_yaml
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
 from opentelemetry.proto.logs.v1 import logs_pb2
 
 from tooltrail.serve import ServeConfig, start_in_thread
-
-CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 
 #: The refund policy as ``tooltrail serve`` checks the scripted agent of ``test_serve_e2e``.
 REFUND_SUITE = suite_yaml(

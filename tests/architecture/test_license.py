@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from fixtures import ROOT
 
 
 def test_the_license_file_is_the_apache_2_license_pyproject_names() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from fixtures import LOOKUP, recorded_refund_case, refund_case, refund_suite, suite_yaml
+from fixtures import CORPUS, LOOKUP, recorded_refund_case, refund_case, refund_suite, suite_yaml
 from test_batch_support import (
     SEED_RUNS,
     Run,
@@ -354,7 +354,7 @@ def test_annotations_of_spilled_rows_are_those_of_rows_in_memory(
 
 
 def test_spilled_rows_of_the_real_corpus_give_the_same_report(tmp_path: Path) -> None:
-    corpus = Path(__file__).parents[1] / "data" / "corpus" / "google-adk"
+    corpus = CORPUS / "google-adk"
     paths = [str(p) for p in sorted(corpus.glob("*.otlp.jsonl"))]
     suite = refund_suite(
         refund_case("required_tools", match={"root_span_name": "invoke_workflow refund_agent"}),

@@ -17,12 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures import REFUND_DUMP
+from fixtures import REFUND_DUMP, ROOT
 
 from tooltrail.checks import Registry
 from tooltrail.checks.plugins import PluginError, load_plugins, plugin_modules
 
-ROOT = Path(__file__).resolve().parents[2]
 TOOLTRAIL = [sys.executable, "-c", "from tooltrail.cli import main; main()"]
 LISTENING = re.compile(r"OTLP/HTTP on http://127\.0\.0\.1:(\d+)")
 

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fixtures import ROOT
 from seed_report import SEED_REPORT
 
-ROOT = Path(__file__).resolve().parents[2]
 TOOLTRAIL = [sys.executable, "-c", "from tooltrail.cli import main; main()"]
 
 

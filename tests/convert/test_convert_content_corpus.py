@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from fixtures import CORPUS
 
 from tooltrail.cli import main
 
-CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 TRUTHS = sorted(CORPUS.glob("*/*.truth.json"))
 NO_CONTENT = "google-adk-default-nocontent"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures import DATA
 
 from tooltrail import dialects
 from tooltrail.convert import read_traces, to_eval_trace
@@ -26,7 +27,6 @@ from tooltrail.otlp import (
 )
 from tooltrail.otlp.decode.span import STATUS_ERROR
 
-DATA = Path(__file__).parents[1] / "data"
 TRACE = "ab" * 16
 
 

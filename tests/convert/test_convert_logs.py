@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from external_truth import split_fixture
+from fixtures import DATA
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -24,7 +25,7 @@ from tooltrail.convert import read_traces
 from tooltrail.otlp.decode.span import Diagnostic
 from tooltrail.otlp.read.mixed import is_logs_message
 
-FIXTURE = Path(__file__).parents[1] / "data" / "logs" / "openai_v2_weather.json"
+FIXTURE = DATA / "logs" / "openai_v2_weather.json"
 TRACE = "5b8efff798038103d269b633813fc60c"
 REPLY = "Oslo: rain, 7C. Bergen: sun, 12C."
 CALLS = [

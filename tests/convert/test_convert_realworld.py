@@ -9,17 +9,17 @@ copied here) is run in ``tests/convert/test_external_corpus.py``.
 
 from __future__ import annotations
 
-from pathlib import Path
+from fixtures import DATA
 
 from tooltrail import dialects
 from tooltrail.convert import read_traces
 from tooltrail.model import EvalTrace
 
-DATA = Path(__file__).parents[1] / "data" / "realworld"
+REALWORLD = DATA / "realworld"
 
 
 def _one(name: str) -> EvalTrace:
-    traces = list(read_traces([str(DATA / name)], group="conversation"))
+    traces = list(read_traces([str(REALWORLD / name)], group="conversation"))
     assert len(traces) == 1
     return traces[0]
 

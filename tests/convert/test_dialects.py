@@ -6,17 +6,17 @@ attributes that instrumentation documents; each test names them.
 
 from __future__ import annotations
 
-from pathlib import Path
+from fixtures import DATA
 
 from tooltrail.convert import read_traces
 from tooltrail.model import EvalTrace, ToolCall
 
-DATA = Path(__file__).parents[1] / "data" / "dialects"
+DIALECTS = DATA / "dialects"
 
 
 def _trace(name: str) -> EvalTrace:
     diagnostics: list[object] = []
-    traces = list(read_traces(str(DATA / name), diagnostics=diagnostics))
+    traces = list(read_traces(str(DIALECTS / name), diagnostics=diagnostics))
     assert diagnostics == []
     assert len(traces) == 1
     return traces[0]

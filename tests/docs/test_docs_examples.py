@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL = ("bash", "sh")
 RUNNABLE = ("python", *SHELL, "console")

@@ -6,10 +6,8 @@ seed's refund checks by tooltrail's own engine.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from fixtures import refund_test_case
+from fixtures import CORPUS, refund_test_case
 
 from tooltrail import EvalSpan, EvalTrace, EvaluatorConfig, Score, TestCase, evaluate_trace
 from tooltrail.convert import read_traces
@@ -22,7 +20,7 @@ from tooltrail.scores import (
     evaluation_from_record,
 )
 
-ADK = Path(__file__).parents[1] / "data" / "corpus" / "google-adk"
+ADK = CORPUS / "google-adk"
 
 REFUND = refund_test_case(match=None)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures import ROOT
 from judge_server import JudgeServer, judge_server_fixture, status, text, verdict  # noqa: F401
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
@@ -20,7 +21,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tooltrail.otlp import json_line
 
-ROOT = Path(__file__).resolve().parents[2]
 REFUND_DUMP = ROOT / "examples" / "refund" / "runs.otlp.jsonl"
 #: The four recorded refund runs, in the dump's order.
 RUNS = ["correct", "skipped-verification", "wrong-amount", "looping"]

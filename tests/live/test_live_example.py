@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from click.testing import CliRunner
+from fixtures import ROOT
 
 from tooltrail.cli import main as cli
 from tooltrail.convert import read_traces
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
+from fixtures import CORPUS
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.trace import Status, StatusCode
 
 from tooltrail.otlp import Span, read_spans
 
-CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 _STATUS = {0: StatusCode.UNSET, 1: StatusCode.OK, 2: StatusCode.ERROR}
 
 

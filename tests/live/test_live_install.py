@@ -12,7 +12,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from fixtures import refund_case, suite_yaml
+from fixtures import ROOT, refund_case, suite_yaml
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -20,7 +20,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from tooltrail.convert import read_traces
 from tooltrail.live import ENVIRONMENT, LiveConfig, install, install_from_environment, tool
 
-ROOT = Path(__file__).resolve().parents[2]
 #: The refund policy cut to the one call ``run_agent`` makes.
 SUITE_YAML = suite_yaml(refund_case("match", required_tools=["issue_refund"]), name="refund")
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import gzip
 import os
 import resource
-from pathlib import Path
 
 import orjson
 import zstandard
+from fixtures import CORPUS
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tooltrail.otlp import (
@@ -24,7 +24,6 @@ from tooltrail.otlp import (
     read_spans,
 )
 
-CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 JSONL = CORPUS / "pydantic-ai" / "e_booking_multiturn_ok.otlp.jsonl"  # two lines, two traces
 PB = CORPUS / "pydantic-ai" / "a_refund_ok.otlp.pb"
 

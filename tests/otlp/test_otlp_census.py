@@ -13,13 +13,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from fixtures import CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tooltrail.otlp import Limits, frame, read_spans
 from tooltrail.otlp.read.census import span_counts
 
-CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 FILES = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".pb", ".jsonl", ".json"))
 FILES = [p for p in FILES if not p.name.endswith(".truth.json")]
 LINE = (CORPUS / "strands" / "g_parallel_calls.otlp.jsonl").read_bytes().splitlines()[0]

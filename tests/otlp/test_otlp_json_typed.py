@@ -11,11 +11,11 @@ import base64
 import json
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from fixtures import CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,7 +37,6 @@ from tooltrail.otlp.decode.otlpjson import decode_json_request, parse_json, span
 from tooltrail.otlp.decode.span import SpanHead
 from tooltrail.otlp.write.encode import logs_json_line
 
-CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 CORPUS_FILES = sorted(CORPUS.rglob("*.otlp.jsonl")) + sorted(CORPUS.glob("*/sdk-json/*.json"))
 TRACE = "5a50218595e4f754599d6af1d3f8d89d"
 SPAN = "db1518f67e439f59"

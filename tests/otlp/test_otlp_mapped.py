@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fixtures import CORPUS
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tooltrail.otlp import Diagnostic, Limits, frame, read_spans
 from tooltrail.otlp.decode.mapped import MappedAttributes
-
-CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 
 
 def _request(pairs: list[tuple[str, str]]) -> bytes:

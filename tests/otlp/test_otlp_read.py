@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from fixtures import CORPUS
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
@@ -22,7 +22,6 @@ from tooltrail.otlp import (
     read_spans,
 )
 
-CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 FRAMEWORKS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
 
 

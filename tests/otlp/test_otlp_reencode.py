@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 import pytest
+from fixtures import CORPUS, SHARED_CORPUS
 from google.protobuf import json_format, text_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -43,9 +44,6 @@ from tooltrail.otlp import (
     json_line,
     read_spans,
 )
-
-CORPUS_ROOTS = [Path(__file__).parents[1] / "data" / "corpus", Path("/work/shared/corpus")]
-
 
 # --- normalising what OTLP says is equivalent -----------------------------------------------
 
@@ -411,6 +409,9 @@ def test_a_bad_link_in_json_is_left_out_with_a_diagnostic() -> None:
 
 
 # --- every corpus file ------------------------------------------------------------------------
+
+
+CORPUS_ROOTS = [CORPUS, SHARED_CORPUS]
 
 
 def _corpus(pattern: str) -> list[Path]:

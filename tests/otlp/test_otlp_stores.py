@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fixtures import DATA, EXTERNAL, ROOT
 
 from tooltrail.batch import run_batch
 from tooltrail.cli import main
@@ -36,13 +37,12 @@ from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_OK, STATUS_UNSET
 from tooltrail.otlp.read.census import span_counts
 from tooltrail.suite import TestSuite
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "tests" / "data" / "stores"
-JAEGER = DATA / "jaeger_agent.json"
-BAD = DATA / "jaeger_bad.json"
-TEMPO = DATA / "tempo_batches.json"
-TEMPO_B64 = DATA / "tempo_trace_base64.json"
-SAMPLES = ROOT.parent / "shared" / "external" / "agentevals-otlp" / "samples"
+STORES = DATA / "stores"
+JAEGER = STORES / "jaeger_agent.json"
+BAD = STORES / "jaeger_bad.json"
+TEMPO = STORES / "tempo_batches.json"
+TEMPO_B64 = STORES / "tempo_trace_base64.json"
+SAMPLES = EXTERNAL / "samples"
 
 T1 = "4bf92f3577b34da6a3ce929d0e0e4736"
 T2 = "0000000000000000a3ce929d0e0e4736"

@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 import zstandard
+from fixtures import CORPUS
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tooltrail.otlp import (
@@ -26,7 +27,6 @@ from tooltrail.otlp import (
     read_spans,
 )
 
-CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 SCENARIO = CORPUS / "strands" / "h_nested_agent_tool"  # events, nesting, two scopes
 
 

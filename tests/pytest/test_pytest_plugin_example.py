@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from fixtures import ROOT
 
 
 def test_the_booking_example_passes_with_its_two_deliberate_failures_xfailed() -> None:

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fixtures import refund_test_case
+from fixtures import CORPUS, refund_test_case
 
 from tooltrail import TestCase, evaluate_trace
 from tooltrail.annotate import (
@@ -27,7 +27,7 @@ from tooltrail.otlp import read_log_records, read_spans
 from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_UNSET
 from tooltrail.scores import attach_evaluations
 
-ADK = Path(__file__).parents[1] / "data" / "corpus" / "google-adk"
+ADK = CORPUS / "google-adk"
 REFUND_RUNS = [
     str(ADK / f"{name}.otlp.jsonl")
     for name in (

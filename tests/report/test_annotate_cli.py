@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fixtures import refund_case, suite_yaml
+from fixtures import CORPUS, refund_case, suite_yaml
 
 from tooltrail.annotate import EVALUATION_SPAN_NAME
 from tooltrail.cli import main
 from tooltrail.otlp import read_log_records, read_spans
 
-ADK = Path(__file__).parents[1] / "data" / "corpus" / "google-adk"
+ADK = CORPUS / "google-adk"
 RUNS = [
     str(ADK / f"{name}.otlp.jsonl")
     for name in ("a_refund_ok", "b_refund_skip_verify", "c_refund_wrong_amount")

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 import pytest
 from external_truth import EXTERNAL
+from fixtures import DATA, SHARED_CORPUS
 
 from tooltrail.evaluate import evaluate_cases
 from tooltrail.otlp import (
@@ -42,11 +43,9 @@ from tooltrail.serve.logs import decode_logs
 from tooltrail.serve.sinks import LogsSeen, ReceivedTraceEvaluator
 from tooltrail.suite import TestSuite
 
-DATA = Path(__file__).parents[1] / "data"
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 FIXTURES = sorted(
     path
-    for root in (DATA, SHARED, EXTERNAL)
+    for root in (DATA, SHARED_CORPUS, EXTERNAL)
     if root.is_dir()
     for path in root.rglob("*")
     if path.suffix in (".json", ".jsonl", ".pb") and not path.name.endswith(".truth.json")
@@ -193,7 +192,7 @@ def test_the_corpus_holds_log_records_and_span_events() -> None:
 def test_a_revision_from_the_packed_form_is_the_whole_traces_verdict(held: bool) -> None:
     """A trace judged without its late piece, then revised: the revision (judged from what was
     kept packed) equals judging the whole trace at once; the store counts the merged trace."""
-    fixture = SHARED / "google-adk" / "a_refund_ok.otlp.jsonl"
+    fixture = SHARED_CORPUS / "google-adk" / "a_refund_ok.otlp.jsonl"
     if not fixture.exists():
         pytest.skip("no shared corpus")
     (trace_id, items), *_ = received(fixture, "protobuf", held).items()
@@ -256,7 +255,7 @@ def test_the_store_releases_each_kept_form_once_whichever_way_it_goes() -> None:
 def test_a_judged_traces_body_is_let_go_with_it() -> None:
     """Through the evaluator: bodies are held while a trace that points into them is kept,
     and let go when the cap on kept items lets the trace go."""
-    fixture = SHARED / "google-adk" / "a_refund_ok.otlp.jsonl"
+    fixture = SHARED_CORPUS / "google-adk" / "a_refund_ok.otlp.jsonl"
     if not fixture.exists():
         pytest.skip("no shared corpus")
     (trace_id, items), *_ = received(fixture, "protobuf", held=True).items()

@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 import pytest
 from external_truth import split_fixture
+from fixtures import DATA
 from google.rpc import code_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
@@ -31,7 +32,7 @@ from serve_helpers import post, write_suite
 from tooltrail.convert import read_traces
 from tooltrail.serve import RunningReceiver, ServeConfig, start_in_thread
 
-FIXTURE = Path(__file__).parents[1] / "data" / "logs" / "openai_v2_weather.json"
+FIXTURE = DATA / "logs" / "openai_v2_weather.json"
 TRACE = "5b8efff798038103d269b633813fc60c"
 OTHER_TRACE = "0123456789abcdef0123456789abcdef"
 PB = {"Content-Type": "application/x-protobuf"}

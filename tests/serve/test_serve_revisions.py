@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from external_truth import EXTERNAL
+from fixtures import DATA
 from serve_helpers import post, write_suite
 from test_evaluation_events import LogsReceiver, attributes_of
 
@@ -32,7 +33,7 @@ from tooltrail.serve import ServeConfig, start_in_thread
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX child processes")
 
 KAGENT = EXTERNAL / "kagent" / "v1.0.0-alpha9" / "adk_go_1turn.json"
-WEATHER = Path(__file__).parents[1] / "data" / "logs" / "openai_v2_weather.json"
+WEATHER = DATA / "logs" / "openai_v2_weather.json"
 JSON = {"Content-Type": "application/json"}
 FILLER = "0123456789abcdef0123456789abcdef"
 FULL = 12
