@@ -113,6 +113,18 @@ class LogsReceiver(logs_service_pb2_grpc.LogsServiceServicer):
         self.server.stop(grace=None)
 
 
+def wait_for_stat(port: int, key: str, at_least: int, timeout_s: float = 60) -> dict[str, int]:
+    """The receiver's ``/stats`` (HTTP on ``port``) once ``key`` reaches ``at_least``: a wait on
+    what the test waits for, bounded by ``timeout_s`` (generous: the machine is shared)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        stats: dict[str, int] = json.loads(post(port, b"", path="/stats", method="GET")[2])
+        if stats[key] >= at_least:
+            return stats
+        assert time.monotonic() < deadline, f"{key} = {stats[key]} < {at_least} after {timeout_s} s"
+        time.sleep(0.05)
+
+
 def results_of_one_run(directory: Path, suite_text: str, recorded: str) -> list[dict[str, Any]]:
     """Post one recorded corpus file (protobuf) to a real ``tooltrail serve`` on loopback with
     ``suite_text`` and explanations on; the results-file lines once its trace is evaluated."""

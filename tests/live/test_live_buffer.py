@@ -90,6 +90,7 @@ def test_children_still_open_when_the_root_ends_are_waited_for() -> None:
     root = tracer.start_span("agent")
     child = tracer.start_span("background", context=trace.set_span_in_context(root))
     root.end()
+    # time is what is tested: the grace passes, and nothing is delivered while a child is open
     time.sleep(0.1)
     assert sink.traces == []
     child.end()
@@ -162,6 +163,7 @@ def test_a_trace_whose_root_never_ends_goes_on_partial_after_max_age() -> None:
     tracer = provider.get_tracer("t")
     root = tracer.start_span("agent")  # never ended
     tracer.start_span("tool", context=trace.set_span_in_context(root)).end()
+    # time is what is tested: nothing goes on before max_age (then the wait below is bounded)
     time.sleep(0.05)
     assert sink.traces == []
     wait_for(lambda: len(sink.traces) == 1)
@@ -276,6 +278,7 @@ def test_partial_traces_are_summarised_in_one_warning_per_interval(
         tracer.start_span("tool", context=trace.set_span_in_context(root)).end()
     wait_for(lambda: len(sink.traces) == 3)
     wait_for(lambda: any("handed on partial" in r.getMessage() for r in caplog.records))
+    # time is what is tested: no second message comes in the next 0.4 s (the warning is once)
     time.sleep(0.4)
     messages = [r.getMessage() for r in caplog.records if "handed on partial" in r.getMessage()]
     assert messages == ["tooltrail: 3 traces handed on partial (max_age=3)"]
@@ -349,6 +352,7 @@ def test_the_oldest_rootless_trace_old_enough_can_be_handed_on_now() -> None:
     for i, root in enumerate(roots):
         tracer.start_span(f"tool{i}", context=trace.set_span_in_context(root)).end()
     assert buffer.hand_on_oldest_rootless(min_age_s=60) is None  # none is that old
+    # time is what is tested: the rootless traces grow older than min_age_s
     time.sleep(0.05)
     handed = buffer.hand_on_oldest_rootless(min_age_s=0.01)
     assert handed == (roots[0].get_span_context().trace_id, 1)

@@ -42,7 +42,7 @@ for i in range(int(sys.argv[3])):
             pass
 if sys.argv[2] == "sigterm":
     print("ready", flush=True)
-    time.sleep(60)
+    time.sleep(60)  # the child waits for the test's SIGTERM (the bound if it never comes)
 """
 
 

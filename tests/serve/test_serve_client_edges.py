@@ -39,7 +39,9 @@ def _abort_mid_body(port: int, *, chunked: bool) -> None:
             b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
             + framing
         )
-        time.sleep(0.1)  # the handler is reading the body now
+        # the moment under test: the client goes away while the handler reads its body; the
+        # receiver shows no event for "reading", so the client gives it a moment
+        time.sleep(0.1)
     finally:
         sock.close()
 

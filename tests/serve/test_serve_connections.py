@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import orjson
 import pytest
-from serve_helpers import post
+from serve_helpers import post, wait_for_stat
 
 from tooltrail.serve import RunningReceiver, ServeConfig, start_in_thread
 
@@ -66,7 +66,8 @@ def test_two_thousand_half_open_connections_leave_healthz_answering() -> None:
         port = int(server.stdout.readline())
         for _ in range(HALF_OPEN):
             held.append(socket.create_connection(("127.0.0.1", port), timeout=5))
-        time.sleep(0.5)
+        # the flood taken in: the silent sockets past the cap are closed
+        wait_for_stat(port, "connections_evicted", HALF_OPEN - ServeConfig().max_connections)
         for _ in range(5):
             assert _health_seconds(port) < 1.0
         stats = orjson.loads(post(port, b"", path="/stats", method="GET")[2])

@@ -25,7 +25,7 @@ from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from serve_helpers import post
+from serve_helpers import post, wait_for_stat
 
 from tooltrail.serve import ServeConfig, start_in_thread
 
@@ -119,7 +119,8 @@ def test_a_real_exporter_gets_through_one_thousand_half_open_sockets(
     try:
         for _ in range(HALF_OPEN):
             held.append(socket.create_connection(("127.0.0.1", grpc_port), timeout=5))
-        time.sleep(0.5)  # every one of them accepted (or refused) by now
+        # every one of them accepted by now: the silent sockets past the cap are closed
+        wait_for_stat(http_port, "connections_evicted", HALF_OPEN - ServeConfig().max_connections)
         # A connection that has spoken outlives the silent ones: the exporter keeps its own.
         again = _export(connected)
         # A new exporter's connection makes room by closing a silent one.

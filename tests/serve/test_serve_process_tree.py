@@ -117,7 +117,7 @@ def _at_once(serve: Serve) -> None:
 
 
 def _importing(serve: Serve) -> None:
-    time.sleep(0.2)
+    time.sleep(0.2)  # the moment under test: a signal while the process is still importing
 
 
 def _first_worker_spawning(serve: Serve) -> None:
@@ -156,7 +156,7 @@ def test_a_signal_during_shutdown_leaves_no_process(serve: Serve) -> None:
     body, _ = agent_traces(20, with_root=False)  # held until shutdown evaluates them
     assert post(port, body, PB)[0] == 200
     os.kill(serve.process.pid, signal.SIGTERM)
-    time.sleep(0.05)
+    time.sleep(0.05)  # the moment under test: a second signal in the middle of the shutdown
     os.kill(serve.process.pid, signal.SIGTERM)
     os.kill(serve.process.pid, signal.SIGINT)
     assert serve.left_behind() == []
