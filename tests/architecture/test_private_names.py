@@ -10,14 +10,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "tooltrail"
 
-#: (importing module, imported module, name) still to be made public by the work that owns
-#: the modules (issue 24: the otlp wings; serve's span shape; the suite loader). Emptied when
-#: that work is merged.
-ALLOWED = {
-    ("pytest/yaml_items.py", "tooltrail.suite.load", "_case"),
-}
-
-
 def _private_imports() -> set[tuple[str, str, str]]:
     found = set()
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -35,9 +27,6 @@ def _private_imports() -> set[tuple[str, str, str]]:
 
 
 def test_no_module_imports_a_private_name_of_another() -> None:
-    assert _private_imports() - ALLOWED == set()
-
-
-def test_the_allow_list_names_only_imports_that_are_still_there() -> None:
-    """An entry fixed meanwhile leaves the list, so the list only shrinks."""
-    assert ALLOWED - _private_imports() == set()
+    """No exceptions: the last one (the pytest plugin reading a case with the suite loader's
+    ``_case``) is public now, ``suite.load.read_case``."""
+    assert _private_imports() == set()
