@@ -20,7 +20,20 @@ TREES = _trees()
 
 
 def _attributes(node: ast.AST) -> set[str]:
-    return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+    """The attributes ``node`` reads: ``x.name``, and ``getattr(x, "name", ...)`` too (how a
+    module that may not import the class spelled the rule again)."""
+    names = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+    for n in ast.walk(node):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id == "getattr"
+            and len(n.args) >= 2
+            and isinstance(n.args[1], ast.Constant)
+            and isinstance(n.args[1].value, str)
+        ):
+            names.add(n.args[1].value)
+    return names
 
 
 def test_this_score_fails_its_case_is_defined_once() -> None:
