@@ -367,3 +367,24 @@ def test_events_of_another_producer_in_the_input_directory_are_attached(tmp_path
     assert all(
         not t.evaluations for k, t in traces.items() if k != "e562ea0902561c76b362a32db16b4bd3"
     )
+
+
+def test_the_copy_is_redacted_with_the_configured_keys(tmp_path, monkeypatch):
+    """Without ``redaction=``, the copy takes the redaction settings (``TOOLTRAIL_REDACT_*``)
+    from ``settings.redaction_from_env``, as every runner does."""
+    traces, results = evaluated(REFUND_RUNS[:1])
+    plain, redacted = tmp_path / "plain.otlp.jsonl", tmp_path / "redacted.otlp.jsonl"
+    write_annotated_traces(plain, read_spans(REFUND_RUNS[:1]), results, traces=traces)
+    monkeypatch.setenv("TOOLTRAIL_REDACT_KEYS", "order_id")
+    monkeypatch.setenv("TOOLTRAIL_REDACT_MARKER", "<hidden>")
+    write_annotated_traces(redacted, read_spans(REFUND_RUNS[:1]), results, traces=traces)
+    def arguments(path):
+        return [
+            json.loads(args)
+            for span in read_spans(str(path))
+            if (args := span.attributes.get("gen_ai.tool.call.arguments")) is not None
+        ]
+
+    assert {"order_id": "ORD-7731"} in arguments(plain)
+    assert {"order_id": "<hidden>"} in arguments(redacted)
+    assert all(a.get("order_id") in (None, "<hidden>") for a in arguments(redacted))
