@@ -1,5 +1,6 @@
-"""The package's layers (docs/architecture.md): no import cycle among modules, and no module
-importing from a layer above its own. Imports are read with ``ast`` (every ``import`` and
+"""The package's layers (docs/architecture.md): no import cycle among modules, no module
+importing from a layer above its own, and none importing what its row's "it may use" column
+does not name. Imports are read with ``ast`` (every ``import`` and
 ``from ... import`` of ``tooltrail``, also inside functions; not those under
 ``if TYPE_CHECKING:``, which never run). Inside ``otlp``: its three wings and what each may
 use (type-only imports count there), no private names across its modules, and two greps: a
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -139,6 +141,102 @@ def test_the_layers_are_the_ones_the_architecture_page_lists() -> None:
     for parts in LAYERS[1:-1]:
         for part in parts:
             assert f"`{part}" in page, f"docs/architecture.md does not place {part!r}"
+
+
+# --- the narrower "it may use" column of the layer table ---------------------------------------
+
+
+@dataclass(frozen=True)
+class MayUse:
+    """What one row's "it may use" cell allows a package: whole layers, layers only some of
+    its modules may use (``3 (`reference`)``: only ``checks.reference`` uses layer 3), and
+    packages named one by one (layer 0's ``(`settings`: `redact`)``)."""
+
+    layers: frozenset[int] = frozenset()
+    layers_for: tuple[tuple[int, frozenset[str]], ...] = ()
+    packages: frozenset[str] = frozenset()
+
+    def allows(self, module: str, target: str) -> bool:
+        layer, inner = _layer(target), module.split(".")[2] if module.count(".") > 1 else ""
+        return (
+            layer in self.layers
+            or any(
+                layer == n and (inner in only or f"{_package(module)}.{inner}" in only)
+                for n, only in self.layers_for
+            )
+            or _package(target) in self.packages
+        )
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "tooltrail"
+
+
+def _layer_span(text: str) -> set[int]:
+    low, _, high = text.strip().partition("-")
+    return set(range(int(low), int(high or low) + 1))
+
+
+def _may_use(cell: str, package: str) -> MayUse:
+    """One package's reading of a row's cell: "0-7", "0, 3 (`reference`), 4",
+    "0-10 (`serve`: 0-8)", "layer 0", "nothing of tooltrail (`settings`: `redact`)", "all"."""
+    if cell == "all":
+        return MayUse(layers=frozenset(range(len(LAYERS))))
+    for name, spec in re.findall(r"\(`(\w+)`: ([^)]*)\)", cell):
+        if name == package:
+            named = re.findall(r"`(\w+)`", spec)
+            return MayUse(packages=frozenset(named)) if named else _may_use(spec, package)
+    cell = re.sub(r"\(`\w+`: [^)]*\)", "", cell).strip()
+    if cell.startswith("nothing of tooltrail"):
+        return MayUse()
+    layers: set[int] = set()
+    layers_for: list[tuple[int, frozenset[str]]] = []
+    for item in cell.removeprefix("layer ").split(","):
+        span, _, only = item.partition("(")
+        if only:
+            modules = frozenset(re.findall(r"`([\w.]+)`", only))
+            layers_for += [(n, modules) for n in sorted(_layer_span(span))]
+        else:
+            layers |= _layer_span(span)
+    return MayUse(layers=frozenset(layers), layers_for=tuple(layers_for))
+
+
+def _layer_rows() -> dict[str, MayUse]:
+    """Each package of the page's layer table, with what its row says it may use."""
+    page = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows: dict[str, MayUse] = {}
+    for line in page.split("## The layers", 1)[1].split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].isdigit():
+            for package in re.findall(r"`([\w/]+)`", cells[1]):
+                key = "tooltrail" if package == "tooltrail/__init__" else package
+                rows[key] = _may_use(cells[3], key)
+    return rows
+
+
+def test_the_may_use_column_is_read_for_every_package() -> None:
+    rows = _layer_rows()
+    assert set(rows) == set(LAYER_OF)
+    assert rows["checks"] == MayUse(
+        layers=frozenset({0, 4}), layers_for=((3, frozenset({"reference"})),)
+    )
+    assert rows["serve"] == MayUse(layers=frozenset(range(9)))
+    assert rows["settings"] == MayUse(packages=frozenset({"redact"}))
+
+
+def test_every_import_is_one_its_rows_may_use_column_allows() -> None:
+    """The narrower column: not only no import upward, but none the row does not name (a
+    package always uses its own modules)."""
+    rows = _layer_rows()
+    wrong = [
+        f"{module} imports {target} (layer {_layer(target)})"
+        for module, targets in sorted(GRAPH.items())
+        for target in sorted(targets)
+        if _package(target) != _package(module)
+        and not rows[_package(module)].allows(module, target)
+    ]
+    assert wrong == []
 
 
 # --- the otlp package: three wings (docs/architecture.md, "The otlp package") ---------------
