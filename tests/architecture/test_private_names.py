@@ -10,6 +10,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "tooltrail"
 
+
 def _private_imports() -> set[tuple[str, str, str]]:
     found = set()
     for path in sorted(PACKAGE.rglob("*.py")):
