@@ -3,7 +3,7 @@
 Eight threads each create ``--traces`` agent traces of 13 spans (a root, three tool spans each
 with an HTTP child and a nested tool span with its own HTTP child; one root in 20 never ends)
 through ``live.install`` with a suite, a results file and a sink recording span ids
-(``tests/live_load.py``, shared with ``tests/test_live_load.py``). Each run is a fresh process,
+(``tests/live_load.py``, shared with ``tests/live/test_live_load.py``). Each run is a fresh process,
 so its peak RSS (``ru_maxrss``, taken when ``shutdown`` returned, before the checks) is its
 own; ``harness MB`` is what the harness's own records of every span id add to it. The sizes
 are 1x, 2x and 4x ``--traces``; the modes are the plain load, a sink taking 2 ms per trace,

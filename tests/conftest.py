@@ -1,11 +1,39 @@
-"""Fixtures shared by test modules."""
+"""Fixtures shared by test modules, and where a test goes.
+
+Tests are grouped in folders by layer, the way ``src/tooltrail`` is (docs/architecture.md,
+"The layers"): a test goes in the folder of the layer whose rule it holds, even when it drives
+that rule through a command or a receiver (``tooltrail serve``'s limits in ``serve``, a check's
+texts in ``checks``). The folders: ``core`` (layer 0: the model, redaction), ``otlp``,
+``convert`` (dialects too), ``suite``, ``judge``, ``checks``, ``evaluate`` (``evaluate``,
+``judging``, ``scores``), ``pipeline``, ``live``, ``report`` (``annotate`` too), ``batch``,
+``serve``, ``pytest``, ``cli``; ``docs`` runs the pages' and examples' code as printed, and
+``architecture`` holds the house rules read from ``src`` (layers, private names, rules once).
+Shared data is declared once in ``tests/fixtures.py``; ``tests/data`` holds the recorded files.
+
+Helper modules (``fixtures.py``, ``serve_helpers.py``, ``judge_server.py``, ...) stay at the
+top of ``tests``, which pytest puts on ``sys.path`` for this file. Every folder is put there
+too (below), so that a test may import a piece of a test module of another folder by its
+name (``from test_live_buffer import Collect``); for that, and for pytest's default
+``prepend`` import mode, a test file's name is unique across folders (pytest refuses two).
+"""
 
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+TESTS = Path(__file__).resolve().parent
+#: The folders of tests, one a layer (the top of this file).
+FOLDERS = sorted(
+    p
+    for p in TESTS.iterdir()
+    if p.is_dir() and p.name != "data" and not p.name.startswith((".", "_"))
+)
+sys.path[:0] = [str(p) for p in FOLDERS if str(p) not in sys.path]
 
 
 @pytest.fixture()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external" / "agentevals-otlp"
+from fixtures import EXTERNAL
 
 
 def fixtures() -> list[Path]:

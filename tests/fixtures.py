@@ -18,8 +18,16 @@ import yaml
 from tooltrail.suite import TestCase, TestSuite
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The recorded files the tests read: the corpus, hand-written dialects, logs, stores.
+DATA = ROOT / "tests" / "data"
 #: Real traces of real instrumentations, one folder per library (tests/data/corpus/README.md).
-CORPUS = ROOT / "tests" / "data" / "corpus"
+CORPUS = DATA / "corpus"
+#: The project's shared folder beside the checkout (read, never copied here): its corpus of
+#: recorded runs (``SHARED_CORPUS``) and the peers' fixtures (``EXTERNAL``); tests that read
+#: them skip where it is absent.
+SHARED = ROOT.parent / "shared"
+SHARED_CORPUS = SHARED / "corpus"
+EXTERNAL = SHARED / "external" / "agentevals-otlp"
 #: The refund example: its agent's recorded runs and its policy, as ``tooltrail eval`` reads them.
 REFUND_DUMP = ROOT / "examples" / "refund" / "runs.otlp.jsonl"
 REFUND_SUITE = ROOT / "examples" / "refund" / "suite.yaml"

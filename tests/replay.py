@@ -3,7 +3,7 @@
 OpenTelemetry SDK, on the schedules real exporters produce; each trace's final verdict and
 calls must equal ``tooltrail eval``'s on the file.
 
-Pieces (each used by ``tests/test_replay.py`` and ``benchmarks/replay_matrix.py``):
+Pieces (each used by ``tests/serve/test_replay.py`` and ``benchmarks/replay_matrix.py``):
 
 - ``recordings()``: the fixtures of ``tests/data``, ``../shared/corpus`` and
   ``../shared/external/agentevals-otlp`` (when present), decoded once, with the verdict rows
@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from fixtures import DATA, EXTERNAL, SHARED_CORPUS
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from tooltrail.checks.plugins import load_plugins
@@ -44,11 +45,6 @@ from tooltrail.otlp.read.mixed import read_spans_and_logs
 from tooltrail.pipeline.inline import verdict_of
 from tooltrail.suite import TestSuite
 
-TESTS = Path(__file__).resolve().parent
-DATA = TESTS / "data"
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-CORPUS = SHARED / "corpus"
-EXTERNAL = SHARED / "external" / "agentevals-otlp"
 PLUGIN = "replay_checks"
 
 #: One case for every trace: fails without calls (lost calls show in the verdict), fails on an
@@ -72,7 +68,7 @@ def fixture_paths() -> list[Path]:
     present), a file of the shared corpus equal to one of ``tests/data`` counted once."""
     seen: set[str] = set()
     paths: list[Path] = []
-    for root in (DATA, CORPUS, EXTERNAL):
+    for root in (DATA, SHARED_CORPUS, EXTERNAL):
         if not root.is_dir():
             continue
         for path in sorted(root.rglob("*")):
@@ -86,7 +82,7 @@ def fixture_paths() -> list[Path]:
 
 
 def fixture_name(path: Path) -> str:
-    for root, label in ((DATA, "data"), (CORPUS, "corpus"), (EXTERNAL, "external")):
+    for root, label in ((DATA, "data"), (SHARED_CORPUS, "corpus"), (EXTERNAL, "external")):
         if path.is_relative_to(root):
             return f"{label}/{path.relative_to(root)}"
     return str(path)

@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from fixtures import refund_case, suite_yaml
+from fixtures import CORPUS, refund_case, suite_yaml
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
 from opentelemetry.proto.logs.v1 import logs_pb2
 
 from tooltrail.serve import ServeConfig, start_in_thread
-
-CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 
 #: The refund policy as ``tooltrail serve`` checks the scripted agent of ``test_serve_e2e``.
 REFUND_SUITE = suite_yaml(
@@ -113,6 +111,18 @@ class LogsReceiver(logs_service_pb2_grpc.LogsServiceServicer):
 
     def stop(self) -> None:
         self.server.stop(grace=None)
+
+
+def wait_for_stat(port: int, key: str, at_least: int, timeout_s: float = 60) -> dict[str, int]:
+    """The receiver's ``/stats`` (HTTP on ``port``) once ``key`` reaches ``at_least``: a wait on
+    what the test waits for, bounded by ``timeout_s`` (generous: the machine is shared)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        stats: dict[str, int] = json.loads(post(port, b"", path="/stats", method="GET")[2])
+        if stats[key] >= at_least:
+            return stats
+        assert time.monotonic() < deadline, f"{key} = {stats[key]} < {at_least} after {timeout_s} s"
+        time.sleep(0.05)
 
 
 def results_of_one_run(directory: Path, suite_text: str, recorded: str) -> list[dict[str, Any]]:

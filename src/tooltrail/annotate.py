@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltrail.evaluate import CaseResult
-from tooltrail.live.config import LiveConfig
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import (
     Diagnostic,
@@ -51,6 +50,7 @@ from tooltrail.scores import (
     evaluation_from_record,
     failed_score_names,
 )
+from tooltrail.settings import redaction_from_env
 
 #: Name of the span added under a trace's root for each evaluated case.
 EVALUATION_SPAN_NAME = "tooltrail.evaluation"
@@ -246,7 +246,7 @@ def write_annotated_traces(
     id. A result whose trace has no span in ``spans`` gets no evaluation span.
     """
     options = EventOptions(explanations=explanations, suite=suite)
-    rules = redaction if redaction is not None else LiveConfig.from_env().redaction()
+    rules = redaction if redaction is not None else redaction_from_env()
     anchors, copy_ids = _anchors(results, traces)
     written = 0
     with _writer(path) as writer:

@@ -96,7 +96,7 @@ def tool_call_by_position(
 ) -> ToolCall:
     """A ``ToolCall`` built by position, for the converter's loop over every call (keywords
     cost about three times as much there). Its parameters follow the field order, which
-    ``tests/test_model.py`` pins: change both together."""
+    ``tests/core/test_model.py`` pins: change both together."""
     return ToolCall(
         name, args, call_id, span_id, parent_span_id, start_ns, end_ns, status, error, turn,
         agent, source, result,
@@ -148,7 +148,7 @@ def eval_span_by_position(
     status: Status,
 ) -> EvalSpan:
     """An ``EvalSpan`` built by position (see ``tool_call_by_position``; the order is pinned by
-    ``tests/test_model.py`` too)."""
+    ``tests/core/test_model.py`` too)."""
     return EvalSpan(tool_name, attributes, name, span_id, parent_span_id, start_ns, end_ns, status)
 
 

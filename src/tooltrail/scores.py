@@ -65,8 +65,10 @@ _SPAN_ID = re.compile(f"[0-9a-f]{{{SPAN_ID_HEX}}}")
 
 
 class ScoreLike(Protocol):
-    """What an event needs of ``tooltrail.checks.Score`` (also ``required``, ``skipped``,
-    ``span_ids`` and ``error`` when present)."""
+    """What an event needs of ``tooltrail.checks.Score`` (also ``span_ids`` and ``error`` when
+    present). ``failed`` is ``Score.failed``, the one rule of a score that fails its case
+    (``checks/score.py``): this layer sits below ``checks`` and asks the score, never spells
+    the rule again."""
 
     @property
     def name(self) -> str: ...
@@ -78,6 +80,8 @@ class ScoreLike(Protocol):
     def passed(self) -> bool: ...
     @property
     def explanation(self) -> str: ...
+    @property
+    def failed(self) -> bool: ...
 
 
 class CaseResultLike(Protocol):
@@ -221,12 +225,8 @@ def case_attributes(result: CaseResultLike, options: EventOptions | None = None)
 
 
 def failed_score_names(result: CaseResultLike) -> list[str]:
-    """Names of the scores that failed the case (required, not skipped, not passed)."""
-    return [
-        s.name
-        for s in result.scores
-        if not s.passed and getattr(s, "required", True) and not getattr(s, "skipped", False)
-    ]
+    """Names of the scores that failed the case (``Score.failed``)."""
+    return [s.name for s in result.scores if s.failed]
 
 
 def _score_attributes(score: ScoreLike, case_id: str, opts: EventOptions) -> dict[str, Any]:

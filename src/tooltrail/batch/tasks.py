@@ -28,10 +28,10 @@ from tooltrail.dialects import INTEREST
 from tooltrail.evaluate import evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.judging import RunJudge, parallel_map, process_judging
-from tooltrail.live.config import LiveConfig
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
 from tooltrail.otlp.read.ranges import read_range
+from tooltrail.settings import redaction_from_env
 from tooltrail.suite import TestCase, TestSuite
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ def _evaluate_groups_with(
     evaluations side by side (``judging.parallel_map``), so judge requests overlap up to the
     runner's bound."""
     registry = default_registry()
-    redaction = LiveConfig.from_env().redaction()  # explanations: the rules reports use
+    redaction = redaction_from_env()  # explanations: the rules reports use
     compactor = RowCompactor()
     suite = settings.suite
     outcomes: list[GroupOutcome] = []

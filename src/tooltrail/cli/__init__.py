@@ -23,7 +23,7 @@ _HELP_REQUESTS: tuple[type[BaseException], ...] = tuple(
 
 #: The subcommands: name -> (module, attribute, the one line ``tooltrail --help`` shows). A
 #: subcommand's module is imported when it runs, not for ``--help``: the reading, evaluating
-#: and serving code behind them takes a second to import. ``tests/test_cli_lazy.py`` keeps
+#: and serving code behind them takes a second to import. ``tests/cli/test_cli_lazy.py`` keeps
 #: these lines equal to each command's own.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "compare": (

@@ -64,9 +64,9 @@ def convert_command(paths: Sequence[str], group: str, content: bool) -> None:
         standard_input("convert")  # a closed stdin is a usage error, before anything is read
     rules: Redaction | None = None
     if content:
-        from tooltrail.live.config import LiveConfig  # the redaction settings, when needed
+        from tooltrail.settings import redaction_from_env  # the redaction settings, when needed
 
-        rules = LiveConfig.from_env().redaction()
+        rules = redaction_from_env()
     diagnostics: list[Diagnostic] = []
     out = sys.stdout.buffer
     shown = 0

@@ -34,7 +34,7 @@ MAX_HOPS = 10_000
 class CallRecord:
     """One call of a trace, before turns are numbered across a conversation. ``_record`` builds
     it by position in the loop over every call (keywords cost about three times as much
-    there); ``tests/test_convert.py`` pins the field order: change both together."""
+    there); ``tests/convert/test_convert.py`` pins the field order: change both together."""
 
     fact: SpanFact
     name: str

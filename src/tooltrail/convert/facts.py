@@ -37,7 +37,7 @@ MAX_LABEL_CHARS = 1024
 @dataclass(slots=True)
 class SpanFact:
     """What conversion keeps of a tool, agent, model or root span. ``TraceFacts.add`` builds it
-    by position (its first seven fields) for every kept span; ``tests/test_convert.py`` pins
+    by position (its first seven fields) for every kept span; ``tests/convert/test_convert.py`` pins
     the field order: change both together."""
 
     span_id: str

@@ -20,7 +20,6 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from tooltrail.checks.score import Score
 from tooltrail.evaluate import CaseResult, evaluate_trace, meets
-from tooltrail.live.config import LiveConfig
 from tooltrail.model import EvalSpan, EvalTrace, ToolCall
 from tooltrail.model import Turn as TraceTurn
 from tooltrail.pytest.agent_calls import (
@@ -31,6 +30,7 @@ from tooltrail.pytest.agent_calls import (
 )
 from tooltrail.pytest.messages import format_turn_calls
 from tooltrail.redact import Redaction
+from tooltrail.settings import redaction_from_env
 from tooltrail.suite.case import TestCase
 
 #: Turns SDK spans into the trajectory (``tooltrail.pytest.trail.trace_of_spans``).
@@ -39,7 +39,7 @@ SpanConverter = Callable[[list[ReadableSpan]], EvalTrace]
 
 def redaction() -> Redaction:
     """The rules (``TOOLTRAIL_REDACT_*``) the plug-in's messages and scores are redacted with."""
-    return LiveConfig.from_env().redaction()
+    return redaction_from_env()
 
 
 class TrajectoryAssertionError(AssertionError):

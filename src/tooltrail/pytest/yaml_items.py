@@ -23,7 +23,7 @@ from tooltrail.pytest.runs import TrajectoryAssertionError
 from tooltrail.suite.case import TestCase
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import FieldReader, KeyPath, read_document
-from tooltrail.suite.load import CASE_KEYS, _case
+from tooltrail.suite.load import CASE_KEYS, read_case
 
 #: Keys only an agent test file has, on top of the suite case keys.
 RUN_KEYS = ("agent", "factory", "concurrency")
@@ -87,7 +87,7 @@ def _agent_test(
     if not isinstance(turns, list) or not turns:
         reader.fail(path + ("turns",), "expected a non-empty list of turns")
     marks = {key: reader.string(data[key], path + (key,)) for key in CASE_ONLY_KEYS if key in data}
-    case = _case({k: v for k, v in data.items() if k in CASE_KEYS}, path, reader)
+    case = read_case({k: v for k, v in data.items() if k in CASE_KEYS}, path, reader)
     return AgentTest(
         case=case,
         agent=settings["agent"],

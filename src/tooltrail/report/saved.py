@@ -14,7 +14,8 @@ import orjson
 
 from tooltrail.evaluate import EvaluationReport, ReportError
 from tooltrail.redact import Redaction, redacted_explanations
-from tooltrail.report.trajectory import Trajectory, redact_trajectory, redaction_from_env
+from tooltrail.report.trajectory import Trajectory, redact_trajectory
+from tooltrail.settings import redaction_from_env
 from tooltrail.suite.gate import GateResult
 
 

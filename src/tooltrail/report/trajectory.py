@@ -27,6 +27,7 @@ from tooltrail.otlp import Limits
 from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_OK
 from tooltrail.redact import Redaction, clean_attribute, tool_args_text
 from tooltrail.scores import LABEL_FAIL, SCORE_LABEL, EventOptions, evaluation_events
+from tooltrail.settings import redaction_from_env
 
 #: Failing rows whose trajectory a report embeds; the rest are listed with their scores only.
 MAX_FAILING_TRAJECTORIES = 500
@@ -401,10 +402,3 @@ def _number(value: Any) -> float:
 
 def _text_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
-
-
-def redaction_from_env() -> Redaction:
-    """The rules reports are made with: ``TOOLTRAIL_REDACT_*``, else the defaults."""
-    from tooltrail.live.config import LiveConfig
-
-    return LiveConfig.from_env().redaction()

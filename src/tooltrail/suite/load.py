@@ -87,7 +87,7 @@ def suite_fields(data: Any, reader: FieldReader) -> dict[str, Any]:
     cases: list[TestCase] = []
     first_line: dict[str, int] = {}
     for i, raw in enumerate(raw_cases):
-        case = _case(raw, ("cases", i), reader)
+        case = read_case(raw, ("cases", i), reader)
         if case.max_cost_usd is not None and case.prices is None and prices is None:
             reader.fail(
                 ("cases", i, "max_cost_usd"),
@@ -167,7 +167,9 @@ def _version(value: Any, reader: FieldReader) -> str:
     return str(value)
 
 
-def _case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
+def read_case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
+    """One case mapping of a suite file (at ``path``), read strictly into a ``TestCase``: the
+    loader's ``cases:`` and the pytest plugin's YAML agent tests read a case the same way."""
     data = reader.mapping(raw, path, CASE_KEYS, required=("id",), what="a case mapping")
     get = data.get
     fields: dict[str, Any] = {"id": reader.string(data["id"], path + ("id",))}
