@@ -30,8 +30,8 @@ from tooltrail.otlp.decode.logs import (
     logs_from_json,
 )
 from tooltrail.otlp.decode.otlpjson import parse_json, spans_from_json
-from tooltrail.otlp.decode.pb import spans_from_bytes
 from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
+from tooltrail.otlp.read.core import traces_from_bytes
 from tooltrail.otlp.read.records import Record, expand_paths, file_records
 
 __all__ = [
@@ -61,10 +61,12 @@ def spans_and_logs(interest: Interest | None) -> tuple[Any, Any]:
             return spans + logs_from_json(doc, where)
         return spans
 
+    traces = traces_from_bytes(interest)  # the compiled core, or the Python decoder
+
     def from_bytes(data: bytes, where: Where) -> list[Any]:
         if is_logs_message(data):
             return list(logs_from_bytes(data, where))
-        return spans_from_bytes(data, where, lazy=True, interest=interest)
+        return traces(data, where)
 
     return from_json, from_bytes
 

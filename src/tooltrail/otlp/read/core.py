@@ -1,0 +1,106 @@
+"""The one place that picks the reading path: the compiled core (``tooltrail_core``, the
+separate distribution in ``core/``) when it is installed, else the Python decoders.
+
+The core reads a protobuf traces record into the same ``Span`` / ``SpanHead`` / ``SpanEvent``
+objects the Python decoder makes, or declines it (``None``): any record the Python path would
+report a problem in, or read through an unusual spelling. A declined record is decoded by the
+Python path, the reference, so diagnostics come from one implementation only. Everything else
+(framing, compression, JSON, log records) is the Python path's in this stage.
+
+``TOOLTRAIL_CORE=python`` picks the Python path. Without the core installed, tooltrail reads
+with the Python path and logs that once per process (logger ``tooltrail.core``). The core is
+imported on the first read, never by ``tooltrail --help`` or ``import tooltrail.live``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.limits import Limits
+from tooltrail.otlp.decode.pb import spans_from_bytes
+from tooltrail.otlp.decode.span import Interest, Span, SpanEvent, SpanHead
+
+#: The switch: ``python`` reads with the Python path even when the core is installed.
+CORE_ENV = "TOOLTRAIL_CORE"
+#: What ``reading_path()`` says of each path.
+CORE, PYTHON = "core", "python"
+#: The one line logged when the core is wanted but not installed.
+NOT_INSTALLED = (
+    "tooltrail's compiled core (tooltrail-core) is not installed: reading with the Python "
+    "path (slower, same results); install it with: pip install ./core"
+)
+
+_log = logging.getLogger("tooltrail.core")
+_state: dict[str, Any] = {}
+
+
+def core_module() -> Any:
+    """The imported ``tooltrail_core``, or ``None`` for the Python path (switched off, or not
+    installed: then said once)."""
+    if "module" in _state:
+        return _state["module"]
+    module = None
+    if os.environ.get(CORE_ENV, "").strip().lower() != PYTHON:
+        try:
+            import tooltrail_core as module  # type: ignore[import-not-found,no-redef]
+        except ImportError:
+            module = None
+            _log.warning(NOT_INSTALLED)
+    _state["module"] = module
+    return module
+
+
+def reading_path() -> str:
+    """``"core <version>"`` when records are read by the compiled core, else ``"python"``."""
+    module = core_module()
+    return f"{CORE} {module.__version__}" if module is not None else PYTHON
+
+
+def reset() -> None:
+    """Forget the choice, so that the next read looks at ``TOOLTRAIL_CORE`` again (tests)."""
+    _state.clear()
+
+
+def traces_from_bytes(interest: Interest | None) -> Callable[[bytes, Where], list[Any]]:
+    """How a protobuf traces record is decoded: by the core when it is in use and takes the
+    record, else by ``decode.pb.spans_from_bytes``."""
+    module = core_module()
+    if module is None:
+
+        def python(data: bytes, where: Where) -> list[Any]:
+            return spans_from_bytes(data, where, lazy=True, interest=interest)
+
+        return python
+    readers: dict[Limits, Any] = {}
+    terms = (
+        None
+        if interest is None
+        else (sorted(interest.names), list(interest.name_prefixes), list(interest.keys))
+    )
+
+    def core(data: bytes, where: Where) -> list[Any]:
+        limits = where.limits
+        reader = readers.get(limits)
+        if reader is None:
+            reader = readers[limits] = module.Reader(
+                Span,
+                SpanHead,
+                SpanEvent,
+                terms,
+                (
+                    limits.max_attribute_value_bytes,
+                    limits.max_depth,
+                    limits.max_attributes,
+                    limits.max_events_per_span,
+                ),
+            )
+        spans: list[Any] | None = reader.traces(data, where.origin)
+        if spans is None:  # a record the Python path reads (and reports on)
+            return spans_from_bytes(data, where, lazy=True, interest=interest)
+        return spans
+
+    return core
