@@ -10,19 +10,27 @@ equal diagnostics (file, line or offset, message), in one process.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+from replay import fixture_name, fixture_paths
+from test_fuzz_decode import SEEDS, mutated
+from test_otlp_reencode import traces_data
 
-from tests.replay import fixture_name, fixture_paths
+from tooltrail import dialects
 from tooltrail.convert import read_traces
-from tooltrail.otlp.decode.span import Diagnostic
+from tooltrail.otlp import Limits, frame
+from tooltrail.otlp.decode.span import Diagnostic, Span, SpanEvent, SpanHead
 from tooltrail.otlp.read import core
+from tooltrail.otlp.read.mixed import read_spans_and_logs
 
 try:
-    import tooltrail_core  # noqa: F401
+    import tooltrail_core
 except ImportError:
     HAVE_CORE = False
 else:
@@ -70,9 +78,8 @@ def assert_same(path: str | Path, monkeypatch: pytest.MonkeyPatch, **options: An
     assert got_diagnostics == want_diagnostics
 
 
-def _fixtures() -> Iterator[Any]:
-    for path in fixture_paths():
-        yield pytest.param(path, id=fixture_name(path))
+def _fixtures() -> list[Any]:
+    return [pytest.param(path, id=fixture_name(path)) for path in fixture_paths()]
 
 
 @needs_core
@@ -80,3 +87,198 @@ def _fixtures() -> Iterator[Any]:
 def test_fixture_reads_the_same_both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert_same(path, monkeypatch, usage=True, content=True)
     assert_same(path, monkeypatch, group="conversation", two_pass=False)
+
+
+# -- spans as the converter reads them, from generated and from malformed input ---------------
+
+
+def _seen(item: Any) -> tuple[Any, ...]:
+    """What the converter can read of a decoded item (lazy parts decoded: their problems are
+    diagnostics too), as text: NaN values compare equal that way."""
+    if isinstance(item, Span):
+        events = [(e.name, e.time_ns, dict(e.attributes), e.dropped_attributes_count)
+                  for e in item.events]  # fmt: skip
+        fields = (
+            item.kind,
+            item.status_message,
+            repr(dict(item.attributes)),
+            repr(events),
+        )
+    else:
+        fields = ()
+    head = (type(item).__name__, item.trace_id)
+    if hasattr(item, "span_id"):
+        head += (item.span_id, item.parent_span_id, item.name, item.start_ns, item.end_ns,
+                 item.status_code, repr(dict(item.resource)), item.scope_name, item.origin)  # fmt: skip
+    return head + fields
+
+
+def _items(
+    path: Path, monkeypatch: pytest.MonkeyPatch, which: str, limits: Limits
+) -> tuple[list[Any], list[Diagnostic]]:
+    with monkeypatch.context() as m:
+        if which == core.PYTHON:
+            m.setenv(core.CORE_ENV, core.PYTHON)
+        else:
+            m.delenv(core.CORE_ENV, raising=False)
+        core.reset()
+        try:
+            diagnostics: list[Diagnostic] = []
+            items = read_spans_and_logs(
+                path, limits=limits, diagnostics=diagnostics, interest=dialects.INTEREST
+            )
+            seen = [_seen(item) for item in items]
+        finally:
+            core.reset()
+    return seen, diagnostics
+
+
+def assert_same_items(
+    path: Path, monkeypatch: pytest.MonkeyPatch, limits: Limits = Limits()
+) -> list[Diagnostic]:
+    """Asserts both paths read ``path`` alike; returns the diagnostics."""
+    want = _items(path, monkeypatch, core.PYTHON, limits)
+    got = _items(path, monkeypatch, core.CORE, limits)
+    assert got == want
+    return want[1]
+
+
+_GENERATED = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+@needs_core
+@pytest.mark.parametrize("framing", ["framed", "single"])
+@_GENERATED
+@given(data=traces_data())
+def test_generated_requests_read_the_same_both_ways(
+    framing: str, data: TracesData, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    body = data.SerializeToString()
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(body) if framing == "framed" else body)
+    assert_same_items(path, monkeypatch)
+    assert_same(path, monkeypatch, usage=True, content=True)
+
+
+#: Small limits, so that mutated sizes and values reach them.
+_SMALL = Limits(
+    max_record_bytes=1 << 20,
+    max_decompressed_bytes=8 << 20,
+    max_compression_ratio=50,
+    max_attribute_value_bytes=200,
+    max_depth=3,
+    max_attributes=6,
+    max_events_per_span=2,
+)
+
+
+@needs_core
+@pytest.mark.parametrize("seed", sorted(SEEDS))
+@_GENERATED
+@given(draw=st.data())
+def test_mutated_files_read_the_same_both_ways(
+    seed: str, draw: st.DataObject, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "mutated"
+    path.write_bytes(draw.draw(mutated(seed)))
+    assert_same_items(path, monkeypatch, _SMALL)
+    assert_same_items(path, monkeypatch)
+
+
+def _request(**span: Any) -> TracesData:
+    data = TracesData()
+    rs = data.resource_spans.add()
+    rs.resource.attributes.add(key="service.name", value=AnyValue(string_value="shop"))
+    ss = rs.scope_spans.add()
+    ss.scope.name = "agent"
+    fields = {"trace_id": b"\x01" * 16, "span_id": b"\x02" * 8, "name": "execute_tool refund"}
+    fields.update(span)
+    ss.spans.add(**fields)
+    child = ss.spans.add(trace_id=b"\x01" * 16, span_id=b"\x03" * 8, name="db")
+    child.parent_span_id = b"\x02" * 8
+    return data
+
+
+def _nested(depth: int) -> AnyValue:
+    value = AnyValue(string_value="leaf")
+    for _ in range(depth):
+        outer = AnyValue()
+        outer.array_value.values.append(value)
+        value = outer
+    return value
+
+
+#: Records the Python path reports a problem in: the core declines each, and the diagnostics
+#: (and everything else) must still be the Python path's.
+BAD_RECORDS = {
+    "short trace id": _request(trace_id=b"\x01" * 15).SerializeToString(),
+    "all-zero span id": _request(span_id=bytes(8)).SerializeToString(),
+    "short parent id": _request(parent_span_id=b"\x05" * 7).SerializeToString(),
+    "value over the limit": _request(
+        attributes=[KeyValue(key="gen_ai.tool.name", value=AnyValue(string_value="x" * 300))]
+    ).SerializeToString(),
+    "nested too deep": _request(
+        attributes=[KeyValue(key="gen_ai.tool.call.arguments", value=_nested(5))]
+    ).SerializeToString(),
+    "too many attributes": _request(
+        attributes=[KeyValue(key=f"k{i}", value=AnyValue(int_value=i)) for i in range(9)]
+    ).SerializeToString(),
+    "a key twice": _request(
+        attributes=[
+            KeyValue(key="gen_ai.tool.name", value=AnyValue(string_value="a")),
+            KeyValue(key="gen_ai.tool.name", value=AnyValue(string_value="b")),
+        ]
+    ).SerializeToString(),
+    "invalid UTF-8 name": _request(name="execute_tool XXXX")
+    .SerializeToString()
+    .replace(b"XXXX", b"\xff\xfe\xfd\xfc"),
+    "truncated": _request().SerializeToString()[:-5],
+    "not protobuf": b"\xff" * 40,
+}
+
+
+@needs_core
+@pytest.mark.parametrize("name", sorted(BAD_RECORDS))
+@pytest.mark.parametrize("framing", ["framed", "single"])
+def test_bad_records_read_the_same_both_ways(
+    name: str, framing: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    body = BAD_RECORDS[name]
+    good = _request().SerializeToString()
+    path = tmp_path / "bad.pb"
+    path.write_bytes(frame(good) + frame(body) + frame(good) if framing == "framed" else body)
+    diagnostics = assert_same_items(path, monkeypatch, _SMALL)
+    assert diagnostics or name == "a key twice"  # (read as it is: the last value wins)
+    assert_same(path, monkeypatch, usage=True, content=True, limits=_SMALL)
+
+
+def _reader(limits: Limits = Limits()) -> Any:
+    interest = dialects.INTEREST
+    terms = (sorted(interest.names), list(interest.name_prefixes), list(interest.keys))
+    sizes = (
+        limits.max_attribute_value_bytes,
+        limits.max_depth,
+        limits.max_attributes,
+        limits.max_events_per_span,
+    )
+    return tooltrail_core.Reader(Span, SpanHead, SpanEvent, terms, sizes)
+
+
+@needs_core
+@settings(max_examples=30, deadline=None)
+@given(data=traces_data())
+def test_the_core_reads_clean_records_itself(data: TracesData) -> None:
+    """The differential tests compare the core with the Python path, not the Python path
+    with itself: the core takes the generated records (they have no problem to report)."""
+    assert _reader().traces(data.SerializeToString(), "in.pb") is not None
+
+
+@needs_core
+@pytest.mark.parametrize("name", sorted(BAD_RECORDS))
+def test_the_core_declines_records_with_a_problem(name: str) -> None:
+    assert _reader().traces(_request().SerializeToString(), "in.pb") is not None
+    assert _reader(_SMALL).traces(BAD_RECORDS[name], "in.pb") is None
