@@ -28,6 +28,8 @@ from tooltrail.otlp.decode.span import Interest, Span, SpanEvent, SpanHead
 CORE_ENV = "TOOLTRAIL_CORE"
 #: What ``reading_path()`` says of each path.
 CORE, PYTHON = "core", "python"
+#: ``reading_path()`` when the core is wanted but cannot be imported.
+PYTHON_NO_CORE = "python (the core is not installed)"
 #: The one line logged when the core is wanted but not installed.
 NOT_INSTALLED = (
     "tooltrail's compiled core (tooltrail-core) is not installed: reading with the Python "
@@ -36,6 +38,8 @@ NOT_INSTALLED = (
 
 _log = logging.getLogger("tooltrail.core")
 _state: dict[str, Any] = {}
+#: Whether the notice was logged: once per process, even across ``reset``.
+_said: list[bool] = []
 
 
 def core_module() -> Any:
@@ -44,20 +48,27 @@ def core_module() -> Any:
     if "module" in _state:
         return _state["module"]
     module = None
+    _state["missing"] = False
     if os.environ.get(CORE_ENV, "").strip().lower() != PYTHON:
         try:
             import tooltrail_core as module  # type: ignore[import-not-found,no-redef]
         except ImportError:
             module = None
-            _log.warning(NOT_INSTALLED)
+            _state["missing"] = True
+            if not _said:
+                _said.append(True)
+                _log.warning(NOT_INSTALLED)
     _state["module"] = module
     return module
 
 
 def reading_path() -> str:
-    """``"core <version>"`` when records are read by the compiled core, else ``"python"``."""
+    """``"core <version>"`` when records are read by the compiled core, else ``"python"``
+    (switched off) or ``PYTHON_NO_CORE``."""
     module = core_module()
-    return f"{CORE} {module.__version__}" if module is not None else PYTHON
+    if module is not None:
+        return f"{CORE} {module.__version__}"
+    return PYTHON_NO_CORE if _state["missing"] else PYTHON
 
 
 def reset() -> None:
