@@ -112,15 +112,17 @@ def main() -> None:
             ),
         )
         rows.append(
-            ("decode, core (Reader.traces)", cpu_seconds(lambda: [reader.traces(b, "dump") for b in records]))
+            (
+                "decode, core (Reader.traces)",
+                cpu_seconds(lambda: [reader.traces(b, "dump") for b in records]),
+            )
         )
-    del records
     paths = [core.PYTHON] + ([core.CORE] if have_core else [])
     for fmt, dump in (("protobuf", pb), ("JSON lines", jsonl)):
         for path in paths:
             os.environ[core.CORE_ENV] = path
             core.reset()
-            seconds = cpu_seconds(lambda: sum(1 for _ in read_traces(str(dump))), repeat=2)
+            seconds = cpu_seconds(lambda d=dump: sum(1 for _ in read_traces(str(d))), repeat=2)
             rows.append((f"read_traces, {fmt}, {path}", seconds))
     for fmt, dump in (("protobuf", pb), ("JSON lines", jsonl)):
         for path in paths:

@@ -25,6 +25,7 @@ from test_otlp_reencode import traces_data
 from tooltrail import dialects
 from tooltrail.convert import read_traces
 from tooltrail.otlp import Limits, frame
+from tooltrail.otlp.decode.limits import DEFAULT_LIMITS
 from tooltrail.otlp.decode.span import Diagnostic, Span, SpanEvent, SpanHead
 from tooltrail.otlp.read import core
 from tooltrail.otlp.read.mixed import read_spans_and_logs
@@ -95,22 +96,27 @@ def test_fixture_reads_the_same_both_ways(path: Path, monkeypatch: pytest.Monkey
 def _seen(item: Any) -> tuple[Any, ...]:
     """What the converter can read of a decoded item (lazy parts decoded: their problems are
     diagnostics too), as text: NaN values compare equal that way."""
-    if isinstance(item, Span):
-        events = [(e.name, e.time_ns, dict(e.attributes), e.dropped_attributes_count)
-                  for e in item.events]  # fmt: skip
-        fields = (
-            item.kind,
-            item.status_message,
-            repr(dict(item.attributes)),
-            repr(events),
-        )
-    else:
-        fields = ()
-    head = (type(item).__name__, item.trace_id)
-    if hasattr(item, "span_id"):
-        head += (item.span_id, item.parent_span_id, item.name, item.start_ns, item.end_ns,
-                 item.status_code, repr(dict(item.resource)), item.scope_name, item.origin)  # fmt: skip
-    return head + fields
+    if not isinstance(item, (Span, SpanHead)):
+        return ("log record", repr(item))
+    head = (
+        type(item).__name__,
+        item.trace_id,
+        item.span_id,
+        item.parent_span_id,
+        item.name,
+        item.start_ns,
+        item.end_ns,
+        item.status_code,
+        repr(dict(item.resource)),
+        item.scope_name,
+        item.origin,
+    )
+    if isinstance(item, SpanHead):
+        return head
+    events = [
+        (e.name, e.time_ns, dict(e.attributes), e.dropped_attributes_count) for e in item.events
+    ]
+    return (*head, item.kind, item.status_message, repr(dict(item.attributes)), repr(events))
 
 
 def _items(
@@ -134,7 +140,7 @@ def _items(
 
 
 def assert_same_items(
-    path: Path, monkeypatch: pytest.MonkeyPatch, limits: Limits = Limits()
+    path: Path, monkeypatch: pytest.MonkeyPatch, limits: Limits = DEFAULT_LIMITS
 ) -> list[Diagnostic]:
     """Asserts both paths read ``path`` alike; returns the diagnostics."""
     want = _items(path, monkeypatch, core.PYTHON, limits)
@@ -256,7 +262,7 @@ def test_bad_records_read_the_same_both_ways(
     assert_same(path, monkeypatch, usage=True, content=True, limits=_SMALL)
 
 
-def _reader(limits: Limits = Limits()) -> Any:
+def _reader(limits: Limits = DEFAULT_LIMITS) -> Any:
     interest = dialects.INTEREST
     terms = (sorted(interest.names), list(interest.name_prefixes), list(interest.keys))
     sizes = (
