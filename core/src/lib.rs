@@ -1,4 +1,4 @@
-//! tooltrail's compiled reading core: OTLP protobuf records into the Python objects the
+//! tooltrail's compiled reading core: OTLP protobuf records and OTLP/JSON lines into the Python objects the
 //! converter reads (`Span`, `SpanHead`, `SpanEvent` of `tooltrail.otlp.decode.span`).
 //!
 //! A record the core would read differently from the Python path (any record the Python path
@@ -6,6 +6,7 @@
 //! decodes it with the Python decoder, the reference, which reports it. So the diagnostics of
 //! both paths are the same by construction; `tests/test_core_differential.py` checks the rest.
 
+pub mod json;
 pub mod traces;
 pub mod wire;
 
@@ -75,6 +76,24 @@ impl Reader {
         origin: Bound<'py, PyString>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
         let Ok(resources) = traces::read_traces(data, &self.limits) else {
+            return Ok(None);
+        };
+        self.build(py, &resources, origin).map(Some)
+    }
+
+    /// The spans of one OTLP/JSON line in the canonical shape, or `None` when the Python
+    /// path must read it.
+    fn json_line<'py>(
+        &self,
+        py: Python<'py>,
+        line: &[u8],
+        origin: Bound<'py, PyString>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let Ok(owned) = json::parse(line) else {
+            return Ok(None);
+        };
+        let mut ids = Vec::new();
+        let Ok(resources) = json::read_request(&owned, &mut ids, &self.limits) else {
             return Ok(None);
         };
         self.build(py, &resources, origin).map(Some)

@@ -1,11 +1,13 @@
 """The one place that picks the reading path: the compiled core (``tooltrail_core``, the
 separate distribution in ``core/``) when it is installed, else the Python decoders.
 
-The core reads a protobuf traces record into the same ``Span`` / ``SpanHead`` / ``SpanEvent``
-objects the Python decoder makes, or declines it (``None``): any record the Python path would
-report a problem in, or read through an unusual spelling. A declined record is decoded by the
-Python path, the reference, so diagnostics come from one implementation only. Everything else
-(framing, compression, JSON, log records) is the Python path's in this stage.
+The core reads a protobuf traces record, or an OTLP/JSON line in the collector's canonical
+shape, into the same ``Span`` / ``SpanHead`` / ``SpanEvent`` objects the Python decoders make,
+or declines it (``None``): any record the Python path would report a problem in, or read
+through an unusual spelling. A declined record is decoded by the Python path, the reference,
+so diagnostics come from one implementation only. Everything else (framing, compression,
+whole JSON documents, JSON inside length-prefixed records, log records) is the Python path's
+in this stage.
 
 ``TOOLTRAIL_CORE=python`` picks the Python path. Without the core installed, tooltrail reads
 with the Python path and logs that once per process (logger ``tooltrail.core``). The core is
@@ -86,6 +88,35 @@ def traces_from_bytes(interest: Interest | None) -> Callable[[bytes, Where], lis
             return spans_from_bytes(data, where, lazy=True, interest=interest)
 
         return python
+    reader = _readers(module, interest)
+
+    def core(data: bytes, where: Where) -> list[Any]:
+        spans: list[Any] | None = reader(where.limits).traces(data, where.origin)
+        if spans is None:  # a record the Python path reads (and reports on)
+            return spans_from_bytes(data, where, lazy=True, interest=interest)
+        return spans
+
+    return core
+
+
+def json_lines(interest: Interest | None) -> Callable[[bytes, Where], list[Any] | None] | None:
+    """How the core reads one OTLP/JSON line (a ``records`` signal's ``from_json_line``):
+    its spans, or ``None`` to have the Python path parse (and report on) it; ``None`` itself
+    on the Python path."""
+    module = core_module()
+    if module is None:
+        return None
+    reader = _readers(module, interest)
+
+    def core(line: bytes, where: Where) -> list[Any] | None:
+        spans: list[Any] | None = reader(where.limits).json_line(line, where.origin)
+        return spans
+
+    return core
+
+
+def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
+    """The core's ``Reader`` for ``interest`` and a ``Limits`` (one per limits, made once)."""
     readers: dict[Limits, Any] = {}
     terms = (
         None
@@ -93,11 +124,10 @@ def traces_from_bytes(interest: Interest | None) -> Callable[[bytes, Where], lis
         else (sorted(interest.names), list(interest.name_prefixes), list(interest.keys))
     )
 
-    def core(data: bytes, where: Where) -> list[Any]:
-        limits = where.limits
-        reader = readers.get(limits)
-        if reader is None:
-            reader = readers[limits] = module.Reader(
+    def reader(limits: Limits) -> Any:
+        found = readers.get(limits)
+        if found is None:
+            found = readers[limits] = module.Reader(
                 Span,
                 SpanHead,
                 SpanEvent,
@@ -109,9 +139,6 @@ def traces_from_bytes(interest: Interest | None) -> Callable[[bytes, Where], lis
                     limits.max_events_per_span,
                 ),
             )
-        spans: list[Any] | None = reader.traces(data, where.origin)
-        if spans is None:  # a record the Python path reads (and reports on)
-            return spans_from_bytes(data, where, lazy=True, interest=interest)
-        return spans
+        return found
 
-    return core
+    return reader

@@ -31,7 +31,7 @@ from tooltrail.otlp.decode.logs import (
 )
 from tooltrail.otlp.decode.otlpjson import parse_json, spans_from_json
 from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
-from tooltrail.otlp.read.core import traces_from_bytes
+from tooltrail.otlp.read.core import json_lines, traces_from_bytes
 from tooltrail.otlp.read.records import Record, expand_paths, file_records
 
 __all__ = [
@@ -51,9 +51,9 @@ _LOG_FIELDS = {1: 1, 2: 0, 3: 2, 5: 2, 6: 2, 7: 0, 8: 5, 9: 2, 10: 2, 11: 1, 12:
 _NOTHING = memoryview(b"")
 
 
-def spans_and_logs(interest: Interest | None) -> tuple[Any, Any]:
+def spans_and_logs(interest: Interest | None) -> tuple[Any, ...]:
     """A ``records`` signal: each record's spans (``SpanHead`` outside ``interest``), then its
-    log records."""
+    log records; with the compiled core, a reader of JSON lines too (``read.core``)."""
 
     def from_json(doc: Any, where: Where) -> list[Any]:
         spans = spans_from_json(doc, where, lazy=True, interest=interest)
@@ -68,7 +68,10 @@ def spans_and_logs(interest: Interest | None) -> tuple[Any, Any]:
             return list(logs_from_bytes(data, where))
         return traces(data, where)
 
-    return from_json, from_bytes
+    from_json_line = json_lines(interest)
+    if from_json_line is None:
+        return from_json, from_bytes
+    return from_json, from_bytes, from_json_line
 
 
 def read_spans_and_logs(
