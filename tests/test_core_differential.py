@@ -10,6 +10,7 @@ equal diagnostics (file, line or offset, message), in one process.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,13 @@ from test_otlp_reencode import traces_data
 
 from tooltrail import dialects
 from tooltrail.convert import read_traces
-from tooltrail.otlp import Limits, frame, json_line
+from tooltrail.otlp import Limits, encode_for_file, frame, json_line
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS
 from tooltrail.otlp.decode.span import Diagnostic, Span, SpanEvent, SpanHead
 from tooltrail.otlp.read import core
+from tooltrail.otlp.read.cuts import cut_file
 from tooltrail.otlp.read.mixed import read_spans_and_logs
+from tooltrail.otlp.read.ranges import Framing, read_range
 
 try:
     import tooltrail_core
@@ -351,3 +354,60 @@ def test_bad_json_lines_read_the_same_both_ways(
     assert_same(path, monkeypatch, usage=True, content=True, limits=_SMALL)
     assert _reader().json_line(_line(), "bad.jsonl:1") is not None
     assert _reader(_SMALL).json_line(BAD_LINES[name], "bad.jsonl:2") is None
+
+
+@dataclass(frozen=True)
+class _Part:
+    """A byte range of a file, as the batch planner hands one to ``read_range``."""
+
+    path: str
+    framing: Framing
+    start: int
+    end: int | None
+    first_line: int = 1
+    named: bool = True
+
+
+def _ranges(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> list[Any]:
+    with monkeypatch.context() as m:
+        if which == core.PYTHON:
+            m.setenv(core.CORE_ENV, core.PYTHON)
+        else:
+            m.delenv(core.CORE_ENV, raising=False)
+        core.reset()
+        try:
+            diagnostics: list[Diagnostic] = []
+            out: list[Any] = []
+            size = path.stat().st_size
+            for framing, start, end, line in cut_file(str(path), size, 4096, DEFAULT_LIMITS):
+                part = _Part(str(path), framing, start, end, line)
+                for extent, spans in read_range(part, None, diagnostics, dialects.INTEREST):
+                    out.append((extent, [_seen(span) for span in spans]))
+        finally:
+            core.reset()
+    return [out, diagnostics]
+
+
+@needs_core
+@pytest.mark.parametrize("fmt", ["proto", "json"])
+def test_batch_ranges_read_the_same_both_ways(
+    fmt: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The batch pass reads byte ranges (``read_range``): of JSON lines through
+    ``decode_mixed_json``, of length-prefixed protobuf through the framing loop."""
+    path = tmp_path / f"dump.{fmt}"
+    good = [_request(), _request(span_id=b"\x07" * 8)]
+    with open(path, "wb") as out:
+        for i in range(40):
+            out.write(encode_for_file(good[i % 2], fmt))
+        bad = BAD_LINES["int as words"] if fmt == "json" else frame(BAD_RECORDS["short trace id"])
+        out.write(bad)
+    got = _ranges(path, monkeypatch, core.CORE)
+    assert got == _ranges(path, monkeypatch, core.PYTHON)
+    assert len(got[0]) == 41  # every record, the bad one too (its problem is a diagnostic)
+    assert [d.message.split(": ")[-1] for d in got[1]] == [
+        "expected an integer, got string 'twelve'; value read as None"
+        if fmt == "json"
+        else "expected 16 bytes, got 15"
+    ]
+    assert len({extent.start for extent, _ in got[0]}) == 41

@@ -116,18 +116,19 @@ def json_lines(interest: Interest | None) -> Callable[[bytes, Where], list[Any] 
 
 
 def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
-    """The core's ``Reader`` for ``interest`` and a ``Limits`` (one per limits, made once)."""
-    readers: dict[Limits, Any] = {}
+    """The core's ``Reader`` for ``interest`` and a ``Limits``, made once per process (a reader
+    of single requests, ``decode_mixed_json``, asks for it per request)."""
     terms = (
         None
         if interest is None
         else (sorted(interest.names), list(interest.name_prefixes), list(interest.keys))
     )
+    made: dict[tuple[Interest | None, Limits], Any] = _state.setdefault("readers", {})
 
     def reader(limits: Limits) -> Any:
-        found = readers.get(limits)
+        found = made.get((interest, limits))
         if found is None:
-            found = readers[limits] = module.Reader(
+            found = made[interest, limits] = module.Reader(
                 Span,
                 SpanHead,
                 SpanEvent,

@@ -209,10 +209,16 @@ def decode_mixed_json(
     diagnostics: list[Diagnostic] | None = None,
     interest: Interest | None = None,
 ) -> list[Any]:
-    """``decode_json_request`` (lazily), with the request's log records after its spans."""
+    """``decode_json_request`` (lazily), with the request's log records after its spans; the
+    compiled core reads a request in the canonical shape when it is in use (``read.core``)."""
     _within_limit(request, limits)
-    from_json = spans_and_logs(interest)[0]
-    return from_json(parse_json(request), Where(origin, None, None, limits, diagnostics))  # type: ignore[no-any-return]
+    signal = spans_and_logs(interest)
+    where = Where(origin, None, None, limits, diagnostics)
+    if len(signal) > 2 and isinstance(request, bytes):
+        spans: list[Any] | None = signal[2](request, where)
+        if spans is not None:
+            return spans
+    return signal[0](parse_json(request), where)  # type: ignore[no-any-return]
 
 
 def decode_mixed_request(
