@@ -57,10 +57,8 @@ def _read(
     path: str | Path, monkeypatch: pytest.MonkeyPatch, which: str, **options: Any
 ) -> tuple[list[Any], list[Diagnostic], str]:
     with monkeypatch.context() as m:
-        if which == core.PYTHON:
-            m.setenv(core.CORE_ENV, core.PYTHON)
-        else:
-            m.delenv(core.CORE_ENV, raising=False)
+        # The core's side reads JSON lines too (``core-json``), to keep that reader equal.
+        m.setenv(core.CORE_ENV, core.PYTHON if which == core.PYTHON else core.CORE_JSON)
         core.reset()
         try:
             used = core.reading_path()
@@ -125,10 +123,8 @@ def _items(
     path: Path, monkeypatch: pytest.MonkeyPatch, which: str, limits: Limits
 ) -> tuple[list[Any], list[Diagnostic]]:
     with monkeypatch.context() as m:
-        if which == core.PYTHON:
-            m.setenv(core.CORE_ENV, core.PYTHON)
-        else:
-            m.delenv(core.CORE_ENV, raising=False)
+        # The core's side reads JSON lines too (``core-json``), to keep that reader equal.
+        m.setenv(core.CORE_ENV, core.PYTHON if which == core.PYTHON else core.CORE_JSON)
         core.reset()
         try:
             diagnostics: list[Diagnostic] = []
@@ -370,10 +366,8 @@ class _Part:
 
 def _ranges(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> list[Any]:
     with monkeypatch.context() as m:
-        if which == core.PYTHON:
-            m.setenv(core.CORE_ENV, core.PYTHON)
-        else:
-            m.delenv(core.CORE_ENV, raising=False)
+        # The core's side reads JSON lines too (``core-json``), to keep that reader equal.
+        m.setenv(core.CORE_ENV, core.PYTHON if which == core.PYTHON else core.CORE_JSON)
         core.reset()
         try:
             diagnostics: list[Diagnostic] = []
