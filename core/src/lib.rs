@@ -10,7 +10,7 @@ pub mod json;
 pub mod traces;
 pub mod wire;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -108,9 +108,10 @@ impl Reader {
         origin: Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
+        let mut keys = Keys::default();
         let mut trace_hex: (&[u8], Option<Bound<'py, PyString>>) = (b"", None);
         for resource in resources {
-            let attrs = dict(py, &resource.attributes)?;
+            let attrs = dict(py, &resource.attributes, &mut keys)?;
             for scope in &resource.scopes {
                 let scope_name = PyString::new(py, scope.name);
                 for span in &scope.spans {
@@ -157,14 +158,14 @@ impl Reader {
                             let args = (
                                 event.name,
                                 event.time_ns,
-                                dict(py, &event.attributes)?,
+                                dict(py, &event.attributes, &mut keys)?,
                                 event.dropped_attributes_count,
                             );
                             list.append(self.event.bind(py).call1(args)?)?;
                         }
                         list.into_any()
                     };
-                    let attributes = dict(py, &span.attributes)?;
+                    let attributes = dict(py, &span.attributes, &mut keys)?;
                     let args = PyTuple::new(
                         py,
                         [
@@ -223,15 +224,39 @@ fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
     PyString::new(py, text)
 }
 
-fn dict<'py>(py: Python<'py>, pairs: &[(&str, AnyValue<'_>)]) -> PyResult<Bound<'py, PyDict>> {
+/// Attribute keys made once per record: most spans of a record share them, and a key object
+/// used again keeps its hash.
+#[derive(Default)]
+struct Keys<'a, 'py> {
+    made: HashMap<&'a str, Bound<'py, PyString>>,
+}
+
+impl<'a, 'py> Keys<'a, 'py> {
+    fn get(&mut self, py: Python<'py>, key: &'a str) -> Bound<'py, PyString> {
+        self.made
+            .entry(key)
+            .or_insert_with(|| PyString::new(py, key))
+            .clone()
+    }
+}
+
+fn dict<'a, 'py>(
+    py: Python<'py>,
+    pairs: &'a [(&'a str, AnyValue<'a>)],
+    keys: &mut Keys<'a, 'py>,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for (key, value) in pairs {
-        out.set_item(*key, value_of(py, value)?)?;
+        out.set_item(keys.get(py, key), value_of(py, value, keys)?)?;
     }
     Ok(out)
 }
 
-fn value_of<'py>(py: Python<'py>, value: &AnyValue<'_>) -> PyResult<Bound<'py, PyAny>> {
+fn value_of<'a, 'py>(
+    py: Python<'py>,
+    value: &'a AnyValue<'a>,
+    keys: &mut Keys<'a, 'py>,
+) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         AnyValue::None => py.None().into_bound(py),
         AnyValue::Str(s) => PyString::new(py, s).into_any(),
@@ -242,11 +267,11 @@ fn value_of<'py>(py: Python<'py>, value: &AnyValue<'_>) -> PyResult<Bound<'py, P
         AnyValue::Array(items) => {
             let list = PyList::empty(py);
             for item in items {
-                list.append(value_of(py, item)?)?;
+                list.append(value_of(py, item, keys)?)?;
             }
             list.into_any()
         }
-        AnyValue::Kv(pairs) => dict(py, pairs)?.into_any(),
+        AnyValue::Kv(pairs) => dict(py, pairs, keys)?.into_any(),
     })
 }
 
