@@ -2,78 +2,313 @@
 //! attributes as lists of `{key, value}`) read into the values the Python path's typed reader
 //! (`otlp/decode/jsontyped.py`) hands on. Anything else, and anything that reader would report
 //! a problem in, now or when a value is first read, is `Fallback`: the Python path reads it.
+//!
+//! The line is deserialized into structs that borrow its strings (unescaped ones), with the
+//! typed reader's rules: unknown members refused, `null` only where it allows one.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use serde::de::{self, Deserializer, IgnoredAny, Visitor};
+use serde::Deserialize;
 
 use crate::traces::{AnyValue, Event, Limits, Resource, Scope, Span};
 use crate::wire::{Fallback, Read};
 
-/// A parsed line, which the values read from it borrow.
-pub struct Owned {
-    pub doc: Value,
+type Text<'a> = Cow<'a, str>;
+
+/// A field that may be absent but not `null` (serde reads `null` as `None` otherwise).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
-/// Parses a line; `Fallback` when it is not JSON serde reads as orjson does.
-pub fn parse(line: &[u8]) -> Read<Owned> {
-    let doc: Value = serde_json::from_slice(line).map_err(|_| Fallback)?;
-    Ok(Owned { doc })
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request<'a> {
+    #[serde(rename = "resourceSpans", borrow)]
+    resource_spans: Vec<ResourceSpans<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResourceSpans<'a> {
+    #[serde(default, borrow)]
+    resource: Option<ResourceJson<'a>>,
+    #[serde(rename = "scopeSpans", default, borrow)]
+    scope_spans: Option<Vec<ScopeSpans<'a>>>,
+    #[serde(rename = "schemaUrl", default, borrow)]
+    _schema_url: Text<'a>,
+}
+
+/// Plain JSON in the typed reader: only its attributes are read, other members pass.
+#[derive(Deserialize)]
+struct ResourceJson<'a> {
+    #[serde(default, borrow)]
+    attributes: Option<Vec<KeyValue<'a>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScopeSpans<'a> {
+    #[serde(default, borrow)]
+    scope: Option<ScopeJson<'a>>,
+    #[serde(default, borrow)]
+    spans: Option<Vec<SpanJson<'a>>>,
+    #[serde(rename = "schemaUrl", default, borrow)]
+    _schema_url: Text<'a>,
+}
+
+#[derive(Deserialize)]
+struct ScopeJson<'a> {
+    #[serde(default, borrow)]
+    name: Option<Text<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SpanJson<'a> {
+    #[serde(default, borrow)]
+    trace_id: Text<'a>,
+    #[serde(default, borrow)]
+    span_id: Text<'a>,
+    #[serde(default, borrow)]
+    parent_span_id: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    name: Text<'a>,
+    #[serde(default)]
+    kind: i64,
+    #[serde(default)]
+    start_time_unix_nano: Time,
+    #[serde(default)]
+    end_time_unix_nano: Time,
+    #[serde(default, borrow)]
+    attributes: Option<Vec<KeyValue<'a>>>,
+    #[serde(default, borrow)]
+    events: Option<Vec<EventJson<'a>>>,
+    #[serde(default, borrow)]
+    status: Option<Status<'a>>,
+    #[serde(rename = "traceState", default, borrow)]
+    _trace_state: Text<'a>,
+    #[serde(default)]
+    flags: Int,
+    #[serde(default)]
+    dropped_attributes_count: Int,
+    #[serde(default)]
+    dropped_events_count: Int,
+    #[serde(default)]
+    links: Option<Vec<IgnoredAny>>,
+    #[serde(default)]
+    dropped_links_count: Int,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Status<'a> {
+    #[serde(default)]
+    code: i64,
+    #[serde(default, borrow)]
+    message: Text<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct EventJson<'a> {
+    #[serde(default, borrow)]
+    name: Text<'a>,
+    #[serde(default)]
+    time_unix_nano: Time,
+    #[serde(default, borrow)]
+    attributes: Option<Vec<KeyValue<'a>>>,
+    #[serde(default)]
+    dropped_attributes_count: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyValue<'a> {
+    #[serde(borrow)]
+    key: Text<'a>,
+    #[serde(default, borrow)]
+    value: Option<AnyValueJson<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct AnyValueJson<'a> {
+    #[serde(default, deserialize_with = "present", borrow)]
+    string_value: Option<Text<'a>>,
+    #[serde(default, deserialize_with = "present")]
+    int_value: Option<Time>,
+    #[serde(default, deserialize_with = "present")]
+    bool_value: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    double_value: Option<f64>,
+    #[serde(default, deserialize_with = "present")]
+    bytes_value: Option<IgnoredAny>,
+    #[serde(default, deserialize_with = "present", borrow)]
+    array_value: Option<Members<'a, AnyValueJson<'a>>>,
+    #[serde(default, deserialize_with = "present", borrow)]
+    kvlist_value: Option<Members<'a, KeyValue<'a>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(bound(deserialize = "T: Deserialize<'de>, 'de: 'a"))]
+struct Members<'a, T> {
+    #[serde(default)]
+    values: Option<Vec<T>>,
+    #[serde(skip)]
+    _of: std::marker::PhantomData<&'a ()>,
+}
+
+/// An integer (any JSON integer; a float is refused), as the typed reader's `int` fields.
+#[derive(Default)]
+struct Int;
+
+impl<'de> Deserialize<'de> for Int {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Int;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an integer")
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Int, E> {
+                Ok(Int)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Int, E> {
+                Ok(Int)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A JSON integer or a string of one, kept as written: `Time::read` says what it is worth.
+#[derive(Default)]
+enum Time {
+    #[default]
+    Zero,
+    Signed(i64),
+    Unsigned(u64),
+    Decimal(String),
+}
+
+impl<'de> Deserialize<'de> for Time {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Time;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an integer or a decimal string")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Time, E> {
+                Ok(Time::Signed(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Time, E> {
+                Ok(match i64::try_from(v) {
+                    Ok(i) => Time::Signed(i),
+                    Err(_) => Time::Unsigned(v),
+                })
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Time, E> {
+                Ok(Time::Decimal(v.to_owned()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Time {
+    /// A span's time (a JSON integer in int64, as the typed reader takes it) or an event's
+    /// (any uint64), or a decimal string of a uint64 ("" is 0). Negative: `Fallback`.
+    fn time(&self, numbers_past_int64: bool) -> Read<u64> {
+        match self {
+            Time::Zero => Ok(0),
+            Time::Signed(i) => u64::try_from(*i).map_err(|_| Fallback),
+            Time::Unsigned(u) if numbers_past_int64 => Ok(*u),
+            Time::Unsigned(_) => Err(Fallback),
+            Time::Decimal(s) if s.is_empty() => Ok(0),
+            Time::Decimal(s) => {
+                if s.len() > 20 || !s.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(Fallback);
+                }
+                s.parse::<u64>().map_err(|_| Fallback)
+            }
+        }
+    }
+
+    /// An `intValue`: a JSON integer in int64, or ASCII decimal digits (an optional `-`).
+    fn int(&self) -> Read<i64> {
+        match self {
+            Time::Signed(i) => Ok(*i),
+            Time::Decimal(text) => {
+                let digits = text.strip_prefix('-').unwrap_or(text);
+                if digits.is_empty()
+                    || digits.len() > 19
+                    || !digits.bytes().all(|b| b.is_ascii_digit())
+                {
+                    return Err(Fallback);
+                }
+                text.parse::<i64>().map_err(|_| Fallback)
+            }
+            _ => Err(Fallback),
+        }
+    }
+}
+
+/// Parses a line; `Fallback` when it is not a traces request in the canonical shape.
+pub fn parse(line: &[u8]) -> Read<Request<'_>> {
+    serde_json::from_slice(line).map_err(|_| Fallback)
 }
 
 /// The resources of a parsed line, ids as raw bytes in `ids` (borrowed by the spans).
 pub fn read_request<'a>(
-    owned: &'a Owned,
+    request: &'a Request<'a>,
     ids: &'a mut Vec<[u8; 16]>,
     limits: &Limits,
 ) -> Read<Vec<Resource<'a>>> {
-    let top = object(&owned.doc)?;
-    only(top, &["resourceSpans"])?;
-    let groups = top
-        .get("resourceSpans")
-        .ok_or(Fallback)?
-        .as_array()
-        .ok_or(Fallback)?;
-    // Ids first (hex to bytes), so that spans can borrow them.
-    for group in groups {
-        for scope in list(object(group)?.get("scopeSpans"))? {
-            for span in list(object(scope)?.get("spans"))? {
-                let span = object(span)?;
-                ids.push(hex_id(span.get("traceId"), 16)?);
-                let own = hex_id(span.get("spanId"), 8)?;
+    for group in &request.resource_spans {
+        for scope in group.scope_spans.iter().flatten() {
+            for span in scope.spans.iter().flatten() {
+                ids.push(hex_id(&span.trace_id, 16)?);
+                let own = hex_id(&span.span_id, 8)?;
                 if own[..8].iter().all(|b| *b == 0) {
                     return Err(Fallback);
                 }
                 ids.push(own);
-                ids.push(match span.get("parentSpanId") {
-                    None | Some(Value::Null) => [0; 16],
-                    Some(Value::String(s)) if s.is_empty() => [0; 16],
-                    parent => hex_id(parent, 8)?,
+                ids.push(match span.parent_span_id.as_deref() {
+                    None | Some("") => [0; 16],
+                    Some(parent) => hex_id(parent, 8)?,
                 });
             }
         }
     }
     let ids: &'a [[u8; 16]] = ids;
     let mut next = ids.iter();
-    let mut out = Vec::with_capacity(groups.len());
-    for group in groups {
-        let group = object(group)?;
-        only(group, &["resource", "scopeSpans", "schemaUrl"])?;
-        string_or_absent(group.get("schemaUrl"))?;
-        let attributes = resource(group.get("resource"), limits)?;
+    let mut out = Vec::with_capacity(request.resource_spans.len());
+    for group in &request.resource_spans {
+        let attributes = match &group.resource {
+            Some(ResourceJson {
+                attributes: Some(pairs),
+            }) => key_values(pairs, limits, 0)?,
+            _ => Vec::new(),
+        };
+        if attributes.len() > limits.max_attributes {
+            return Err(Fallback);
+        }
         let mut scopes = Vec::new();
-        for scope in list(group.get("scopeSpans"))? {
-            let scope = object(scope)?;
-            only(scope, &["scope", "spans", "schemaUrl"])?;
-            string_or_absent(scope.get("schemaUrl"))?;
-            let name = match scope.get("scope") {
-                Some(Value::Object(s)) => s.get("name").and_then(Value::as_str).unwrap_or(""),
-                _ => "",
-            };
+        for scope in group.scope_spans.iter().flatten() {
+            let name = scope
+                .scope
+                .as_ref()
+                .and_then(|s| s.name.as_deref())
+                .unwrap_or("");
             let mut spans = Vec::new();
-            for span in list(scope.get("spans"))? {
+            for span in scope.spans.iter().flatten() {
                 let trace = next.next().ok_or(Fallback)?;
                 let own = next.next().ok_or(Fallback)?;
                 let parent = next.next().ok_or(Fallback)?;
-                spans.push(read_span(object(span)?, trace, own, parent, limits)?);
+                spans.push(read_span(span, trace, own, parent, limits)?);
             }
             scopes.push(Scope { name, spans });
         }
@@ -82,89 +317,42 @@ pub fn read_request<'a>(
     Ok(out)
 }
 
-const SPAN_KEYS: &[&str] = &[
-    "traceId",
-    "spanId",
-    "parentSpanId",
-    "name",
-    "kind",
-    "startTimeUnixNano",
-    "endTimeUnixNano",
-    "attributes",
-    "events",
-    "status",
-    "traceState",
-    "flags",
-    "droppedAttributesCount",
-    "droppedEventsCount",
-    "links",
-    "droppedLinksCount",
-];
-
 fn read_span<'a>(
-    span: &'a Map<String, Value>,
+    span: &'a SpanJson<'a>,
     trace: &'a [u8; 16],
     own: &'a [u8; 16],
     parent: &'a [u8; 16],
     limits: &Limits,
 ) -> Read<Span<'a>> {
-    only(span, SPAN_KEYS)?;
-    string_or_absent(span.get("traceState"))?;
-    for key in [
-        "flags",
-        "droppedAttributesCount",
-        "droppedEventsCount",
-        "droppedLinksCount",
-    ] {
-        if let Some(value) = span.get(key) {
-            value
-                .as_i64()
-                .or(value.as_u64().map(|_| 0))
-                .ok_or(Fallback)?;
-        }
-    }
-    match span.get("links") {
-        None | Some(Value::Null) | Some(Value::Array(_)) => {}
-        _ => return Err(Fallback),
-    }
-    let (status_code, status_message) = match span.get("status") {
-        None | Some(Value::Null) => (0, ""),
-        Some(Value::Object(status)) => {
-            only(status, &["code", "message"])?;
-            let code = match status.get("code") {
-                None => 0,
-                Some(v) => i32::try_from(v.as_i64().ok_or(Fallback)?).map_err(|_| Fallback)?,
-            };
-            (code, string_or_absent(status.get("message"))?)
-        }
-        _ => return Err(Fallback),
+    let (status_code, status_message) = match &span.status {
+        None => (0, ""),
+        Some(status) => (
+            i32::try_from(status.code).map_err(|_| Fallback)?,
+            status.message.as_ref(),
+        ),
     };
-    let kind = match span.get("kind") {
-        None => 0,
-        Some(v) => i32::try_from(v.as_i64().ok_or(Fallback)?).map_err(|_| Fallback)?,
+    let attributes = match &span.attributes {
+        None => Vec::new(),
+        Some(pairs) => key_values(pairs, limits, 0)?,
     };
-    let mut attributes = Vec::new();
-    if let Some(pairs) = span.get("attributes") {
-        if !pairs.is_null() {
-            attributes = key_values(pairs, limits, 0)?;
-        }
-    }
     if attributes.len() > limits.max_attributes || has_repeated_key(&attributes) {
         return Err(Fallback);
     }
     let mut events = Vec::new();
-    match span.get("events") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(items)) => {
-            if items.len() > limits.max_events_per_span {
-                return Err(Fallback);
-            }
-            for item in items {
-                events.push(event(item, limits)?);
-            }
+    if let Some(items) = &span.events {
+        if items.len() > limits.max_events_per_span {
+            return Err(Fallback);
         }
-        _ => return Err(Fallback),
+        for item in items {
+            events.push(event(item, limits)?);
+        }
     }
+    let _ = (
+        &span.flags,
+        &span.dropped_attributes_count,
+        &span.dropped_events_count,
+    );
+    let _ = (&span.links, &span.dropped_links_count);
     Ok(Span {
         trace_id: trace,
         span_id: &own[..8],
@@ -173,10 +361,10 @@ fn read_span<'a>(
         } else {
             &parent[..8]
         },
-        name: string_or_absent(span.get("name"))?,
-        kind,
-        start_ns: time(span.get("startTimeUnixNano"), false)?,
-        end_ns: time(span.get("endTimeUnixNano"), false)?,
+        name: span.name.as_ref(),
+        kind: i32::try_from(span.kind).map_err(|_| Fallback)?,
+        start_ns: span.start_time_unix_nano.time(false)?,
+        end_ns: span.end_time_unix_nano.time(false)?,
         status_code,
         status_message,
         attributes,
@@ -184,173 +372,97 @@ fn read_span<'a>(
     })
 }
 
-fn event<'a>(item: &'a Value, limits: &Limits) -> Read<Event<'a>> {
-    let event = object(item)?;
-    only(
-        event,
-        &[
-            "name",
-            "timeUnixNano",
-            "attributes",
-            "droppedAttributesCount",
-        ],
-    )?;
-    let attributes = match event.get("attributes") {
-        None | Some(Value::Null) => Vec::new(),
+fn event<'a>(event: &'a EventJson<'a>, limits: &Limits) -> Read<Event<'a>> {
+    let attributes = match &event.attributes {
+        None => Vec::new(),
         Some(pairs) => key_values(pairs, limits, 0)?,
     };
     if attributes.len() > limits.max_attributes {
         return Err(Fallback);
     }
-    let dropped = match event.get("droppedAttributesCount") {
-        None | Some(Value::Null) => 0,
-        Some(v) => u32::try_from(v.as_u64().ok_or(Fallback)?).map_err(|_| Fallback)?,
-    };
     Ok(Event {
-        name: string_or_absent(event.get("name"))?,
-        time_ns: time(event.get("timeUnixNano"), true)?,
+        name: event.name.as_ref(),
+        time_ns: event.time_unix_nano.time(true)?,
         attributes,
-        dropped_attributes_count: dropped,
+        dropped_attributes_count: event.dropped_attributes_count.unwrap_or(0),
     })
 }
 
-fn resource<'a>(value: Option<&'a Value>, limits: &Limits) -> Read<Vec<(&'a str, AnyValue<'a>)>> {
-    let resource = match value {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Object(r)) if r.is_empty() => return Ok(Vec::new()),
-        Some(Value::Object(r)) => r,
-        _ => return Err(Fallback),
-    };
-    let attributes = match resource.get("attributes") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(pairs) => key_values(pairs, limits, 0)?,
-    };
-    if attributes.len() > limits.max_attributes {
-        return Err(Fallback);
-    }
-    Ok(attributes)
-}
-
-/// A list of `{key, value}` objects (an attributes object of plain JSON: `Fallback`).
 fn key_values<'a>(
-    pairs: &'a Value,
+    pairs: &'a [KeyValue<'a>],
     limits: &Limits,
     depth: usize,
 ) -> Read<Vec<(&'a str, AnyValue<'a>)>> {
-    let mut out = Vec::new();
-    for pair in pairs.as_array().ok_or(Fallback)? {
-        let pair = object(pair)?;
-        only(pair, &["key", "value"])?;
-        let key = pair.get("key").and_then(Value::as_str).ok_or(Fallback)?;
-        let value = match pair.get("value") {
-            None | Some(Value::Null) => AnyValue::None,
+    let mut out = Vec::with_capacity(pairs.len());
+    for pair in pairs {
+        let value = match &pair.value {
+            None => AnyValue::None,
             Some(value) => any_value(value, limits, depth)?,
         };
-        out.push((key, value));
+        out.push((pair.key.as_ref(), value));
     }
     Ok(out)
 }
 
 const DEPTH_CAP: usize = 32;
 
-fn any_value<'a>(value: &'a Value, limits: &Limits, depth: usize) -> Read<AnyValue<'a>> {
-    let value = object(value)?;
-    let mut members = value.iter();
-    let Some((kind, item)) = members.next() else {
-        return Ok(AnyValue::None);
-    };
-    if members.next().is_some() {
-        return Err(Fallback); // several members: the last one read wins in Python
+fn any_value<'a>(value: &'a AnyValueJson<'a>, limits: &Limits, depth: usize) -> Read<AnyValue<'a>> {
+    let members = usize::from(value.string_value.is_some())
+        + usize::from(value.int_value.is_some())
+        + usize::from(value.bool_value.is_some())
+        + usize::from(value.double_value.is_some())
+        + usize::from(value.bytes_value.is_some())
+        + usize::from(value.array_value.is_some())
+        + usize::from(value.kvlist_value.is_some());
+    if members > 1 || value.bytes_value.is_some() {
+        return Err(Fallback); // several members (the last read wins in Python), or base64
     }
-    Ok(match (kind.as_str(), item) {
-        ("stringValue", Value::String(s)) => {
-            if s.len() > limits.max_attribute_value_bytes {
-                return Err(Fallback);
-            }
-            AnyValue::Str(s)
+    if let Some(s) = &value.string_value {
+        if s.len() > limits.max_attribute_value_bytes {
+            return Err(Fallback);
         }
-        ("intValue", Value::Number(n)) => AnyValue::Int(n.as_i64().ok_or(Fallback)?),
-        ("intValue", Value::String(s)) => AnyValue::Int(decimal(s)?),
-        ("boolValue", Value::Bool(b)) => AnyValue::Bool(*b),
-        ("doubleValue", Value::Number(n)) => {
-            let d = if let Some(i) = n.as_i64() {
-                i as f64
-            } else if n.is_u64() {
-                return Err(Fallback);
-            } else {
-                n.as_f64().ok_or(Fallback)?
-            };
-            if d == 0.0 && d.is_sign_negative() {
-                return Err(Fallback);
-            }
-            AnyValue::Double(d)
+        return Ok(AnyValue::Str(s.as_ref()));
+    }
+    if let Some(n) = &value.int_value {
+        return Ok(AnyValue::Int(n.int()?));
+    }
+    if let Some(b) = value.bool_value {
+        return Ok(AnyValue::Bool(b));
+    }
+    if let Some(d) = value.double_value {
+        if d == 0.0 && d.is_sign_negative() {
+            return Err(Fallback);
         }
-        ("arrayValue" | "kvlistValue", _) if depth >= limits.max_depth.min(DEPTH_CAP) => {
-            return Err(Fallback)
-        }
-        ("arrayValue", Value::Object(members)) => {
-            only(members, &["values"])?;
-            let mut items = Vec::new();
-            match members.get("values") {
-                None => {}
-                Some(Value::Array(values)) => {
-                    for v in values {
-                        items.push(any_value(v, limits, depth + 1)?);
-                    }
-                }
-                _ => return Err(Fallback),
-            }
-            AnyValue::Array(items)
-        }
-        ("kvlistValue", Value::Object(members)) => {
-            only(members, &["values"])?;
-            let pairs = match members.get("values") {
-                None => Vec::new(),
-                Some(values @ Value::Array(_)) => key_values(values, limits, depth + 1)?,
-                _ => return Err(Fallback),
-            };
-            if pairs.len() > limits.max_attributes {
-                return Err(Fallback);
-            }
-            AnyValue::Kv(pairs)
-        }
-        _ => return Err(Fallback),
-    })
-}
-
-/// An int64 written as ASCII decimal digits (an optional `-`), as the Python path reads it.
-fn decimal(text: &str) -> Read<i64> {
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(AnyValue::Double(d));
+    }
+    let nested = value.array_value.is_some() || value.kvlist_value.is_some();
+    if nested && depth >= limits.max_depth.min(DEPTH_CAP) {
         return Err(Fallback);
     }
-    text.parse::<i64>().map_err(|_| Fallback)
-}
-
-/// A time: a JSON integer (in int64 for a span, as the typed reader takes it; any uint64 in an
-/// event), or a decimal string of a uint64 ("" is 0). Negative: `Fallback`.
-fn time(value: Option<&Value>, numbers_past_int64: bool) -> Read<u64> {
-    match value {
-        None => Ok(0),
-        Some(Value::Number(n)) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => u64::try_from(i).map_err(|_| Fallback),
-            (None, Some(u)) if numbers_past_int64 => Ok(u),
-            _ => Err(Fallback),
-        },
-        Some(Value::String(s)) if s.is_empty() => Ok(0),
-        Some(Value::String(s)) => {
-            if s.len() > 20 || !s.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(Fallback);
-            }
-            s.parse::<u64>().map_err(|_| Fallback)
+    if let Some(members) = &value.array_value {
+        let mut items = Vec::new();
+        for item in members.values.iter().flatten() {
+            items.push(any_value(item, limits, depth + 1)?);
         }
-        _ => Err(Fallback),
+        return Ok(AnyValue::Array(items));
     }
+    if let Some(members) = &value.kvlist_value {
+        let pairs = match &members.values {
+            None => Vec::new(),
+            Some(pairs) => key_values(pairs, limits, depth + 1)?,
+        };
+        if pairs.len() > limits.max_attributes {
+            return Err(Fallback);
+        }
+        return Ok(AnyValue::Kv(pairs));
+    }
+    Ok(AnyValue::None)
 }
 
-/// A canonical hex id of `size` bytes (digits in either case), in a 16-byte buffer.
-fn hex_id(value: Option<&Value>, size: usize) -> Read<[u8; 16]> {
-    let text = value.and_then(Value::as_str).ok_or(Fallback)?.as_bytes();
+/// A canonical hex id of `size` bytes (digits in either case), in a 16-byte buffer; the
+/// all-zero trace id is refused.
+fn hex_id(text: &str, size: usize) -> Read<[u8; 16]> {
+    let text = text.as_bytes();
     if text.len() != 2 * size {
         return Err(Fallback);
     }
@@ -358,7 +470,7 @@ fn hex_id(value: Option<&Value>, size: usize) -> Read<[u8; 16]> {
     for (i, pair) in text.chunks_exact(2).enumerate() {
         out[i] = (nibble(pair[0])? << 4) | nibble(pair[1])?;
     }
-    if out[..size].iter().all(|b| *b == 0) && size == 16 {
+    if size == 16 && out.iter().all(|b| *b == 0) {
         return Err(Fallback);
     }
     Ok(out)
@@ -370,36 +482,6 @@ fn nibble(c: u8) -> Read<u8> {
         b'a'..=b'f' => Ok(c - b'a' + 10),
         b'A'..=b'F' => Ok(c - b'A' + 10),
         _ => Err(Fallback),
-    }
-}
-
-fn object(value: &Value) -> Read<&Map<String, Value>> {
-    value.as_object().ok_or(Fallback)
-}
-
-/// The items of an optional list (absent and `null` are empty).
-fn list(value: Option<&Value>) -> Read<&[Value]> {
-    match value {
-        None | Some(Value::Null) => Ok(&[]),
-        Some(Value::Array(items)) => Ok(items),
-        _ => Err(Fallback),
-    }
-}
-
-fn string_or_absent(value: Option<&Value>) -> Read<&str> {
-    match value {
-        None => Ok(""),
-        Some(Value::String(s)) => Ok(s),
-        _ => Err(Fallback),
-    }
-}
-
-/// `Fallback` for a member outside `known` (the typed reader forbids unknown fields).
-fn only(object: &Map<String, Value>, known: &[&str]) -> Read<()> {
-    if object.keys().all(|k| known.contains(&k.as_str())) {
-        Ok(())
-    } else {
-        Err(Fallback)
     }
 }
 

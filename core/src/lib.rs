@@ -89,11 +89,11 @@ impl Reader {
         line: &[u8],
         origin: Bound<'py, PyString>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        let Ok(owned) = json::parse(line) else {
+        let Ok(request) = json::parse(line) else {
             return Ok(None);
         };
         let mut ids = Vec::new();
-        let Ok(resources) = json::read_request(&owned, &mut ids, &self.limits) else {
+        let Ok(resources) = json::read_request(&request, &mut ids, &self.limits) else {
             return Ok(None);
         };
         self.build(py, &resources, origin).map(Some)

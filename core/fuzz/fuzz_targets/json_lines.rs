@@ -30,11 +30,11 @@ fn within(value: &AnyValue<'_>, depth: usize) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(owned) = parse(data) else {
+    let Ok(request) = parse(data) else {
         return;
     };
     let mut ids = Vec::new();
-    let Ok(resources) = read_request(&owned, &mut ids, &LIMITS) else {
+    let Ok(resources) = read_request(&request, &mut ids, &LIMITS) else {
         return;
     };
     for resource in &resources {
