@@ -8,7 +8,7 @@ measures the neighbours too):
 - decoding alone: the core's ``Reader.traces`` and the Python path's ``spans_from_bytes`` over
   the same records, with ``dialects.INTEREST``;
 - ``read_traces`` on each file, through the core and through the Python path (in-process,
-  ``TOOLTRAIL_CORE`` switched between runs; JSON lines through the core with ``core-json``);
+  ``TOOLTRAIL_CORE`` switched between runs);
 - ``tooltrail eval --workers 1`` end to end on each file, each path in a fresh process.
 
 Usage: ``python benchmarks/bench_core.py [--spans N] [--dir DIR]``. Without the core installed
@@ -117,16 +117,14 @@ def main() -> None:
                 cpu_seconds(lambda: [reader.traces(b, "dump") for b in records]),
             )
         )
-    # JSON lines through the core only with ``core-json`` (not the default: see read/core.py).
-    compiled = {"protobuf": core.CORE, "JSON lines": core.CORE_JSON}
     for fmt, dump in (("protobuf", pb), ("JSON lines", jsonl)):
-        for path in [core.PYTHON] + ([compiled[fmt]] if have_core else []):
+        for path in [core.PYTHON] + ([core.CORE] if have_core else []):
             os.environ[core.CORE_ENV] = path
             core.reset()
             seconds = cpu_seconds(lambda d=dump: sum(1 for _ in read_traces(str(d))), repeat=2)
             rows.append((f"read_traces, {fmt}, {path}", seconds))
     for fmt, dump in (("protobuf", pb), ("JSON lines", jsonl)):
-        for path in [core.PYTHON] + ([compiled[fmt]] if have_core else []):
+        for path in [core.PYTHON] + ([core.CORE] if have_core else []):
             env = dict(os.environ, **{core.CORE_ENV: path})
             argv = [sys.executable, "-c", "from tooltrail.cli import main; main()", "eval",
                     str(suite), str(dump), "--workers", "1", "--out", os.devnull]  # fmt: skip

@@ -57,8 +57,10 @@ def _read(
     path: str | Path, monkeypatch: pytest.MonkeyPatch, which: str, **options: Any
 ) -> tuple[list[Any], list[Diagnostic], str]:
     with monkeypatch.context() as m:
-        # The core's side reads JSON lines too (``core-json``), to keep that reader equal.
-        m.setenv(core.CORE_ENV, core.PYTHON if which == core.PYTHON else core.CORE_JSON)
+        if which == core.PYTHON:
+            m.setenv(core.CORE_ENV, core.PYTHON)
+        else:
+            m.delenv(core.CORE_ENV, raising=False)
         core.reset()
         try:
             used = core.reading_path()
@@ -123,8 +125,10 @@ def _items(
     path: Path, monkeypatch: pytest.MonkeyPatch, which: str, limits: Limits
 ) -> tuple[list[Any], list[Diagnostic]]:
     with monkeypatch.context() as m:
-        # The core's side reads JSON lines too (``core-json``), to keep that reader equal.
-        m.setenv(core.CORE_ENV, core.PYTHON if which == core.PYTHON else core.CORE_JSON)
+        if which == core.PYTHON:
+            m.setenv(core.CORE_ENV, core.PYTHON)
+        else:
+            m.delenv(core.CORE_ENV, raising=False)
         core.reset()
         try:
             diagnostics: list[Diagnostic] = []
@@ -366,8 +370,10 @@ class _Part:
 
 def _ranges(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> list[Any]:
     with monkeypatch.context() as m:
-        # The core's side reads JSON lines too (``core-json``), to keep that reader equal.
-        m.setenv(core.CORE_ENV, core.PYTHON if which == core.PYTHON else core.CORE_JSON)
+        if which == core.PYTHON:
+            m.setenv(core.CORE_ENV, core.PYTHON)
+        else:
+            m.delenv(core.CORE_ENV, raising=False)
         core.reset()
         try:
             diagnostics: list[Diagnostic] = []

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fixtures import REFUND_DUMP
 
-from tooltrail.otlp.read.core import CORE_ENV, CORE_JSON, NOT_INSTALLED, PYTHON, PYTHON_NO_CORE
+from tooltrail.otlp.read.core import CORE_ENV, NOT_INSTALLED, PYTHON, PYTHON_NO_CORE
 
 try:
     import tooltrail_core
@@ -63,8 +63,6 @@ def test_with_the_core_installed_it_is_used() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.split(maxsplit=1)[1].strip() == f"core {tooltrail_core.__version__}"
     assert NOT_INSTALLED not in done.stderr
-    json_too = _run(_READ_TWICE, **{CORE_ENV: CORE_JSON})
-    assert json_too.stdout.strip().endswith(f"core {tooltrail_core.__version__}, JSON lines too")
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,13 @@
 """The one place that picks the reading path: the compiled core (``tooltrail_core``, the
 separate distribution in ``core/``) when it is installed, else the Python decoders.
 
-The core reads a protobuf traces record, or (with ``TOOLTRAIL_CORE=core-json``, not yet the
-default: see ``CORE_JSON``) an OTLP/JSON line in the collector's canonical shape, into the
-same ``Span`` / ``SpanHead`` / ``SpanEvent`` objects the Python decoders make, or declines it
-(``None``): any record the Python path would report a problem in, or read through an unusual
-spelling. A declined record is decoded by the Python path, the reference, so diagnostics come
-from one implementation only. Everything else (framing, compression, whole JSON documents,
-JSON inside length-prefixed records, log records) is the Python path's in this stage.
+The core reads a protobuf traces record, or an OTLP/JSON line in the collector's canonical
+shape, into the same ``Span`` / ``SpanHead`` / ``SpanEvent`` objects the Python decoders make,
+or declines it (``None``): any record the Python path would report a problem in, or read
+through an unusual spelling. A declined record is decoded by the Python path, the reference,
+so diagnostics come from one implementation only. Everything else (framing, compression,
+whole JSON documents, JSON inside length-prefixed records, log records) is the Python path's
+in this stage.
 
 ``TOOLTRAIL_CORE=python`` picks the Python path. Without the core installed, tooltrail reads
 with the Python path and logs that once per process (logger ``tooltrail.core``). The core is
@@ -30,11 +30,6 @@ from tooltrail.otlp.decode.span import Interest, Span, SpanEvent, SpanHead
 CORE_ENV = "TOOLTRAIL_CORE"
 #: What ``reading_path()`` says of each path.
 CORE, PYTHON = "core", "python"
-#: ``TOOLTRAIL_CORE=core-json``: the core reads canonical OTLP/JSON lines too. Not the default:
-#: measured on bench_core's 200k-span dump, its ``serde_json`` reader made ``read_traces`` on
-#: JSON lines 39% slower in CPU time than the Python path's ``msgspec`` reader (6.72 s against
-#: 4.84 s), while the differential test keeps it equal. A faster JSON parser is stage 2's.
-CORE_JSON = "core-json"
 #: ``reading_path()`` when the core is wanted but cannot be imported.
 PYTHON_NO_CORE = "python (the core is not installed)"
 #: The one line logged when the core is wanted but not installed.
@@ -70,13 +65,10 @@ def core_module() -> Any:
 
 
 def reading_path() -> str:
-    """``"core <version>"`` when records are read by the compiled core (``"core <version>,
-    JSON lines too"`` with ``TOOLTRAIL_CORE=core-json``), else ``"python"`` (switched off) or
-    ``PYTHON_NO_CORE``."""
+    """``"core <version>"`` when records are read by the compiled core, else ``"python"``
+    (switched off) or ``PYTHON_NO_CORE``."""
     module = core_module()
     if module is not None:
-        if os.environ.get(CORE_ENV, "").strip().lower() == CORE_JSON:
-            return f"{CORE} {module.__version__}, JSON lines too"
         return f"{CORE} {module.__version__}"
     return PYTHON_NO_CORE if _state["missing"] else PYTHON
 
@@ -110,9 +102,9 @@ def traces_from_bytes(interest: Interest | None) -> Callable[[bytes, Where], lis
 def json_lines(interest: Interest | None) -> Callable[[bytes, Where], list[Any] | None] | None:
     """How the core reads one OTLP/JSON line (a ``records`` signal's ``from_json_line``):
     its spans, or ``None`` to have the Python path parse (and report on) it; ``None`` itself
-    unless ``TOOLTRAIL_CORE=core-json`` (see ``CORE_JSON``)."""
+    on the Python path."""
     module = core_module()
-    if module is None or os.environ.get(CORE_ENV, "").strip().lower() != CORE_JSON:
+    if module is None:
         return None
     reader = _readers(module, interest)
 
