@@ -89,3 +89,25 @@ def test_version_names_the_reading_path(tmp_path: Path) -> None:
     if tooltrail_core is not None:
         found = _run(code)
         assert f"(reading path: core {tooltrail_core.__version__})" in found.stdout
+
+
+@pytest.mark.skipif(tooltrail_core is None, reason="the compiled core is not installed")
+def test_readers_without_an_interest_keep_the_wire_form(tmp_path: Path) -> None:
+    """Spans read for re-encoding keep what ``Span`` has no field for (``Span.wire``): the
+    core serves only readers with an interest (the converter's)."""
+    from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+
+    from tooltrail import dialects
+    from tooltrail.otlp import frame
+    from tooltrail.otlp.read.mixed import read_spans_and_logs
+
+    data = TracesData()
+    span = data.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id, span.name = b"\x01" * 16, b"\x02" * 8, "root"
+    span.trace_state = "vendor=1"
+    path = tmp_path / "one.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    (kept,) = read_spans_and_logs(path)
+    assert kept.wire is not None and kept.wire_group is not None
+    (converted,) = read_spans_and_logs(path, interest=dialects.INTEREST)
+    assert converted.wire is None  # read by the core: what the converter reads, no more

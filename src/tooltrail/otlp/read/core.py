@@ -7,7 +7,8 @@ or declines it (``None``): any record the Python path would report a problem in,
 through an unusual spelling. A declined record is decoded by the Python path, the reference,
 so diagnostics come from one implementation only. Everything else (framing, compression,
 whole JSON documents, JSON inside length-prefixed records, log records) is the Python path's
-in this stage.
+in this stage, and so is every read without an ``Interest``: the core's spans are what the
+converter reads, without the wire form that re-encoding needs (``Span.wire``).
 
 ``TOOLTRAIL_CORE=python`` picks the Python path. Without the core installed, tooltrail reads
 with the Python path and logs that once per process (logger ``tooltrail.core``). The core is
@@ -80,8 +81,10 @@ def reset() -> None:
 
 def traces_from_bytes(interest: Interest | None) -> Callable[[bytes, Where], list[Any]]:
     """How a protobuf traces record is decoded: by the core when it is in use and takes the
-    record, else by ``decode.pb.spans_from_bytes``."""
-    module = core_module()
+    record, else by ``decode.pb.spans_from_bytes``. Only for a reader with an ``interest``
+    (the converter's): the core's spans do not keep their wire form (``Span.wire``), which a
+    reader without one may re-encode."""
+    module = core_module() if interest is not None else None
     if module is None:
 
         def python(data: bytes, where: Where) -> list[Any]:
@@ -102,8 +105,8 @@ def traces_from_bytes(interest: Interest | None) -> Callable[[bytes, Where], lis
 def json_lines(interest: Interest | None) -> Callable[[bytes, Where], list[Any] | None] | None:
     """How the core reads one OTLP/JSON line (a ``records`` signal's ``from_json_line``):
     its spans, or ``None`` to have the Python path parse (and report on) it; ``None`` itself
-    on the Python path."""
-    module = core_module()
+    on the Python path, and without an ``interest`` (see ``traces_from_bytes``)."""
+    module = core_module() if interest is not None else None
     if module is None:
         return None
     reader = _readers(module, interest)
