@@ -100,7 +100,25 @@ def _shorten(text: str, limit: int) -> str:
     return cut + "..."
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: the version and which reading path is in use (docs/core-path.md); the
+    core is imported here, not for ``--help``."""
+    if not value or ctx.resilient_parsing:
+        return
+    from tooltrail.otlp.read.core import reading_path
+
+    click.echo(f"tooltrail, version {__version__} (reading path: {reading_path()})")
+    ctx.exit()
+
+
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="tooltrail")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and the reading path in use, and exit.",
+)
 def main() -> None:
     """Check what an AI agent actually did, from its OpenTelemetry traces."""

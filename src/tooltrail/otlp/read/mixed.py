@@ -30,8 +30,8 @@ from tooltrail.otlp.decode.logs import (
     logs_from_json,
 )
 from tooltrail.otlp.decode.otlpjson import parse_json, spans_from_json
-from tooltrail.otlp.decode.pb import spans_from_bytes
 from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
+from tooltrail.otlp.read.core import json_lines, traces_from_bytes
 from tooltrail.otlp.read.records import Record, expand_paths, file_records
 
 __all__ = [
@@ -51,9 +51,9 @@ _LOG_FIELDS = {1: 1, 2: 0, 3: 2, 5: 2, 6: 2, 7: 0, 8: 5, 9: 2, 10: 2, 11: 1, 12:
 _NOTHING = memoryview(b"")
 
 
-def spans_and_logs(interest: Interest | None) -> tuple[Any, Any]:
+def spans_and_logs(interest: Interest | None) -> tuple[Any, ...]:
     """A ``records`` signal: each record's spans (``SpanHead`` outside ``interest``), then its
-    log records."""
+    log records; with the compiled core, a reader of JSON lines too (``read.core``)."""
 
     def from_json(doc: Any, where: Where) -> list[Any]:
         spans = spans_from_json(doc, where, lazy=True, interest=interest)
@@ -61,12 +61,17 @@ def spans_and_logs(interest: Interest | None) -> tuple[Any, Any]:
             return spans + logs_from_json(doc, where)
         return spans
 
+    traces = traces_from_bytes(interest)  # the compiled core, or the Python decoder
+
     def from_bytes(data: bytes, where: Where) -> list[Any]:
         if is_logs_message(data):
             return list(logs_from_bytes(data, where))
-        return spans_from_bytes(data, where, lazy=True, interest=interest)
+        return traces(data, where)
 
-    return from_json, from_bytes
+    from_json_line = json_lines(interest)
+    if from_json_line is None:
+        return from_json, from_bytes
+    return from_json, from_bytes, from_json_line
 
 
 def read_spans_and_logs(
@@ -204,10 +209,16 @@ def decode_mixed_json(
     diagnostics: list[Diagnostic] | None = None,
     interest: Interest | None = None,
 ) -> list[Any]:
-    """``decode_json_request`` (lazily), with the request's log records after its spans."""
+    """``decode_json_request`` (lazily), with the request's log records after its spans; the
+    compiled core reads a request in the canonical shape when it is in use (``read.core``)."""
     _within_limit(request, limits)
-    from_json = spans_and_logs(interest)[0]
-    return from_json(parse_json(request), Where(origin, None, None, limits, diagnostics))  # type: ignore[no-any-return]
+    signal = spans_and_logs(interest)
+    where = Where(origin, None, None, limits, diagnostics)
+    if len(signal) > 2 and isinstance(request, bytes):
+        spans: list[Any] | None = signal[2](request, where)
+        if spans is not None:
+            return spans
+    return signal[0](parse_json(request), where)  # type: ignore[no-any-return]
 
 
 def decode_mixed_request(

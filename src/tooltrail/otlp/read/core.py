@@ -1,0 +1,148 @@
+"""The one place that picks the reading path: the compiled core (``tooltrail_core``, the
+separate distribution in ``core/``) when it is installed, else the Python decoders.
+
+The core reads a protobuf traces record, or an OTLP/JSON line in the collector's canonical
+shape, into the same ``Span`` / ``SpanHead`` / ``SpanEvent`` objects the Python decoders make,
+or declines it (``None``): any record the Python path would report a problem in, or read
+through an unusual spelling. A declined record is decoded by the Python path, the reference,
+so diagnostics come from one implementation only. Everything else (framing, compression,
+whole JSON documents, JSON inside length-prefixed records, log records) is the Python path's
+in this stage, and so is every read without an ``Interest``: the core's spans are what the
+converter reads, without the wire form that re-encoding needs (``Span.wire``).
+
+``TOOLTRAIL_CORE=python`` picks the Python path. Without the core installed, tooltrail reads
+with the Python path and logs that once per process (logger ``tooltrail.core``). The core is
+imported on the first read, never by ``tooltrail --help`` or ``import tooltrail.live``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+from tooltrail.otlp.decode.lazy import Where
+from tooltrail.otlp.decode.limits import Limits
+from tooltrail.otlp.decode.pb import spans_from_bytes
+from tooltrail.otlp.decode.span import Interest, Span, SpanEvent, SpanHead
+
+#: The switch: ``python`` reads with the Python path even when the core is installed.
+CORE_ENV = "TOOLTRAIL_CORE"
+#: What ``reading_path()`` says of each path.
+CORE, PYTHON = "core", "python"
+#: ``reading_path()`` when the core is wanted but cannot be imported.
+PYTHON_NO_CORE = "python (the core is not installed)"
+#: The one line logged when the core is wanted but not installed.
+NOT_INSTALLED = (
+    "tooltrail's compiled core (tooltrail-core) is not installed: reading with the Python "
+    "path (slower, same results); install it with: pip install ./core"
+)
+
+_log = logging.getLogger("tooltrail.core")
+_state: dict[str, Any] = {}
+#: Whether the notice was logged: once per process, even across ``reset``.
+_said: list[bool] = []
+
+
+def core_module() -> Any:
+    """The imported ``tooltrail_core``, or ``None`` for the Python path (switched off, or not
+    installed: then said once)."""
+    if "module" in _state:
+        return _state["module"]
+    module = None
+    _state["missing"] = False
+    if os.environ.get(CORE_ENV, "").strip().lower() != PYTHON:
+        try:
+            import tooltrail_core as module  # type: ignore[import-not-found,no-redef]
+        except ImportError:
+            module = None
+            _state["missing"] = True
+            if not _said:
+                _said.append(True)
+                _log.warning(NOT_INSTALLED)
+    _state["module"] = module
+    return module
+
+
+def reading_path() -> str:
+    """``"core <version>"`` when records are read by the compiled core, else ``"python"``
+    (switched off) or ``PYTHON_NO_CORE``."""
+    module = core_module()
+    if module is not None:
+        return f"{CORE} {module.__version__}"
+    return PYTHON_NO_CORE if _state["missing"] else PYTHON
+
+
+def reset() -> None:
+    """Forget the choice, so that the next read looks at ``TOOLTRAIL_CORE`` again (tests)."""
+    _state.clear()
+
+
+def traces_from_bytes(interest: Interest | None) -> Callable[[bytes, Where], list[Any]]:
+    """How a protobuf traces record is decoded: by the core when it is in use and takes the
+    record, else by ``decode.pb.spans_from_bytes``. Only for a reader with an ``interest``
+    (the converter's): the core's spans do not keep their wire form (``Span.wire``), which a
+    reader without one may re-encode."""
+    module = core_module() if interest is not None else None
+    if module is None:
+
+        def python(data: bytes, where: Where) -> list[Any]:
+            return spans_from_bytes(data, where, lazy=True, interest=interest)
+
+        return python
+    reader = _readers(module, interest)
+
+    def core(data: bytes, where: Where) -> list[Any]:
+        spans: list[Any] | None = reader(where.limits).traces(data, where.origin)
+        if spans is None:  # a record the Python path reads (and reports on)
+            return spans_from_bytes(data, where, lazy=True, interest=interest)
+        return spans
+
+    return core
+
+
+def json_lines(interest: Interest | None) -> Callable[[bytes, Where], list[Any] | None] | None:
+    """How the core reads one OTLP/JSON line (a ``records`` signal's ``from_json_line``):
+    its spans, or ``None`` to have the Python path parse (and report on) it; ``None`` itself
+    on the Python path, and without an ``interest`` (see ``traces_from_bytes``)."""
+    module = core_module() if interest is not None else None
+    if module is None:
+        return None
+    reader = _readers(module, interest)
+
+    def core(line: bytes, where: Where) -> list[Any] | None:
+        spans: list[Any] | None = reader(where.limits).json_line(line, where.origin)
+        return spans
+
+    return core
+
+
+def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
+    """The core's ``Reader`` for ``interest`` and a ``Limits``, made once per process (a reader
+    of single requests, ``decode_mixed_json``, asks for it per request)."""
+    terms = (
+        None
+        if interest is None
+        else (sorted(interest.names), list(interest.name_prefixes), list(interest.keys))
+    )
+    made: dict[tuple[Interest | None, Limits], Any] = _state.setdefault("readers", {})
+
+    def reader(limits: Limits) -> Any:
+        found = made.get((interest, limits))
+        if found is None:
+            found = made[interest, limits] = module.Reader(
+                Span,
+                SpanHead,
+                SpanEvent,
+                terms,
+                (
+                    limits.max_attribute_value_bytes,
+                    limits.max_depth,
+                    limits.max_attributes,
+                    limits.max_events_per_span,
+                ),
+            )
+        return found
+
+    return reader
