@@ -76,6 +76,9 @@ class BatchResult:
     chunk_count: int = 0
     #: Groups read in several chunks (or files) and evaluated once, merged.
     merged_count: int = 0
+    #: How the records were read (``otlp.read.core.reading_path()`` in each task's process),
+    #: sorted: one path, unless workers' environments differ (``docs/core-path.md``).
+    reading_paths: tuple[str, ...] = ()
 
     def close(self) -> None:
         """Remove the spilled rows' file, if any; ``results`` cannot be read after that."""
@@ -246,6 +249,9 @@ def _run(
     result = BatchResult(
         chunk_count=len(chunks),
         merged_count=sum(len(rows.groups(o)) for o in merge_outcomes),
+        reading_paths=tuple(
+            sorted({o.reading_path for o in outcomes + merge_outcomes if o.reading_path})
+        ),
     )
     for outcome in sorted(outcomes + merge_outcomes, key=lambda o: (o.chunk_index, o.merged)):
         result.diagnostics.extend(outcome.diagnostics)

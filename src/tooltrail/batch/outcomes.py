@@ -49,6 +49,9 @@ class ChunkOutcome:
     span_count: int
     byte_count: int
     merged: bool = False
+    #: How the task's process read its records (``otlp.read.core.reading_path()``): a
+    #: worker's own environment decides, so the driver can tell which path each worker used.
+    reading_path: str = ""
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return _unpack, (
@@ -58,6 +61,7 @@ class ChunkOutcome:
             self.span_count,
             self.byte_count,
             self.merged,
+            self.reading_path,
         )
 
 
@@ -115,6 +119,7 @@ def _unpack(
     span_count: int,
     byte_count: int,
     merged: bool,
+    reading_path: str = "",
 ) -> ChunkOutcome:
     values, packed_groups = packed
     scores = [Score(*v) if v.__class__ is tuple else v for v in values]
@@ -136,4 +141,6 @@ def _unpack(
                 unmatched,
             )
         )
-    return ChunkOutcome(chunk_index, groups, diagnostics, span_count, byte_count, merged)
+    return ChunkOutcome(
+        chunk_index, groups, diagnostics, span_count, byte_count, merged, reading_path
+    )

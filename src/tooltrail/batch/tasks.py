@@ -30,6 +30,7 @@ from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.judging import RunJudge, parallel_map, process_judging
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
+from tooltrail.otlp.read.core import reading_path
 from tooltrail.otlp.read.ranges import read_range
 from tooltrail.settings import redaction_from_env
 from tooltrail.suite import TestCase, TestSuite
@@ -103,7 +104,14 @@ def _evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
         diagnostics,
         task.chunk.path,
     )
-    return ChunkOutcome(index, groups, diagnostics, traces.span_count, task.chunk.size)
+    return ChunkOutcome(
+        index,
+        groups,
+        diagnostics,
+        traces.span_count,
+        task.chunk.size,
+        reading_path=reading_path(),
+    )
 
 
 def evaluate_merge(task: MergeTask) -> ChunkOutcome:
@@ -133,7 +141,15 @@ def _evaluate_merge(task: MergeTask) -> ChunkOutcome:
         diagnostics,
         task.parts[0].path,
     )
-    return ChunkOutcome(task.parts[0].index, groups, diagnostics, traces.span_count, 0, merged=True)
+    return ChunkOutcome(
+        task.parts[0].index,
+        groups,
+        diagnostics,
+        traces.span_count,
+        0,
+        merged=True,
+        reading_path=reading_path(),
+    )
 
 
 class _TraceCollector:
