@@ -4,8 +4,10 @@ Writes ``bench_core``'s dumps (protobuf and JSON lines, the same traces) and rea
 once per path, each read in a fresh process (``TOOLTRAIL_CORE`` set for it), all in one run.
 A child first reads a tiny dump, so every module either path loads lazily (the core, protobuf,
 msgspec, the dialects) is in memory, takes its peak resident size then as the baseline, reads
-the dump consuming the traces one by one (as ``tooltrail eval`` does), and reports its peak
-resident size minus the baseline, divided by the spans.
+the dump, and reports its peak resident size minus the baseline, divided by the spans. Each
+read is made twice: ``streamed`` consumes the traces one by one (as ``tooltrail eval`` does:
+the reader holds only the traces not yet complete), ``held`` keeps them all in a list (the
+traces themselves, the same objects on both paths, plus anything the reader keeps alive).
 
 Why resident size and not ``tracemalloc``: tracemalloc sees only allocations through Python's
 allocators, so it would miss what the core allocates in Rust (its buffers and decoded structs,
@@ -23,6 +25,7 @@ installed it measures the Python path only.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -44,20 +47,25 @@ from tooltrail.otlp.read.core import reading_path
 def kib(field):
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith(field + ":"))
-warm, dump = sys.argv[1], sys.argv[2]
+warm, dump, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 sum(1 for _ in read_traces(warm))
 base = kib("VmRSS")
-traces = sum(1 for _ in read_traces(dump))
+if mode == "held":
+    kept = list(read_traces(dump))
+    traces = len(kept)
+else:
+    traces = sum(1 for _ in read_traces(dump))
 peak = kib("VmHWM")
 print(json.dumps({"path": reading_path(), "traces": traces, "base_kib": base, "peak_kib": peak}))
 """
 
 
-def measure(warm: Path, dump: Path, path: str) -> dict[str, object]:
-    """The figures of one read of ``dump`` through ``path`` in a fresh process."""
+def measure(warm: Path, dump: Path, path: str, mode: str) -> dict[str, object]:
+    """The figures of one read of ``dump`` through ``path`` in a fresh process, the traces
+    ``streamed`` or ``held``."""
     env = dict(os.environ, **{core.CORE_ENV: path})
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(warm), str(dump)],
+        [sys.executable, "-c", CHILD, str(warm), str(dump), mode],
         env=env,
         capture_output=True,
         text=True,
@@ -91,13 +99,13 @@ def main() -> None:
     paths = [core.PYTHON] + ([core.CORE] if core.core_module() is not None else [])
     print(f"{n} spans; protobuf {pb.stat().st_size / 1e6:.0f} MB, "
           f"JSON lines {jsonl.stat().st_size / 1e6:.0f} MB")  # fmt: skip
-    print(f"{'read_traces':28s} {'baseline MB':>11s} {'peak MB':>8s} {'bytes/span':>10s}")
-    for fmt, warm, dump in (("protobuf", warm_pb, pb), ("JSON lines", warm_jsonl, jsonl)):
-        for path in paths:
-            got = measure(warm, dump, path)
-            base, peak = int(str(got["base_kib"])), int(str(got["peak_kib"]))
-            label, per_span = f"{fmt}, {got['path']}", (peak - base) * 1024 / n
-            print(f"{label:28s} {base / 1024:11.0f} {peak / 1024:8.0f} {per_span:10,.0f}")
+    print(f"{'read_traces':38s} {'baseline MB':>11s} {'peak MB':>8s} {'bytes/span':>10s}")
+    formats = (("protobuf", warm_pb, pb), ("JSON lines", warm_jsonl, jsonl))
+    for mode, (fmt, warm, dump), path in itertools.product(("streamed", "held"), formats, paths):
+        got = measure(warm, dump, path, mode)
+        base, peak = int(str(got["base_kib"])), int(str(got["peak_kib"]))
+        label, per_span = f"{mode}, {fmt}, {got['path']}", (peak - base) * 1024 / n
+        print(f"{label:38s} {base / 1024:11.0f} {peak / 1024:8.0f} {per_span:10,.0f}")
 
 
 if __name__ == "__main__":
