@@ -52,8 +52,11 @@ def verdict(
     passed: bool = True, score: float | None = None, reasoning: str = "ok", **kw: Any
 ) -> Reply:
     """A 200 whose text is a well-formed verdict."""
-    body = {"passed": passed, "score": (1.0 if passed else 0.0) if score is None else score,
-            "reasoning": reasoning}
+    body = {
+        "passed": passed,
+        "score": (1.0 if passed else 0.0) if score is None else score,
+        "reasoning": reasoning,
+    }
     return Reply(text=json.dumps(body), **kw)
 
 
@@ -156,8 +159,9 @@ class JudgeServer:
 
     def _answer(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._changed:
-            self.requests.append(Received(path=path, body=body, headers=headers,
-                                          at=time.monotonic()))
+            self.requests.append(
+                Received(path=path, body=body, headers=headers, at=time.monotonic())
+            )
             self._in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
             self._changed.notify_all()
@@ -166,9 +170,11 @@ class JudgeServer:
             if hold is not None:
                 n, total, max_wait_s, _ = hold
                 self._changed.wait_for(
-                    lambda: self._in_flight >= n
-                    or (total is not None and len(self.requests) >= total)
-                    or self._stopping.is_set(),
+                    lambda: (
+                        self._in_flight >= n
+                        or (total is not None and len(self.requests) >= total)
+                        or self._stopping.is_set()
+                    ),
                     timeout=max_wait_s,
                 )
         if hold is not None and hold[3]:
@@ -225,24 +231,40 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _openai(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     if reply.status != 200:
-        return {"error": {"message": f"scripted status {reply.status}", "type": "scripted",
-                          "code": None, "param": None}}
+        return {
+            "error": {
+                "message": f"scripted status {reply.status}",
+                "type": "scripted",
+                "code": None,
+                "param": None,
+            }
+        }
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": 0,
         "model": body.get("model", ""),
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": reply.text}}],
-        "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": reply.output_tokens,
-                  "total_tokens": reply.input_tokens + reply.output_tokens},
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": reply.text},
+            }
+        ],
+        "usage": {
+            "prompt_tokens": reply.input_tokens,
+            "completion_tokens": reply.output_tokens,
+            "total_tokens": reply.input_tokens + reply.output_tokens,
+        },
     }
 
 
 def _anthropic(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     if reply.status != 200:
-        return {"type": "error", "error": {"type": "scripted",
-                                           "message": f"scripted status {reply.status}"}}
+        return {
+            "type": "error",
+            "error": {"type": "scripted", "message": f"scripted status {reply.status}"},
+        }
     return {
         "id": "msg_test",
         "type": "message",

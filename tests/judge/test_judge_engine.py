@@ -399,9 +399,7 @@ def test_a_judge_request_carries_no_trace_context_of_the_agent(judge_server: Jud
 # -- settings ---------------------------------------------------------------------------------
 
 
-def test_settings_build_a_runner_over_the_server(
-    judge_server: JudgeServer, tmp_path: Path
-) -> None:
+def test_settings_build_a_runner_over_the_server(judge_server: JudgeServer, tmp_path: Path) -> None:
     settings = read_judge_settings(
         {
             "model": MODEL,

@@ -44,7 +44,7 @@ def test_a_whole_number_score_is_a_float() -> None:
         (f"{GOOD}\n{GOOD}", "not one JSON object (Extra data at character 52)"),
         (f"```json\n{GOOD}\n```\n```json\n{GOOD}\n```", "not one JSON object (Extra data at"),
         (f"```python\n{GOOD}\n```", "not one JSON object (Expecting value at character 0)"),
-        ("[true, 1, \"x\"]", "not a JSON object but a list"),
+        ('[true, 1, "x"]', "not a JSON object but a list"),
         ('{"passed": true, "score": 1}', "missing key 'reasoning'"),
         ('{"score": 1, "reasoning": ""}', "missing key 'passed'"),
         (

@@ -378,6 +378,7 @@ def test_the_copy_is_redacted_with_the_configured_keys(tmp_path, monkeypatch):
     monkeypatch.setenv("TOOLTRAIL_REDACT_KEYS", "order_id")
     monkeypatch.setenv("TOOLTRAIL_REDACT_MARKER", "<hidden>")
     write_annotated_traces(redacted, read_spans(REFUND_RUNS[:1]), results, traces=traces)
+
     def arguments(path):
         return [
             json.loads(args)

@@ -91,8 +91,7 @@ def reply_of(answer: Any) -> Reply:
         answer, usage = answer
     if not isinstance(answer, str):
         raise AttemptFailure(
-            "the completion function returned "
-            f"{type(answer).__name__}, not a str or (str, usage)",
+            f"the completion function returned {type(answer).__name__}, not a str or (str, usage)",
             retryable=False,
         )
     return Reply(

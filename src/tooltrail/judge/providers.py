@@ -48,9 +48,7 @@ class _SDKCompletion:
     #: The SDK's base exception, raised for settings it refuses (no API key, say).
     base_error = ""
 
-    def __init__(
-        self, model: str, name: str, *, base_url: str | None, timeout_s: float
-    ) -> None:
+    def __init__(self, model: str, name: str, *, base_url: str | None, timeout_s: float) -> None:
         self.model = model
         self.name = name
         self.timeout_s = timeout_s

@@ -150,8 +150,9 @@ class JudgeRunner:
         workers = min(self.concurrency, len(prompts))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tooltrail-judge") as pool:
             futures = [
-                pool.submit(contextvars.copy_context().run, self.judge, p, samples=samples,
-                            params=params)
+                pool.submit(
+                    contextvars.copy_context().run, self.judge, p, samples=samples, params=params
+                )
                 for p in prompts
             ]
             return [future.result() for future in futures]

@@ -101,9 +101,7 @@ def override_settings(
     return replace(settings, **{key: getattr(checked, key) for key in given})
 
 
-def build_judge(
-    settings: JudgeSettings, *, completion: CompletionFn | None = None
-) -> JudgeRunner:
+def build_judge(settings: JudgeSettings, *, completion: CompletionFn | None = None) -> JudgeRunner:
     """The runner ``settings`` describe. ``completion`` (a Python completion function) stands
     for ``settings.model``, which then only names it in outcomes and prices."""
     if completion is not None:
@@ -138,6 +136,4 @@ def _int(value: Any) -> bool:
 
 
 def _number(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    )
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
