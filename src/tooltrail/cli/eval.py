@@ -17,6 +17,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
@@ -35,6 +36,7 @@ from tooltrail.checks.reference import load_references, with_references
 from tooltrail.checks.timelimit import DEFAULT_CHECK_TIMEOUT_S
 from tooltrail.cli.errors import fail, standard_input
 from tooltrail.cli.gates import load_gate
+from tooltrail.cli.judge_flags import judge_options, judge_overrides
 from tooltrail.cli.report import write_rich_report
 from tooltrail.convert import read_traces
 from tooltrail.evaluate import EvaluationReport, ReportError
@@ -164,37 +166,7 @@ WRITERS: dict[str, Callable[[EvaluationReport, TextSink], None]] = {
     help=f"Import this module's TOOLTRAIL_CHECKS (name -> check), on top of installed "
     f"plug-ins (entry points 'tooltrail.checks') and {ENV_PLUGINS}. Repeatable.",
 )
-@click.option(
-    "--judge-model",
-    metavar="MODEL",
-    help="The judge model of the suite's judge checks (openai:gpt-4o-mini, "
-    "anthropic:claude-3-5-haiku-latest), over the suite's judge: block.",
-)
-@click.option(
-    "--judge-cache",
-    "judge_cache_path",
-    metavar="PATH",
-    type=click.Path(dir_okay=False),
-    help="The judge's verdict cache (SQLite) [default: the suite's, else the user cache dir].",
-)
-@click.option(
-    "--no-judge-cache",
-    is_flag=True,
-    help="Ask the judge model every time: no verdict is read from or written to the cache.",
-)
-@click.option(
-    "--judge-concurrency",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="Judge requests in flight at once, per worker process [default: the suite's, else 4].",
-)
-@click.option(
-    "--judge-budget",
-    type=click.FloatRange(min=0),
-    metavar="USD",
-    help="Dollars of judge calls (at the suite's prices:) past which no judge is called; the "
-    "judge scores left are errors saying so.",
-)
+@judge_options
 def eval_command(
     suite_path: str,
     paths: tuple[str, ...],
@@ -215,7 +187,7 @@ def eval_command(
     reference_path: str | None,
     plugins: tuple[str, ...],
     judge_model: str | None = None,
-    judge_cache_path: str | None = None,
+    judge_cache_path: Path | None = None,
     no_judge_cache: bool = False,
     judge_concurrency: int | None = None,
     judge_budget: float | None = None,
@@ -237,13 +209,9 @@ def eval_command(
         gate = Gate.load(gate_path) if gate_path else suite.gate
         judge = run_judge_settings(
             suite,
-            {
-                "model": judge_model,
-                "cache_path": judge_cache_path,
-                "cache": False if no_judge_cache else None,
-                "concurrency": judge_concurrency,
-                "budget_usd": judge_budget,
-            },
+            judge_overrides(
+                judge_model, judge_cache_path, no_judge_cache, judge_concurrency, judge_budget
+            ),
         )
         if judge is not None:
             check_judge(judge)

@@ -17,6 +17,7 @@ import orjson
 
 from tooltrail.checks.plugins import ENV_PLUGINS, PluginError
 from tooltrail.cli.errors import fail
+from tooltrail.cli.judge_flags import judge_options
 from tooltrail.serve import ServeConfig, TraceReceiver
 from tooltrail.serve.auth import exposure_warning
 from tooltrail.serve.config import (
@@ -252,38 +253,7 @@ _DEFAULTS = ServeConfig()
     help=f"Import this module's TOOLTRAIL_CHECKS (name -> check), on top of installed "
     f"plug-ins (entry points 'tooltrail.checks') and {ENV_PLUGINS}. Repeatable.",
 )
-@click.option(
-    "--judge-model",
-    metavar="MODEL",
-    help="The judge model of the suite's judge checks (openai:gpt-4o-mini, "
-    "anthropic:claude-3-5-haiku-latest), over the suite's judge: block.",
-)
-@click.option(
-    "--judge-cache",
-    "judge_cache_path",
-    metavar="PATH",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The judge's verdict cache (SQLite) [default: the suite's, else the user cache dir].",
-)
-@click.option(
-    "--no-judge-cache",
-    is_flag=True,
-    help="Ask the judge model every time: no verdict is read from or written to the cache.",
-)
-@click.option(
-    "--judge-concurrency",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="Judge requests in flight at once, and threads judging traces, per worker process "
-    "[default: the suite's, else 4].",
-)
-@click.option(
-    "--judge-budget",
-    type=click.FloatRange(min=0),
-    metavar="USD",
-    help="Dollars of judge calls (at the suite's prices:) past which no judge is called, per "
-    "worker process; the judge scores left are errors saying so.",
-)
+@judge_options
 @click.option(
     "--judge-queue",
     type=click.IntRange(min=1),
