@@ -10,6 +10,8 @@ call. The runs are the seed's four: ``SEED_CALLS``, the tool calls of each, in c
 from __future__ import annotations
 
 import copy
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +111,11 @@ SEED_CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "wrong-amount": [LOOKUP, VERIFY, ("issue_refund", {"order_id": "ORD-7731", "amount": 499.9})],
     "looping": [LOOKUP, LOOKUP, LOOKUP, VERIFY, ("web_search", {"query": "refund policy"}), REFUND],
 }
+
+
+def wait_until(condition: Callable[[], Any], what: str, timeout: float = 60.0) -> None:
+    """Wait for ``condition`` to hold, polling; fail naming ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)

@@ -24,6 +24,7 @@ the fixture's name in a test is ``judge_server``):
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import time
@@ -114,6 +115,22 @@ class JudgeServer:
     ) -> None:
         with self._changed:
             self._hold = (n, total, max_wait_s, linger_s)
+
+    def release(self, timeout: float = 60.0) -> None:
+        """Send a request of the test's own: it completes the held batch's ``total``, so the
+        held replies go."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        body = {"model": "release", "messages": [{"role": "user", "content": "release"}]}
+        try:
+            connection.request(
+                "POST",
+                "/v1/chat/completions",
+                body=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            assert connection.getresponse().status == 200
+        finally:
+            connection.close()
 
     @property
     def count(self) -> int:

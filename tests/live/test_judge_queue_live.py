@@ -7,15 +7,13 @@ test that would block fails on its bound instead of hanging, and none depends on
 
 from __future__ import annotations
 
-import http.client
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures import refund_case, refund_suite
+from fixtures import refund_case, refund_suite, wait_until
 from judge_server import JudgeServer, judge_server_fixture  # noqa: F401
 from opentelemetry.sdk.trace import TracerProvider
 
@@ -89,29 +87,6 @@ def pipeline(evaluator: InlineEvaluator, seen: Seen) -> tuple[TracerProvider, Tr
     provider = TracerProvider()
     provider.add_span_processor(ToolArgsProcessor(buffer))
     return provider, buffer
-
-
-def wait_until(condition: Any, what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
-
-
-def release(server: JudgeServer) -> None:
-    """A request of the test's own: it completes the server's ``total``, so held replies go."""
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT_S)
-    body = {"model": "release", "messages": [{"role": "user", "content": "release"}]}
-    try:
-        connection.request(
-            "POST",
-            "/v1/chat/completions",
-            body=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        assert connection.getresponse().status == 200
-    finally:
-        connection.close()
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -209,7 +184,7 @@ def test_install_from_the_environment_judges_with_the_model_off_the_agents_path(
     agent_run(provider, 10.0)  # exported and delivered while the judge holds the first
     assert seen.wait_for(2), "the delivery thread was held by the judge"
     assert judge_server.count == 1 and installation.judge_stats()["judge_queue_waiting"] == 1
-    release(judge_server)
+    judge_server.release()
     provider.shutdown()
     written = lines(results)
     assert len(written) == 2

@@ -8,13 +8,12 @@ on a condition with a generous bound, never on a duration.
 
 from __future__ import annotations
 
-import http.client
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures import wait_until
 from judge_server import JudgeServer, judge_server_fixture  # noqa: F401
 from serve_helpers import LogsReceiver, attributes_of, post, write_suite
 from serve_traces import PROTOBUF, agent_trace, body_of
@@ -55,29 +54,6 @@ def refund_trace(trace_id: str) -> bytes:
 #: Trace ids by the judge worker that takes them (trace id modulo the workers).
 EVEN = ["00000000000000000000000000000a10", "00000000000000000000000000000a12"]
 ODD = "00000000000000000000000000000a11"
-
-
-def wait_until(condition: Any, what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
-
-
-def release(server: JudgeServer) -> None:
-    """A request of the test's own: it completes the server's ``total``, so held replies go."""
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT_S)
-    body = {"model": "release", "messages": [{"role": "user", "content": "release"}]}
-    try:
-        connection.request(
-            "POST",
-            "/v1/chat/completions",
-            body=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        assert connection.getresponse().status == 200
-    finally:
-        connection.close()
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -130,7 +106,7 @@ def test_serve_judges_off_the_ingest_path_and_sends_redacted_prompts(
         assert post(port, refund_trace(ODD), PROTOBUF)[0] == 200
         wait_until(lambda: server.count == 2, "the other worker's judge request")
         assert server.count == 2 and lines(results) == []  # both held, nothing judged yet
-        release(server)
+        server.release()
         wait_until(lambda: stats()["traces_evaluated"] == 3, "three verdicts")
         wait_until(lambda: len(lines(results)) == 3, "three results lines")
         events = logs.wait_for(3, timeout=WAIT_S)
@@ -184,7 +160,7 @@ def test_serve_with_a_full_judge_queue_gives_error_scores_and_counts_them(
     assert score["passed"] is False and score["value"] == 0 and score["error"] == "JudgeSkipped"
     other = [s for r in full["results"] for s in r["scores"] if s not in judged_scores(full)]
     assert other and all(s["passed"] for s in other)  # the other checks score as always
-    release(server)
+    server.release()
     wait_until(lambda: stats()["traces_evaluated"] == 3, "three verdicts")
     receiver.stop()
     assert [bool(judged_scores(line)[0]["passed"]) for line in lines(results)] == [
