@@ -25,7 +25,7 @@ from tooltrail.convert import TraceFacts
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import Decoded, is_log_record
 from tooltrail.dialects import INTEREST
-from tooltrail.evaluate import evaluate_cases, reads_content, reads_usage
+from tooltrail.evaluate import CasePlans, evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.judging import RunJudge, parallel_map, process_judging
 from tooltrail.model import EvalTrace
@@ -36,7 +36,6 @@ from tooltrail.settings import redaction_from_env
 from tooltrail.suite import TestCase, TestSuite
 
 if TYPE_CHECKING:
-    from tooltrail.checks.registry import Registry
     from tooltrail.judge import JudgeSettings
     from tooltrail.redact import Redaction
 
@@ -243,7 +242,7 @@ def _evaluate_groups_with(
     """Convert each group and evaluate it; with a judge, the conversions first and then the
     evaluations side by side (``judging.parallel_map``), so judge requests overlap up to the
     runner's bound."""
-    registry = default_registry()
+    plans = CasePlans(default_registry())  # each case compiled once per task, not per trace
     redaction = redaction_from_env()  # explanations: the rules reports use
     compactor = RowCompactor()
     suite = settings.suite
@@ -279,15 +278,15 @@ def _evaluate_groups_with(
         if run is not None:  # judged side by side, a window of traces at a time
             judged.append((outcome, cases, trace))
             if len(judged) >= _JUDGED_WINDOW * run.concurrency:
-                _judge_window(judged, run, registry, redaction, compactor, suite)
+                _judge_window(judged, run, plans, redaction, compactor, suite)
             continue
-        results = evaluate_cases(cases, trace, registry=registry, redaction=redaction)
+        results = evaluate_cases(cases, trace, redaction=redaction, plans=plans)
         for case, result in zip(cases, results, strict=True):
             result.label = row_label(case, trace, suite)
             compactor.row(result)
         outcome.results = results
     if run is not None:
-        _judge_window(judged, run, registry, redaction, compactor, suite)
+        _judge_window(judged, run, plans, redaction, compactor, suite)
     return outcomes
 
 
@@ -298,7 +297,7 @@ _JUDGED_WINDOW = 4
 def _judge_window(
     judged: list[tuple[GroupOutcome, list[TestCase], EvalTrace]],
     run: RunJudge,
-    registry: Registry,
+    plans: CasePlans,
     redaction: Redaction,
     compactor: RowCompactor,
     suite: TestSuite,
@@ -306,7 +305,7 @@ def _judge_window(
     """Evaluate the held traces on ``run.concurrency`` threads (``judging.parallel_map``), so
     their judge requests overlap up to the runner's bound; then let them go."""
     every = parallel_map(
-        lambda item: evaluate_cases(item[1], item[2], registry=registry, redaction=redaction),
+        lambda item: evaluate_cases(item[1], item[2], redaction=redaction, plans=plans),
         judged,
         run.concurrency,
     )
