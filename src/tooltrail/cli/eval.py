@@ -396,6 +396,8 @@ def _summary(batch: BatchResult) -> str:
     )
     if batch.merged_count:
         text += f", {batch.merged_count} merged across files or chunks"
+    if batch.reading_paths:  # which path decoded the input (docs/core-path.md)
+        text += f"; read with {' and '.join(batch.reading_paths)}"
     return text
 
 
