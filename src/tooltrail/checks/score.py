@@ -45,16 +45,11 @@ class Score:
         turn: int | None = None,
     ) -> Score:
         """A passed check (value 1.0)."""
-        return cls(
-            name=name,
-            metric=metric,
-            value=1.0,
-            passed=True,
-            explanation=explanation,
-            required=required,
-            span_ids=span_ids,
-            turn=turn,
-        )
+        # Positional, in the order of the fields (name, metric, value, passed, explanation,
+        # required, skipped, span_ids, error, turn): a keyword call of the dataclass's
+        # ``__init__`` costs 0.5 us, a positional one 0.2 us, and every check of every trace
+        # makes a score (a quarter of the checks' time; tests/checks/test_score_order.py).
+        return cls(name, metric, 1.0, True, explanation, required, False, span_ids, None, turn)
 
     @classmethod
     def failing(
@@ -70,17 +65,8 @@ class Score:
     ) -> Score:
         """A failed check (value 0.0); ``error`` names what went wrong when the check could
         not judge (``"ConfigError"``)."""
-        return cls(
-            name=name,
-            metric=metric,
-            value=0.0,
-            passed=False,
-            explanation=explanation,
-            required=required,
-            span_ids=span_ids,
-            error=error,
-            turn=turn,
-        )
+        # Positional for speed, as in ``passing``.
+        return cls(name, metric, 0.0, False, explanation, required, False, span_ids, error, turn)
 
     @property
     def failed(self) -> bool:
