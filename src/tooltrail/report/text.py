@@ -19,7 +19,10 @@ METRIC_WIDTH = 24
 def iter_text(report: EvaluationReport) -> Iterator[str]:
     """The text report in pieces (each ends in a newline): a row with its failures, then the
     metric lines, the runs lines and the count."""
-    label_width = max(LABEL_WIDTH, max((len(row.label) for row in report.cases), default=0))
+    longest = report.summary.longest_label  # counted by the summary's walk over the rows
+    if longest is None:
+        longest = max((len(row.label) for row in report.cases), default=0)
+    label_width = max(LABEL_WIDTH, longest)
     for row in report.cases:
         piece = f"{row.label:<{label_width}} {'PASS' if row.passed else 'FAIL'}\n"
         for score in row.failures:
