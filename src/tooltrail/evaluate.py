@@ -154,7 +154,8 @@ class Summary:
     #: The length of the longest row label (``None``: not counted), counted on the summary's
     #: walk over the rows so that the text report need not walk them once more for its
     #: column width: rows read back from disk cost a third of that report's time a walk.
-    longest_label: int | None = None
+    #: A layout aid, not part of what the summary says: not compared, not serialized.
+    longest_label: int | None = field(default=None, compare=False)
 
 
 @dataclass(slots=True)
