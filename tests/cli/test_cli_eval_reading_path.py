@@ -23,9 +23,7 @@ except ImportError:
 _BLOCK_CORE = "import sys\nsys.modules['tooltrail_core'] = None  # as if not installed\n"
 
 
-def run_eval(
-    tmp_path: Path, *, prelude: str = "", **env: str
-) -> tuple[str, bytes]:
+def run_eval(tmp_path: Path, *, prelude: str = "", **env: str) -> tuple[str, bytes]:
     """Run ``tooltrail eval`` on the refund example with a JSON report: (the summary line,
     the report's bytes)."""
     environ = {k: v for k, v in os.environ.items() if k != CORE_ENV}

@@ -9,7 +9,7 @@ max_tokens, max_cost_usd (scorers follow, built by the registry).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tooltrail.checks.budgets import MaxCost, MaxLatency, MaxLlmCalls, MaxTokens, MaxToolCalls
@@ -113,6 +113,11 @@ class ToolArgs:
 
     tool: str
     keys: list[str]
+    #: ``keys`` as the texts show it, spelled once (as ``ToolArgValues.shown``).
+    shown: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shown", str(self.keys))
 
     def evaluate(self, ctx: CheckContext) -> Score:
         tool, keys, view = self.tool, self.keys, ctx.view
@@ -127,13 +132,13 @@ class ToolArgs:
                 return Score.passing(
                     name,
                     "tool_args",
-                    f"Tool {tool!r} included required arguments {keys}.",
+                    f"Tool {tool!r} included required arguments {self.shown}.",
                     span_ids=(call.span_id,) if call.span_id else (),
                 )
         return Score.failing(
             name,
             "tool_args",
-            f"Tool {tool!r} did not include required arguments {keys}.",
+            f"Tool {tool!r} did not include required arguments {self.shown}.",
             span_ids=_span_ids(view.calls_of(tool)),
         )
 
@@ -144,6 +149,14 @@ class ToolArgValues:
 
     tool: str
     expected: dict[str, Any]
+    #: ``expected`` as the texts show it, spelled once per check, not per trace: ``str`` of
+    #: ``{"order_id": "ORD-7731", "amount": 49.99}`` costs about 2 us, as much as the rest of
+    #: the check, and a batch task keeps its checks for every trace (``evaluate.CasePlans``).
+    #: The configuration is not changed once the check is built.
+    shown: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shown", str(self.expected))
 
     def evaluate(self, ctx: CheckContext) -> Score:
         tool, expected, view = self.tool, self.expected, ctx.view
@@ -157,7 +170,7 @@ class ToolArgValues:
             return Score.failing(
                 name,
                 "tool_arg_values",
-                f"Tool {tool!r} was not called, so {expected} was not passed.",
+                f"Tool {tool!r} was not called, so {self.shown} was not passed.",
             )
         index = view.names.index
         calls = view.calls
@@ -170,7 +183,7 @@ class ToolArgValues:
                 return Score.passing(
                     name,
                     "tool_arg_values",
-                    f"Tool {tool!r} was called with {expected}.",
+                    f"Tool {tool!r} was called with {self.shown}.",
                     span_ids=(span_id,) if span_id else (),
                 )
         matched = view.calls_of(tool)
@@ -178,7 +191,7 @@ class ToolArgValues:
         return Score.failing(
             name,
             "tool_arg_values",
-            f"Tool {tool!r} was called with {seen}, not {expected}.",
+            f"Tool {tool!r} was called with {seen}, not {self.shown}.",
             span_ids=_span_ids(matched),
         )
 
@@ -188,6 +201,11 @@ class ToolOrder:
     """``tool_order``: each listed tool's first call comes after the previous one's first call."""
 
     order: list[str]
+    #: ``order`` as the texts show it, spelled once (as ``ToolArgValues.shown``).
+    shown: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shown", str(self.order))
 
     def evaluate(self, ctx: CheckContext) -> Score:
         order, view = self.order, ctx.view
@@ -200,7 +218,7 @@ class ToolOrder:
             return Score.failing(
                 "tool_order",
                 "tool_order",
-                f"Required order {order} not met: {missing} never called.",
+                f"Required order {self.shown} not met: {missing} never called.",
             )
         index = view.names.index  # every listed tool was called: each has a first position
         firsts = [index(tool) for tool in order]
@@ -211,12 +229,14 @@ class ToolOrder:
                 return Score.failing(
                     "tool_order",
                     "tool_order",
-                    f"Required order {order} not met: {order[n]!r} was called before "
+                    f"Required order {self.shown} not met: {order[n]!r} was called before "
                     f"{order[n - 1]!r}.",
                     span_ids=(span_id,) if span_id else (),
                 )
         return Score.passing(
-            "tool_order", "tool_order", f"Tools were first called in the required order {order}."
+            "tool_order",
+            "tool_order",
+            f"Tools were first called in the required order {self.shown}.",
         )
 
 
