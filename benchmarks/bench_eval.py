@@ -24,6 +24,14 @@ where its CPU time goes: decoding records, the converter (``TraceFacts.add`` and
 garbage collection, and the batch pass's own work (reading, grouping, labelling, compacting
 rows: the rest; this includes freeing each decoded record, which happens in the batch loop), e.g.
 ``python benchmarks/bench_eval.py --split --spans 50000``.
+
+``--cpu NAME=SRC [NAME=SRC ...]`` instead compares source trees (``src`` directories, e.g. a
+``git archive`` of the base commit and the working tree) on a ``--spans`` protobuf dump: each
+round runs ``tooltrail eval SUITE DUMP --workers 1`` once per tree, in turn, in a fresh process
+with ``PYTHONPATH=SRC``, and times its CPU seconds (user + system: on a shared machine, other
+jobs' time does not count), and the raw parse of the same records in CPU seconds; it prints
+each tree's median spans per CPU second and its ratio to the raw parse, e.g.
+``python benchmarks/bench_eval.py --cpu base=/tmp/base/src new=src --rounds 5``.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import gc
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -230,16 +239,19 @@ def measure(suite_path: Path, dump: Path, workers: int) -> dict:
 
 
 def write_dumps(
-    directory: Path, n_spans: int, name: str, plain: int = 0
+    directory: Path, n_spans: int, name: str, plain: int = 0, json_lines: bool = True
 ) -> tuple[Path, Path, list[bytes]]:
+    """The protobuf dump and (unless not ``json_lines``) the JSON-lines dump of the same
+    requests, and each request's bytes."""
     requests = generate(n_spans, plain=plain)
     pb, jsonl = directory / f"{name}.pb", directory / f"{name}.jsonl"
     with open(pb, "wb") as out:
         for request in requests:
             out.write(encode_for_file(request, "proto"))
-    with open(jsonl, "wb") as out:
-        for request in requests:
-            out.write(encode_for_file(request, "json"))
+    if json_lines:
+        with open(jsonl, "wb") as out:
+            for request in requests:
+                out.write(encode_for_file(request, "json"))
     return pb, jsonl, [r.SerializeToString() for r in requests]
 
 
@@ -250,15 +262,53 @@ def _seconds(fn: Any, *args: Any) -> float:
     return time.perf_counter() - start
 
 
-def raw_parse_rate(records: list[bytes]) -> tuple[float, int]:
+def raw_parse_rate(records: list[bytes], clock: Any = time.perf_counter) -> tuple[float, int]:
+    """Spans per second of ``FromString`` over ``records``, the best of three, by ``clock``
+    (wall-clock; ``time.process_time`` for CPU time)."""
     parse = ExportTraceServiceRequest.FromString
     best, spans = float("inf"), 0
     for _ in range(3):
         gc.collect()
-        start = time.perf_counter()
+        start = clock()
         spans = sum(len(parse(b).resource_spans[0].scope_spans[0].spans) for b in records)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, clock() - start)
     return spans / best, spans
+
+
+def compare_cpu(
+    trees: dict[str, str], suite_path: Path, dump: Path, records: list[bytes], rounds: int
+) -> None:
+    """Interleaved CPU-time runs of ``tooltrail eval --workers 1`` per source tree (``--cpu``)."""
+    tooltrail = Path(sys.executable).parent / "tooltrail"
+    cpu: dict[str, list[float]] = {name: [] for name in trees}
+    raw: list[float] = []
+    spans = 0
+    for round_ in range(rounds):
+        rate, spans = raw_parse_rate(records, time.process_time)
+        raw.append(rate)
+        for name, src in trees.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            done = subprocess.run(
+                [str(tooltrail), "eval", str(suite_path), str(dump), "--workers", "1"]
+                + ["--out", os.devnull],
+                env={**os.environ, "PYTHONPATH": src},
+                capture_output=True,
+                text=True,
+            )
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            seconds = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            cpu[name].append(seconds)
+            summary = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
+            print(f"round {round_ + 1} {name}: {seconds:.2f} CPU s ({summary})", flush=True)
+    raw_rate = statistics.median(raw)
+    print(f"\nraw FromString: median {raw_rate:,.0f} spans per CPU s")
+    for name, runs in cpu.items():
+        seconds = statistics.median(runs)
+        rate = spans / seconds
+        print(
+            f"{name}: median {seconds:.2f} CPU s, {rate:,.0f} spans per CPU s, "
+            f"{rate / raw_rate:.1%} of the raw parse (runs: {', '.join(f'{r:.2f}' for r in runs)})"
+        )
 
 
 def main() -> None:
@@ -274,6 +324,13 @@ def main() -> None:
         "--child", nargs=3, metavar=("SUITE", "DUMP", "WORKERS"), help=argparse.SUPPRESS
     )
     parser.add_argument("--child-split", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--cpu",
+        nargs="+",
+        metavar="NAME=SRC",
+        help="compare source trees: interleaved CPU-time runs of eval --workers 1",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --cpu")
     options = parser.parse_args()
     if options.child:
         suite_path, dump, workers = options.child
@@ -288,6 +345,11 @@ def main() -> None:
     suite_path = directory / "suite.yaml"
     suite_path.write_text(SUITE)
     t0 = time.perf_counter()
+    if options.cpu:
+        pb, _, records = write_dumps(directory, options.spans, "cpu", options.plain, False)
+        trees = dict(tree.split("=", 1) for tree in options.cpu)
+        compare_cpu(trees, suite_path, pb, records, options.rounds)
+        return
     if options.split:
         pb, js, _ = write_dumps(directory, options.spans, "split", options.plain)
         print(f"{options.spans} spans, {options.plain} plain spans per tool call, one worker")
