@@ -374,6 +374,8 @@ class CasePlans:
     Cases must not be changed while the plans are in use; keep one ``CasePlans`` for one run
     (a batch task) and let it go with it. Scorers are built once per case, as
     ``evaluate_suite`` always did: a scorer object must not keep state between traces.
+    Threads may share one (a task's judged traces): two that compile a case at once make
+    two equal plans, and one of them is kept.
     """
 
     __slots__ = ("registry", "_plans")
