@@ -26,6 +26,7 @@ import orjson
 from tooltrail.checks import default_registry
 from tooltrail.convert import to_eval_trace
 from tooltrail.evaluate import (
+    CasePlans,
     CaseResult,
     asks_judge,
     evaluate_cases,
@@ -246,6 +247,8 @@ class InlineEvaluator:
         else:
             self.callbacks = list(on_result)
         self.registry = registry
+        #: Each case compiled once for every trace this evaluator judges (the suite is fixed).
+        self.plans = CasePlans(registry)
         #: The rules score explanations are redacted with (``tooltrail.redact``).
         self.redaction = redaction
         #: Whether traces are converted with what they used (a budget of the suite reads it).
@@ -416,7 +419,7 @@ class InlineEvaluator:
         eval_trace = self._convert(trace, items, partial)
         cases = self.suite.cases_for(eval_trace) if eval_trace is not None else []
         results = (
-            evaluate_cases(cases, eval_trace, registry=self.registry, redaction=self.redaction)
+            evaluate_cases(cases, eval_trace, redaction=self.redaction, plans=self.plans)
             if cases and eval_trace is not None
             else []
         )
@@ -479,7 +482,7 @@ class InlineEvaluator:
         cases = self.suite.cases_for(eval_trace)
         if not cases:
             return []
-        return evaluate_cases(cases, eval_trace, registry=self.registry, redaction=self.redaction)
+        return evaluate_cases(cases, eval_trace, redaction=self.redaction, plans=self.plans)
 
     def _unjudged(self, trace: CompletedTrace, why: str) -> None:
         """Late data that cannot revise: counted, and its trace named in one line."""
