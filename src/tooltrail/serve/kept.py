@@ -179,9 +179,6 @@ def pack(items: list[Received], bodies: KeptBodies | None = None) -> bytes | tup
             append(_log_row(item.decoded))
             continue
         inner = item.decoded
-        if inner.__class__ is not Span:
-            _unpinned(bodies, pinned)
-            return None
         request = item.request
         if request is not None and bodies is not None and request.body is not None:
             body = request.body
@@ -196,6 +193,9 @@ def pack(items: list[Received], bodies: KeptBodies | None = None) -> bytes | tup
             if last_number >= 0:
                 append(last_number << 32 | item.index)
                 continue
+        if inner.__class__ is not Span:  # a ``SpanHead`` (the core's), outside a held body
+            _unpinned(bodies, pinned)
+            return None
         wire = inner.wire
         if wire.__class__ is lean_span:
             if (
