@@ -36,6 +36,7 @@ from tooltrail.otlp import (
     decode_json_request,
     decode_request,
 )
+from tooltrail.otlp.decode.span import SpanHead
 from tooltrail.otlp.read.core import reading_path, request_reader
 from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve.counters import ReceiverCounters
@@ -60,7 +61,8 @@ class ReceivedRequest:
 
 
 class ReceivedSpan:
-    """A decoded span (``decoded``, a ``tooltrail.otlp.Span``) in the ``TraceBuffer``, in the
+    """A decoded span (``decoded``, a ``tooltrail.otlp.Span``, or a ``SpanHead`` the core
+    read outside ``dialects.INTEREST``) in the ``TraceBuffer``, in the
     buffer's own item shape (``pipeline.buffer.Traced``): ``trace_id`` as an int and whether
     it is a ``local_root``. ``request`` and ``index``: the request it came in and its place
     among the spans ``decode_body`` reads from it (``None`` and ``-1``: not known).
@@ -73,7 +75,7 @@ class ReceivedSpan:
 
     def __init__(
         self,
-        decoded: Span,
+        decoded: Span | SpanHead,
         trace_id: int,
         request: ReceivedRequest | None = None,
         index: int = -1,
@@ -120,7 +122,7 @@ def decode_body(
     diagnostics: list[Diagnostic] | None = None,
     *,
     wire: bool = False,
-) -> list[Span]:
+) -> list[Span | SpanHead]:
     """The spans of a traces request, as the intake reads them (raises ``DecodeError``).
 
     The compiled core reads the body when it is in use and takes it (``otlp.read.core``
