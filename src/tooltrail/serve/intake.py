@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Union
 
 from tooltrail.dialects import INTEREST
@@ -122,7 +122,7 @@ def decode_body(
     diagnostics: list[Diagnostic] | None = None,
     *,
     wire: bool = False,
-) -> list[Span | SpanHead]:
+) -> Sequence[Span | SpanHead]:
     """The spans of a traces request, as the intake reads them (raises ``DecodeError``).
 
     The compiled core reads the body when it is in use and takes it (``otlp.read.core``
@@ -359,7 +359,7 @@ class TraceIntake:
             self._held.pop(trace_id, None)
 
     def _group_spans(
-        self, spans: list[Span], body: bytes | None, encoding: str
+        self, spans: Sequence[Span | SpanHead], body: bytes | None, encoding: str
     ) -> tuple[list[Received], dict[int, int]]:
         """``spans`` wrapped for the buffer, each with its request and place in it, and how
         many there are of each trace."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import marshal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from operator import attrgetter
 from typing import Any, Literal
@@ -270,7 +270,7 @@ def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Received]:
         bodies = kept[1:]
     encodings = rows[0]
     requests = [ReceivedRequest(body, encodings[n]) for n, body in enumerate(bodies)]
-    decoded: dict[int, list[Span]] = {}
+    decoded: dict[int, Sequence[Span | SpanHead]] = {}
     lean = _lean_spans([row for row in rows[1:] if row.__class__ is bytes])
     items: list[Received] = []
     append = items.append
