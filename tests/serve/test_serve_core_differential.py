@@ -85,7 +85,13 @@ GRPC = re.compile(r"OTLP/gRPC on 127\.0\.0\.1:(\d+)")
 STOPPED = re.compile(r"tooltrail serve: stopped; (\{.*\})")
 CONTENT_TYPES = {"protobuf": "application/x-protobuf", "json": "application/json"}
 #: Counters that depend on the transport or the clock, not on what was read.
-UNCOMPARED = {"reading_path", "connections_open", "connections_evicted"}
+UNCOMPARED = {
+    "reading_path",
+    "connections_open",
+    "connections_evicted",
+    "connections_refused",
+    "connections_timed_out",
+}
 #: Mutated copies of good requests per encoding.
 MUTATIONS = 60
 
