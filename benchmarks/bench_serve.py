@@ -200,7 +200,7 @@ def sender(port: int, n_requests: int, seconds: float, connections: int, out: An
     )
 
 
-def stats_of(port: int) -> dict[str, int]:
+def stats_of(port: int) -> dict[str, Any]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         connection.request("GET", "/stats")
@@ -298,7 +298,8 @@ def main() -> int:
         print(f"requests: {len(latencies)} accepted of {report['requests']} "
               f"({report['throttled']} throttled and retried, {report['failed']} failed), "
               f"{TRACES_PER_REQUEST * SPANS_PER_TRACE} spans each, "
-              f"{args.connections} connections, {args.workers} worker(s)")  # fmt: skip
+              f"{args.connections} connections, {args.workers} worker(s), "
+              f"reading path {stats.get('reading_path', 'python (not reported)')}")  # fmt: skip
         print(
             f"accepted:  {sent_spans} spans in {send_s:.2f} s = {sent_spans / send_s:,.0f} spans/s"
         )

@@ -2,6 +2,11 @@
 
     python benchmarks/bench_serve_ab.py before=/tmp/before/src main=/tmp/main/src \
         branch=src [--rounds 8] [-- --spans 200000 ...]
+    python benchmarks/bench_serve_ab.py python=src:python core=src -- --spans 100000
+
+A tree given as ``SRC:python`` runs with ``TOOLTRAIL_CORE=python`` (the Python reading path);
+any other tree runs with ``TOOLTRAIL_CORE`` removed from the environment (the compiled core,
+when it is installed).
 
 A shared machine's load drifts over minutes, so trees compared one after the other are
 compared at different loads. Here each round runs every tree once, in an order rotated from
@@ -31,7 +36,11 @@ FIGURES = {
 
 
 def run(tree: str, bench_args: list[str]) -> dict[str, float]:
+    tree, _, path = tree.partition(":")
     env = dict(os.environ, PYTHONPATH=tree)
+    env.pop("TOOLTRAIL_CORE", None)
+    if path:
+        env["TOOLTRAIL_CORE"] = path
     done = subprocess.run(
         [sys.executable, str(BENCH), *bench_args], env=env, capture_output=True, text=True
     )

@@ -25,8 +25,6 @@ from tooltrail.evaluate import evaluate_cases
 from tooltrail.otlp import (
     LogRecord,
     Span,
-    decode_json_request,
-    decode_request,
     encode_logs_request,
     encode_request,
     json_line,
@@ -37,7 +35,7 @@ from tooltrail.otlp.decode.limits import Limits
 from tooltrail.pipeline.buffer import LATE, CompletedTrace
 from tooltrail.pipeline.revisions import WINDOW_PASSED, Judged, RevisionStore
 from tooltrail.serve.counters import ReceiverCounters
-from tooltrail.serve.intake import ReceivedLog, ReceivedRequest, ReceivedSpan
+from tooltrail.serve.intake import ReceivedLog, ReceivedRequest, ReceivedSpan, decode_body
 from tooltrail.serve.kept import KeptBodies, pack, unpack
 from tooltrail.serve.logs import decode_logs
 from tooltrail.serve.sinks import LogsSeen, ReceivedTraceEvaluator
@@ -86,10 +84,9 @@ def received(path: Path, encoding: str, held: bool = False) -> dict[int, list[An
     request = encode_request(spans)
     if encoding == "protobuf":
         body: bytes = request.SerializeToString()
-        decoded = decode_request(body, origin="request", lazy=False)
     else:
         body = json_line(request)
-        decoded = decode_json_request(body, origin="request", lazy=False)
+    decoded = decode_body(encoding, body)
     request = ReceivedRequest(body, encoding)
     items: list[Any] = [
         ReceivedSpan(s, int(s.trace_id, 16), request, i)

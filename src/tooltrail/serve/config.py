@@ -118,6 +118,12 @@ class ServeConfig:
     #: errors (``judge queue full``, counter ``judge_queue_full``).
     judge_queue: int = DEFAULT_JUDGE_QUEUE
 
+    @property
+    def keeps_wire(self) -> bool:
+        """Whether received spans must keep their wire form: the dump and ``--forward`` write
+        them again from it, so the intake reads with the Python decoders (``serve.intake``)."""
+        return self.dump is not None or bool(self.forward)
+
     def judge_overrides(self) -> dict[str, Any]:
         """The judge settings given here, as ``tooltrail.judging.run_judge_settings`` takes
         them (``None``: not given)."""

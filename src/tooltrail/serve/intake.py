@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Union
 
+from tooltrail.dialects import INTEREST
 from tooltrail.otlp import (
     DecodeError,
     Diagnostic,
@@ -35,6 +36,8 @@ from tooltrail.otlp import (
     decode_json_request,
     decode_request,
 )
+from tooltrail.otlp.decode.span import SpanHead
+from tooltrail.otlp.read.core import reading_path, request_reader
 from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled, Undecodable
@@ -58,7 +61,8 @@ class ReceivedRequest:
 
 
 class ReceivedSpan:
-    """A decoded span (``decoded``, a ``tooltrail.otlp.Span``) in the ``TraceBuffer``, in the
+    """A decoded span (``decoded``, a ``tooltrail.otlp.Span``, or a ``SpanHead`` the core
+    read outside ``dialects.INTEREST``) in the ``TraceBuffer``, in the
     buffer's own item shape (``pipeline.buffer.Traced``): ``trace_id`` as an int and whether
     it is a ``local_root``. ``request`` and ``index``: the request it came in and its place
     among the spans ``decode_body`` reads from it (``None`` and ``-1``: not known).
@@ -71,7 +75,7 @@ class ReceivedSpan:
 
     def __init__(
         self,
-        decoded: Span,
+        decoded: Span | SpanHead,
         trace_id: int,
         request: ReceivedRequest | None = None,
         index: int = -1,
@@ -104,7 +108,8 @@ Received = Union[ReceivedSpan, ReceivedLog]  # noqa: UP007 - a runtime alias on 
 
 #: The receiver's decoding limits (the defaults): a kept body is decoded again with the same.
 _LIMITS = Limits()
-#: The decoders of a traces request body, by encoding.
+#: The Python decoders of a traces request body, by encoding: the reference, and the reader
+#: of every body the core declines.
 _DECODERS: dict[str, Callable[..., list[Span]]] = {
     "protobuf": decode_request,
     "json": decode_json_request,
@@ -112,16 +117,47 @@ _DECODERS: dict[str, Callable[..., list[Span]]] = {
 
 
 def decode_body(
-    encoding: str, body: bytes, diagnostics: list[Diagnostic] | None = None
-) -> list[Span]:
+    encoding: str,
+    body: bytes,
+    diagnostics: list[Diagnostic] | None = None,
+    *,
+    wire: bool = False,
+) -> Sequence[Span | SpanHead]:
     """The spans of a traces request, as the intake reads them (raises ``DecodeError``).
 
-    Eager: the converter reads a couple of dozen attributes per span, which costs less from a
-    plain dict than from lazily decoded attributes (measured: ~15% faster overall). The same
-    body gives the same spans in the same order: ``serve.kept`` decodes a kept body again."""
+    The compiled core reads the body when it is in use and takes it (``otlp.read.core``
+    decides); a body it declines (anything to report, an unusual spelling) and every body
+    with ``wire`` (the dump and ``--forward`` write spans again, from their wire form) go to
+    the Python decoders, which report exactly as before. The core hands out spans no
+    dialect reads (``dialects.INTEREST``) as ``SpanHead``, without ``Span.wire``.
+
+    Eager on the Python path: the converter reads a couple of dozen attributes per span,
+    which costs less from a plain dict than from lazily decoded attributes (measured: ~15%
+    faster overall). The same body gives the same spans in the same order either way (the
+    core takes a body only when the Python path would read every span of it without a
+    word): ``serve.kept`` decodes a kept body again."""
+    if not wire and body.__class__ is bytes and len(body) <= _LIMITS.max_record_bytes:
+        reader = request_reader(encoding, INTEREST)
+        if reader is not None:
+            spans = reader(body, _ORIGIN, _LIMITS)
+            if spans is not None:
+                return spans
     return _DECODERS[encoding](
-        body, origin="request", limits=_LIMITS, diagnostics=diagnostics, lazy=False
+        body, origin=_ORIGIN, limits=_LIMITS, diagnostics=diagnostics, lazy=False
     )
+
+
+#: The ``origin`` of every span the intake reads.
+_ORIGIN = "request"
+#: ``/stats``' ``reading_path`` when the intake keeps the wire form.
+WIRE_PATH = "python (--dump or --forward: spans keep their wire form)"
+
+
+def intake_reading_path(wire: bool) -> str:
+    """How the intake reads requests, for ``/stats``: ``otlp.read.core.reading_path()``
+    (``core <version>``, ``python``, ``python (the core is not installed)``), or ``WIRE_PATH``
+    with ``wire``. Bodies the core declines are read by the Python path either way."""
+    return WIRE_PATH if wire else reading_path()
 
 
 class TraceIntake:
@@ -130,7 +166,8 @@ class TraceIntake:
     ``buffer`` is anything with ``add(item)`` (the live ``TraceBuffer``). The evaluation
     stage calls ``release(trace_id, n)`` once it is done with ``n`` spans of a trace. With
     ``evict_rootless`` (and a buffer with ``hand_on_oldest_rootless`` and ``grace_s``), a
-    request that would be refused first makes room by evicting rootless traces.
+    request that would be refused first makes room by evicting rootless traces. With
+    ``wire``, spans keep their wire form (``decode_body``): for the sinks that write them again.
 
     Each span is handed on with the request it came in (``ReceivedRequest``; its body
     ``bytes`` only, not copied, and kept only while something holds the span).
@@ -145,8 +182,10 @@ class TraceIntake:
         max_traces: int,
         retry_after: float,
         evict_rootless: bool = True,
+        wire: bool = False,
     ) -> None:
         self._buffer = buffer
+        self._wire = wire
         self._counters = counters
         self._max_spans = max_buffered_spans
         self._max_traces = max_traces
@@ -164,6 +203,10 @@ class TraceIntake:
         )
         self._warn = ThrottledWarning(_log)
         self._closed = False
+
+    @property
+    def reading_path(self) -> str:
+        return intake_reading_path(self._wire)
 
     @property
     def held_spans(self) -> int:
@@ -190,7 +233,7 @@ class TraceIntake:
             raise self._throttled()
         diagnostics: list[Diagnostic] = []
         try:
-            spans = decode_body(encoding, body, diagnostics)
+            spans = decode_body(encoding, body, diagnostics, wire=self._wire)
         except DecodeError as exc:
             raise Undecodable(f"not an OTLP traces request: {exc}") from None
         reasons = [d.message for d in diagnostics if "rejected" in d.message]
@@ -316,7 +359,7 @@ class TraceIntake:
             self._held.pop(trace_id, None)
 
     def _group_spans(
-        self, spans: list[Span], body: bytes | None, encoding: str
+        self, spans: Sequence[Span | SpanHead], body: bytes | None, encoding: str
     ) -> tuple[list[Received], dict[int, int]]:
         """``spans`` wrapped for the buffer, each with its request and place in it, and how
         many there are of each trace."""

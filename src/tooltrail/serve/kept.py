@@ -16,8 +16,8 @@ takes the span at that place. Nothing of the span is serialized again, so keepin
 the evaluation path next to nothing per span. Past the byte bound (or where no body is known),
 a span read from a protobuf request is kept as its lean message's bytes (``Span.wire``
 serialized, in C), decoded again the same way with the resource, scope name and origin its
-group gave it; every other item (a span read from OTLP/JSON, a log record) is kept field by
-field. ``marshal`` writes all
+group gave it; every other item (a span read from OTLP/JSON or by the compiled core, which
+keeps no wire form, a ``SpanHead``, a log record) is kept field by field. ``marshal`` writes all
 of it and keeps each value's type (``True`` is not ``1``, a tuple is not a list, floats bit for
 bit, dict order); an object shared by several items (a request's resource) is written once
 and comes back shared. Left out is only what the encoder alone reads (``Span.wire`` and
@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import marshal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from operator import attrgetter
 from typing import Any, Literal
 
 from tooltrail.otlp import LogRecord, Span, decode_request
-from tooltrail.otlp.decode.span import SpanEvent
+from tooltrail.otlp.decode.span import SpanEvent, SpanHead
 from tooltrail.otlp.decode.wire import LeanTraces
 from tooltrail.serve.intake import Received, ReceivedLog, ReceivedRequest, ReceivedSpan, decode_body
 
@@ -83,7 +83,12 @@ assert tuple(f.name for f in fields(LogRecord)) == _LOG_FIELDS
 assert tuple(f.name for f in fields(SpanEvent)) == _EVENT_FIELDS
 #: What the lean spans after it get from their group: (resource, scope_name, origin).
 _HEAD_ROW = 3
-assert len({_SPAN_ROW, len(_LOG_FIELDS), _HEAD_ROW}) == 3
+#: A ``SpanHead`` (a span the core read outside ``dialects.INTEREST``): its fields in
+#: constructor order, and a ``None`` that makes its row's length its own.
+_SPAN_HEAD_FIELDS = tuple(f.name for f in fields(SpanHead))
+_span_head_row = attrgetter(*_SPAN_HEAD_FIELDS)
+_SPAN_HEAD_ROW = len(_SPAN_HEAD_FIELDS) + 1
+assert len({_SPAN_ROW, len(_LOG_FIELDS), _HEAD_ROW, _SPAN_HEAD_ROW}) == 4
 #: The message class of a protobuf span's ``wire`` (``otlp.decode.pb``, lean schema).
 _LEAN_SPAN = type(LeanTraces().resource_spans.add().scope_spans.add().spans.add())
 #: Bytes of request bodies held for kept traces, per span or log record ``--revision-max-spans``
@@ -179,9 +184,6 @@ def pack(items: list[Received], bodies: KeptBodies | None = None) -> bytes | tup
             append(_log_row(item.decoded))
             continue
         inner = item.decoded
-        if inner.__class__ is not Span:
-            _unpinned(bodies, pinned)
-            return None
         request = item.request
         if request is not None and bodies is not None and request.body is not None:
             body = request.body
@@ -196,6 +198,12 @@ def pack(items: list[Received], bodies: KeptBodies | None = None) -> bytes | tup
             if last_number >= 0:
                 append(last_number << 32 | item.index)
                 continue
+        if inner.__class__ is SpanHead:
+            append((*_span_head_row(inner), None))
+            continue
+        if inner.__class__ is not Span:
+            _unpinned(bodies, pinned)
+            return None
         wire = inner.wire
         if wire.__class__ is lean_span:
             if (
@@ -262,7 +270,7 @@ def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Received]:
         bodies = kept[1:]
     encodings = rows[0]
     requests = [ReceivedRequest(body, encodings[n]) for n, body in enumerate(bodies)]
-    decoded: dict[int, list[Span]] = {}
+    decoded: dict[int, Sequence[Span | SpanHead]] = {}
     lean = _lean_spans([row for row in rows[1:] if row.__class__ is bytes])
     items: list[Received] = []
     append = items.append
@@ -281,6 +289,9 @@ def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Received]:
             span.resource, span.scope_name, span.origin = head
         elif len(row) == _HEAD_ROW:
             head = row
+            continue
+        elif len(row) == _SPAN_HEAD_ROW:
+            append(ReceivedSpan(SpanHead(*row[:-1]), trace_id))  # type: ignore[arg-type]
             continue
         elif len(row) == _SPAN_ROW:
             span = Span(*row)

@@ -180,6 +180,7 @@ class TracePipeline:
             retry_after=config.retry_after,
             # Without admission (a worker) nothing is refused, so nothing needs evicting.
             evict_rootless=admission,
+            wire=config.keeps_wire,
         )
 
     def ingest(self, encoding: str, body: bytes) -> Accepted:
@@ -221,6 +222,7 @@ class TracePipeline:
         stats["spans_held"] = self.intake.held_spans
         stats["traces_held"] = self.intake.held_traces
         stats["spans_released"] = self.intake.released_spans
+        stats["reading_path"] = self.intake.reading_path
         revisions = self.evaluator.revisions
         stats["revision_spans_kept"] = revisions.items_kept
         stats["revision_traces_kept"] = revisions.traces_kept

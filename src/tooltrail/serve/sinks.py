@@ -54,8 +54,10 @@ class LogsSeen:
 
 def spans_of(trace: CompletedTrace[Received]) -> list[Span | LogRecord]:
     """The decoded spans of a trace's items (and, among them, the ``LogRecord`` of every
-    ``ReceivedLog``), in order."""
-    return [received.decoded for received in trace.spans]
+    ``ReceivedLog``), in order. For the dump: with it the intake reads every span whole, with
+    its wire form (``intake.decode_body``), never as a ``SpanHead``."""
+    items: list[Any] = [received.decoded for received in trace.spans]
+    return items
 
 
 def split_logs(items: list[Span | LogRecord]) -> tuple[list[Span], list[LogRecord]]:

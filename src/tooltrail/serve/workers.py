@@ -39,6 +39,7 @@ from typing import Any
 from tooltrail.otlp import Limits, LogRecord
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.counters import ReceiverCounters
+from tooltrail.serve.intake import intake_reading_path
 from tooltrail.serve.logs import decode_logs, logs_request
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled
 from tooltrail.serve.parent import ParentGone, ParentWatch
@@ -438,6 +439,8 @@ class WorkerPool:
             stats[key] = sum(self._shared[w * len(WORKER_STATS) + i] for w in range(self._n))
         stats["spans_held"] = self._held_spans()
         stats["workers"] = self._n
+        # The workers inherit this process's environment: they read as it would.
+        stats["reading_path"] = intake_reading_path(self.config.keeps_wire)
         stats["worker_pids"] = [w.process.pid for w in self._workers]
         return stats
 

@@ -146,3 +146,31 @@ def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
         return found
 
     return reader
+
+
+def request_reader(
+    encoding: str, interest: Interest | None
+) -> Callable[[bytes, str, Limits], list[Any] | None] | None:
+    """How the core reads one whole OTLP traces request body (``tooltrail serve``'s intake):
+    ``protobuf`` (an ``ExportTraceServiceRequest``, over HTTP or gRPC) through
+    ``Reader.traces``, ``json`` (one OTLP/JSON document, pretty-printed or not) through
+    ``Reader.json_line``. The reader returns the spans, or ``None`` for a body the Python
+    decoder must read (and report on). ``None`` itself on the Python path, for another
+    encoding, and without an ``interest`` (see ``traces_from_bytes``)."""
+    module = core_module() if interest is not None else None
+    if module is None or encoding not in ("protobuf", "json"):
+        return None
+    readers = _readers(module, interest)
+    if encoding == "protobuf":
+
+        def protobuf(body: bytes, origin: str, limits: Limits) -> list[Any] | None:
+            spans: list[Any] | None = readers(limits).traces(body, origin)
+            return spans
+
+        return protobuf
+
+    def json(body: bytes, origin: str, limits: Limits) -> list[Any] | None:
+        spans: list[Any] | None = readers(limits).json_line(body, origin)
+        return spans
+
+    return json
