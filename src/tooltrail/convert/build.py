@@ -27,19 +27,7 @@ from tooltrail.convert.calls import (
     tool_calls,
 )
 from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, SpanFact, TraceFacts
-from tooltrail.model import (
-    TOOL_ARGS,
-    TOOL_CALL_ID,
-    TOOL_ERROR,
-    TOOL_RESULT,
-    TOOL_STATUS,
-    EvalSpan,
-    EvalTrace,
-    ToolCall,
-    Turn,
-    eval_span_by_position,
-    tool_call_by_position,
-)
+from tooltrail.model import CallRow, EvalTrace, ToolCall, Turn, deferred_spans
 
 _TurnKey = tuple[int, int, str]  # (start, trace index, span id)
 
@@ -90,11 +78,9 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     else:
         records.sort(key=lambda record: (record.turn[1], order_key(record)))
     calls: list[ToolCall] = []
-    spans: list[EvalSpan] = []
+    rows: list[CallRow] = []
     for record in records:
-        call, span = _call_and_span(record, numbers[record.turn])
-        calls.append(call)
-        spans.append(span)
+        _add_call(record, numbers[record.turn], calls, rows)
     first = ordered[0] if ordered else None
     conversation: str | None = None
     partial = False
@@ -110,7 +96,7 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     output = _reply(ordered, kept, turns, turn_keys, first_root, members)
     return EvalTrace(
         trace_id=trace_id,
-        spans=spans,
+        spans=deferred_spans(rows),  # made when first read: see ``_add_call``
         metadata=_metadata(
             ordered, kept, turns, turn_keys, calls, conversation, first_root, members
         ),
@@ -208,11 +194,14 @@ def _turn_of(
     return (top.start_ns, index, top.span_id)
 
 
-def _call_and_span(record: CallRecord, turn: int) -> tuple[ToolCall, EvalSpan]:
-    """The ``ToolCall`` of a call and the ``EvalSpan`` that carries it."""
-    # by position (keywords make these calls ~3x dearer, and they run for every call)
+def _add_call(record: CallRecord, turn: int, calls: list[ToolCall], rows: list[CallRow]) -> None:
+    """The ``ToolCall`` of a call, and the row its ``EvalSpan`` is made of if ``spans`` is read.
+
+    Checks read ``tool_calls``; ``EvalTrace.spans`` (one span per call, with an attribute dict)
+    hardly any: a row (a tuple) in place of the span and its dict cut the builder's CPU time
+    by about a tenth (``benchmarks/bench_eval.py``'s traces: 4 calls in 10 spans)."""
     fact = record.fact
-    call = tool_call_by_position(
+    row: CallRow = (
         record.name,
         record.args,
         record.call_id,
@@ -220,39 +209,16 @@ def _call_and_span(record: CallRecord, turn: int) -> tuple[ToolCall, EvalSpan]:
         fact.parent_id or None,  # parent_span_id
         record.start_ns,
         record.end_ns,
-        record.status,  # type: ignore[arg-type]
+        record.status,  # type: ignore[assignment]
         record.error,
         turn,
         record.agent,
         record.source,
         record.result,
+        fact.name,  # the span's name
     )
-    attributes: dict[str, Any] = {
-        TOOL_STATUS: call.status,
-        "turn": call.turn,
-        "source": call.source,
-    }
-    if call.args is not None:
-        attributes[TOOL_ARGS] = call.args
-    if call.call_id is not None:
-        attributes[TOOL_CALL_ID] = call.call_id
-    if call.error is not None:
-        attributes[TOOL_ERROR] = call.error
-    if call.result is not None:
-        attributes[TOOL_RESULT] = call.result
-    if call.agent is not None:
-        attributes["agent"] = call.agent
-    span = eval_span_by_position(
-        call.name,  # tool_name
-        attributes,
-        fact.name,
-        call.span_id,
-        call.parent_span_id,
-        call.start_ns,
-        call.end_ns,
-        call.status,  # type: ignore[arg-type]
-    )
-    return call, span
+    calls.append(ToolCall(*row[:13]))  # by position (``CallRow`` holds the fields in order)
+    rows.append(row)
 
 
 def _root(trace: TraceFacts, kept: Kinds) -> SpanFact | None:
