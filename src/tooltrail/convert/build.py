@@ -462,10 +462,14 @@ def _note_model_usage(ordered: list[TraceFacts], kept: list[Kinds], meta: dict[s
     for trace, trace_kinds in zip(ordered, kept, strict=True):
         if not trace_kinds.models:
             continue
+        maybe_wrapped = trace_kinds.maybe_wrapped
         for fact in trace_kinds.models:
-            wrapping = enclosing_models(trace, fact.span_id)
-            depth = len(wrapping)
-            outer = wrapping[-1] if wrapping else fact.span_id
+            if fact.span_id in maybe_wrapped:
+                wrapping = enclosing_models(trace, fact.span_id)
+                depth = len(wrapping)
+                outer = wrapping[-1] if wrapping else fact.span_id
+            else:  # inside no model span (``Kinds.maybe_wrapped``)
+                depth, outer = 0, fact.span_id
             if depth == 0:
                 calls += 1
             usage = fact.usage

@@ -80,6 +80,11 @@ class Kinds:
     #: Spans that carry a built-in final-answer tool's reply (``SpanFact.final``): tool spans
     #: that ran one, and (added by ``tool_calls``) model spans that asked for one no span ran.
     finals: list[SpanFact]
+    #: Ids of the model spans that may run inside another model span (``enclosing_models``):
+    #: their parent is a model span, or a span not kept. Nearly always none: the model join
+    #: and the usage count walk up from these only, not from every model span (a call of
+    #: ``enclosing_models`` per model span was about 5% of building a trace).
+    maybe_wrapped: set[str]
 
 
 def kinds(trace: TraceFacts) -> Kinds:
@@ -92,7 +97,9 @@ def kinds(trace: TraceFacts) -> Kinds:
     asking: list[SpanFact] = []
     workflows: list[SpanFact] = []
     finals: list[SpanFact] = []
-    for fact in trace.facts.values():
+    maybe_wrapped: set[str] = set()
+    facts = trace.facts
+    for fact in facts.values():
         role = fact.role
         if role == ROLE_TOOL:
             if fact.call is not None:
@@ -101,6 +108,10 @@ def kinds(trace: TraceFacts) -> Kinds:
             models.append(fact)
             if fact.model_calls:
                 asking.append(fact)
+            if fact.parent_id:  # (``enclosing_models``'s first step)
+                parent = facts.get(fact.parent_id)
+                if parent is None or parent.role == ROLE_MODEL:
+                    maybe_wrapped.add(fact.span_id)
         elif role == ROLE_AGENT:
             agents.append(fact)
         elif role == ROLE_EXCLUDED and fact.call is not None:
@@ -111,7 +122,9 @@ def kinds(trace: TraceFacts) -> Kinds:
             workflows.append(fact)
         if not fact.parent_id:
             parentless.append(fact)
-    return Kinds(tools, agents, models, excluded, parentless, asking, workflows, finals)
+    return Kinds(
+        tools, agents, models, excluded, parentless, asking, workflows, finals, maybe_wrapped
+    )
 
 
 def lineage(links: Mapping[str, str], start: str) -> list[str]:
@@ -302,7 +315,8 @@ def _join_model_calls(trace: TraceFacts, records: list[CallRecord], kept: Kinds)
         return
     if len(models) > 1:
         models.sort(key=_MODEL_ORDER)
-        models = _without_wrappers(trace, models)
+        if kept.maybe_wrapped:
+            models = _without_wrappers(trace, models, kept.maybe_wrapped)
     by_id: dict[str, tuple[SpanFact, ModelCall]] = {}
     asked_count = 0
     id_less = False  # whether some request has no call id (ADK's own response record)
@@ -374,13 +388,18 @@ def _match_by_name(models: list[SpanFact], records: list[CallRecord], used: set[
             _enrich(record, model, asked)
 
 
-def _without_wrappers(trace: TraceFacts, models: list[SpanFact]) -> list[SpanFact]:
+def _without_wrappers(
+    trace: TraceFacts, models: list[SpanFact], maybe_wrapped: set[str]
+) -> list[SpanFact]:
     """``models`` without the model spans that wrap another of them: a framework's model
     call span (ADK ``call_llm``) and the provider's span inside it are one model call, and
-    the inner one's record of the requests is kept."""
+    the inner one's record of the requests is kept. ``maybe_wrapped``: ``Kinds.maybe_wrapped``
+    (no other model span is inside a model span)."""
     asking = {model.span_id: model for model in models}
     wrappers: set[str] = set()
     for model in models:
+        if model.span_id not in maybe_wrapped:
+            continue
         for above in enclosing_models(trace, model.span_id):
             if above in asking:
                 wrappers.add(above)
