@@ -75,3 +75,20 @@ def test_a_model_span_inside_another_with_an_http_span_between_is_one_model_call
         "output_tokens": 10,
         "by_model": {"": {"input_tokens": 100, "output_tokens": 10}},
     }
+
+
+def test_a_call_under_agent_spans_that_parent_each_other_goes_to_the_running_turn() -> None:
+    """An agent and a workflow span parenting each other (hostile input) are no turn: a call
+    under them belongs to the turn running when it started, here the root agent's. This
+    used to raise ``KeyError``."""
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop"}
+    workflow = {"gen_ai.operation.name": "invoke_workflow"}
+    spans = [
+        _span("root", "", "invoke_agent shop", 0, agent),
+        _span("a", "w", "invoke_agent shop", 10, agent),
+        _span("w", "a", "invoke_workflow", 11, workflow),
+        _tool("t1", "a", 12, **{"gen_ai.tool.call.arguments": "{}"}),
+    ]
+    trace = to_eval_trace(spans)
+    assert [(call.name, call.turn) for call in trace.tool_calls] == [("lookup", 1)]
+    assert trace.metadata["turn_count"] == 1

@@ -55,8 +55,11 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     for index, trace in enumerate(ordered):
         tops = _turn_roots(trace, kept[index], members, alias)
         trace_turn = (trace.start_ns, index, "")
+        #: span id of each turn's span -> the turn's key
+        turn_of_top: dict[str, _TurnKey] = {}
         for top in tops:
-            turns[(top.start_ns, index, top.span_id)] = top
+            key = turn_of_top[top.span_id] = (top.start_ns, index, top.span_id)
+            turns[key] = top
         if not tops:
             turns[trace_turn] = None
         responses = trace.tool_responses
@@ -66,10 +69,10 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
             root = record.turn_root
             if alias and root is not None:
                 root = record.turn_root = alias.get(root.span_id, root)
-            if tops and root is not None:  # ``_turn_of``'s common case, inline
-                record.turn = (root.start_ns, index, root.span_id)
-            else:
-                record.turn = _turn_of(record, tops, index, trace_turn)
+            turn = turn_of_top.get(root.span_id) if root is not None else None
+            if turn is None:  # outside every turn's span, or above one in a parent cycle
+                turn = _turn_at(record.start_ns, tops, trace_turn)
+            record.turn = turn
             records.append(record)
     turn_keys = sorted(turns)
     numbers = dict(zip(turn_keys, range(1, len(turn_keys) + 1), strict=True))
@@ -180,18 +183,16 @@ def _rooted(trace: TraceFacts, span_id: str) -> bool:
     return trace.parents.get(chain[-1] if chain else span_id) == ""  # None: never arrived
 
 
-def _turn_of(
-    record: CallRecord, tops: list[SpanFact], index: int, trace_turn: _TurnKey
-) -> _TurnKey:
+def _turn_at(start_ns: int, tops: list[SpanFact], trace_turn: _TurnKey) -> _TurnKey:
+    """The turn of a call under no turn's span: the turn running when it started (the first
+    turn when it started before them all); ``trace_turn`` when the trace has no turn span."""
     if not tops:
         return trace_turn
-    top = record.turn_root
-    if top is None:  # a call outside every agent span: the turn running at that time
-        top = tops[0]
-        for candidate in tops:
-            if candidate.start_ns <= record.start_ns:
-                top = candidate
-    return (top.start_ns, index, top.span_id)
+    top = tops[0]
+    for candidate in tops:
+        if candidate.start_ns <= start_ns:
+            top = candidate
+    return (top.start_ns, trace_turn[1], top.span_id)
 
 
 def _add_call(record: CallRecord, turn: int, calls: list[ToolCall], rows: list[CallRow]) -> None:
