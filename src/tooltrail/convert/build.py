@@ -86,11 +86,12 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
         _add_call(record, numbers[record.turn], calls, rows)
     first = ordered[0] if ordered else None
     conversation: str | None = None
-    partial = False
+    partial = read_content = False
     for trace in ordered:  # loops, not generator expressions: this runs once per trace
         if conversation is None and trace.conversation_id:
             conversation = trace.conversation_id
         partial = partial or trace.dropped > 0
+        read_content = read_content or trace.read_content
     if len(ordered) == 1 and first is not None:
         trace_id = first.trace_id
     else:
@@ -108,11 +109,7 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
         evaluations=[],
         partial=partial,
         content_missing=_content_missing(calls, kept),
-        turns=(
-            _turns(kept, turns, turn_keys, members, output)
-            if any(trace.read_content for trace in ordered)
-            else []
-        ),
+        turns=_turns(kept, turns, turn_keys, members, output) if read_content else [],
     )
 
 
@@ -359,13 +356,15 @@ def _metadata(
 ) -> dict[str, Any]:
     """``EvalTrace.metadata``; ``turn_keys`` are the keys of ``turns`` sorted, ``root`` the
     root of ``ordered[0]``."""
-    meta: dict[str, Any] = {"turn_count": max(len(turns), 1) if ordered else 0}
+    meta: dict[str, Any] = {"turn_count": (len(turns) or 1) if ordered else 0}
     first = ordered[0] if ordered else None
     attributes: dict[str, Any] = {}
     if first is not None:
-        for key, value in first.resource.items():
-            if isinstance(value, (str, bool, int, float)):
-                attributes[key] = value
+        attributes = {
+            key: value
+            for key, value in first.resource.items()
+            if isinstance(value, (str, bool, int, float))
+        }
         service = first.resource.get("service.name")
         if isinstance(service, str):
             meta["service.name"] = service
@@ -400,16 +399,19 @@ def _metadata(
     start = end = 0  # the earliest start and the latest end that are set
     errors: dict[str, int] = {}
     span_count = 0
+    read_usage = False
     for trace in ordered:  # one loop for every per-trace fact
         trace_ids.append(trace.trace_id)
         if case_id is None and trace.case_id:
             case_id = trace.case_id
         if trace.start_ns and (not start or trace.start_ns < start):
             start = trace.start_ns
-        end = max(end, trace.end_ns)
+        if trace.end_ns > end:
+            end = trace.end_ns
         for error_start, span_id in trace.error_spans:
             errors[span_id] = error_start
-        span_count += trace.span_count
+        span_count += len(trace.parents)  # (``TraceFacts.span_count``)
+        read_usage = read_usage or trace.read_usage
     meta["trace_ids"] = trace_ids
     if conversation is not None:
         meta["conversation_id"] = conversation
@@ -427,7 +429,7 @@ def _metadata(
         meta["error_span_ids"] = list(errors)
     meta["agent_span_ids"] = list(map(_SPAN_ID, agents))
     meta["span_count"] = span_count
-    if any(trace.read_usage for trace in ordered):
+    if read_usage:
         meta["turn_latency_ms"] = _turn_latencies(ordered, turns, turn_keys)
         _note_model_usage(ordered, kept, meta)
     return meta

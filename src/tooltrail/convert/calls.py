@@ -197,12 +197,6 @@ def placement(trace: TraceFacts, span_id: str) -> tuple[SpanFact | None, SpanFac
     return nearest, top, len(chain)
 
 
-def _status(code: int, failed: bool) -> str:
-    if failed or code == STATUS_ERROR:
-        return "error"
-    return "ok" if code == STATUS_OK else "unset"
-
-
 def tool_calls(trace: TraceFacts, kept: Kinds | None = None) -> list[CallRecord]:
     """Every call of ``trace``: tool spans (collapsed), then model-only calls; unordered.
     ``kept``: ``kinds(trace)`` when the caller has it."""
@@ -253,6 +247,11 @@ def _record(trace: TraceFacts, fact: SpanFact) -> CallRecord:
                 searching = False
     call = fact.call
     assert call is not None
+    code = fact.status_code
+    if call.failure or code == STATUS_ERROR:
+        status = "error"
+    else:
+        status = "ok" if code == STATUS_OK else "unset"
     # fields by position (keywords make this call ~3x dearer, and it runs for every call)
     record = CallRecord(
         fact,
@@ -260,7 +259,7 @@ def _record(trace: TraceFacts, fact: SpanFact) -> CallRecord:
         call.args,
         call.call_id,
         call.source,
-        _status(fact.status_code, bool(call.failure)),
+        status,
         fact.error,
         fact.agent or (nearest.agent if nearest is not None else None),  # agent
         fact.start_ns,
