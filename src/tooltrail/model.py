@@ -176,7 +176,7 @@ CallRow = tuple[
 
 
 class _CallRows:
-    """What ``EvalTrace.spans`` holds until it is first read (see ``defer_spans``)."""
+    """What ``EvalTrace.spans`` holds until it is first read (see ``deferred_spans``)."""
 
     __slots__ = ("rows",)
 
@@ -203,10 +203,11 @@ def eval_span_of_row(row: CallRow) -> EvalSpan:
 
 class _SpansOnRead:
     """``EvalTrace.spans``: the dataclass's own slot, except that rows put there by
-    ``defer_spans`` become the ``EvalSpan`` list on first read, and stay that list. Every
+    ``deferred_spans`` become the ``EvalSpan`` list on first read, and stay that list. Every
     reader goes through here (attribute access, ``==``, ``repr``, pickling,
     ``dataclasses.replace`` and ``asdict``), so each sees the list the converter used to make
-    eagerly, with the values of the calls as they were converted."""
+    eagerly, with the values of the calls as they were converted. (Two threads reading it
+    first at the same time each make an equal list; the last one made stays.)"""
 
     def __init__(self, slot: Any) -> None:
         self.slot = slot
