@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import orjson
 
@@ -79,30 +79,6 @@ class ToolCall:
     result: Any = None
 
 
-def tool_call_by_position(
-    name: str,
-    args: dict[str, Any] | None,
-    call_id: str | None,
-    span_id: str | None,
-    parent_span_id: str | None,
-    start_ns: int,
-    end_ns: int,
-    status: Status,
-    error: str | None,
-    turn: int,
-    agent: str | None,
-    source: str,
-    result: Any = None,
-) -> ToolCall:
-    """A ``ToolCall`` built by position, for the converter's loop over every call (keywords
-    cost about three times as much there). Its parameters follow the field order, which
-    ``tests/core/test_model.py`` pins: change both together."""
-    return ToolCall(
-        name, args, call_id, span_id, parent_span_id, start_ns, end_ns, status, error, turn,
-        agent, source, result,
-    )  # fmt: skip
-
-
 @dataclass(slots=True)
 class Turn:
     """One user exchange of a trajectory: what the user said and what the agent replied.
@@ -135,21 +111,6 @@ class EvalSpan:
     start_ns: int = 0
     end_ns: int = 0
     status: Status = "unset"
-
-
-def eval_span_by_position(
-    tool_name: str | None,
-    attributes: dict[str, Any],
-    name: str,
-    span_id: str | None,
-    parent_span_id: str | None,
-    start_ns: int,
-    end_ns: int,
-    status: Status,
-) -> EvalSpan:
-    """An ``EvalSpan`` built by position (see ``tool_call_by_position``; the order is pinned by
-    ``tests/core/test_model.py`` too)."""
-    return EvalSpan(tool_name, attributes, name, span_id, parent_span_id, start_ns, end_ns, status)
 
 
 @dataclass(slots=True)
@@ -202,6 +163,77 @@ class EvalTrace:
         if isinstance(n, int) and not isinstance(n, bool) and n > 0:
             return n
         return None
+
+
+#: One converted call as its ``EvalSpan`` will show it: the ``ToolCall``'s fields in their order,
+#: then the name of the span that carries it. The converter keeps these (a tuple costs a
+#: fraction of a span with its attribute dict) and ``EvalTrace.spans`` is made of them on
+#: first read: the checks read ``tool_calls``, hardly ever ``spans``.
+CallRow = tuple[
+    str, dict[str, Any] | None, str | None, str | None, str | None, int, int, Status,
+    str | None, int, str | None, str, Any, str,
+]  # fmt: skip
+
+
+class _CallRows:
+    """What ``EvalTrace.spans`` holds until it is first read (see ``deferred_spans``)."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: list[CallRow]) -> None:
+        self.rows = rows
+
+
+def eval_span_of_row(row: CallRow) -> EvalSpan:
+    """The ``EvalSpan`` that carries a converted call (docs/convert.md lists its attributes)."""
+    name, args, call_id, span_id, parent, start, end, status, error, turn, agent, source = row[:12]
+    attributes: dict[str, Any] = {TOOL_STATUS: status, "turn": turn, "source": source}
+    if args is not None:
+        attributes[TOOL_ARGS] = args
+    if call_id is not None:
+        attributes[TOOL_CALL_ID] = call_id
+    if error is not None:
+        attributes[TOOL_ERROR] = error
+    if row[12] is not None:
+        attributes[TOOL_RESULT] = row[12]
+    if agent is not None:
+        attributes["agent"] = agent
+    return EvalSpan(name, attributes, row[13], span_id, parent, start, end, status)
+
+
+class _SpansOnRead:
+    """``EvalTrace.spans``: the dataclass's own slot, except that rows put there by
+    ``deferred_spans`` become the ``EvalSpan`` list on first read, and stay that list. Every
+    reader goes through here (attribute access, ``==``, ``repr``, pickling,
+    ``dataclasses.replace`` and ``asdict``), so each sees the list the converter used to make
+    eagerly, with the values of the calls as they were converted. (Two threads reading it
+    first at the same time each make an equal list; the last one made stays.)"""
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
+    def __get__(self, trace: EvalTrace | None, owner: type | None = None) -> Any:
+        if trace is None:
+            return self
+        value = self.slot.__get__(trace, owner)
+        if value.__class__ is _CallRows:
+            value = [eval_span_of_row(row) for row in value.rows]
+            self.slot.__set__(trace, value)
+        return value
+
+    def __set__(self, trace: EvalTrace, value: Any) -> None:
+        self.slot.__set__(trace, value)
+
+
+_SPANS_SLOT = EvalTrace.__dict__["spans"]
+setattr(EvalTrace, "spans", _SpansOnRead(_SPANS_SLOT))  # noqa: B010 (mypy: a field)
+
+
+def deferred_spans(rows: list[CallRow]) -> list[EvalSpan]:
+    """``EvalTrace(spans=deferred_spans(rows))``: spans made of ``rows`` (one per call, in
+    order) when first read. Until then the slot holds the rows, not a list: pass the result
+    only to ``EvalTrace``, which reads it through ``_SpansOnRead``."""
+    return cast("list[EvalSpan]", _CallRows(rows))
 
 
 def tool_calls_from_spans(spans: list[EvalSpan]) -> list[ToolCall]:

@@ -448,14 +448,15 @@ def test_deep_arguments_on_tool_and_model_side_do_not_crash() -> None:
 
 
 def test_the_field_order_that_positional_hot_loop_construction_relies_on() -> None:
-    """``TraceFacts.add``, ``calls._record``, ``model.tool_call_by_position`` and
-    ``model.eval_span_by_position`` build these by position: a new or moved field must fail
-    here, not shift every value after it."""
+    """``TraceFacts.add``, ``calls._record`` and ``build._add_call`` (a ``ToolCall`` from the
+    first fields of a ``model.CallRow``) build these by position, and ``model.eval_span_of_row``
+    reads a row by position: a new or moved field must fail here, not shift every value after
+    it."""
     from dataclasses import fields
 
     from tooltrail.convert.calls import CallRecord
     from tooltrail.convert.facts import SpanFact
-    from tooltrail.model import EvalSpan, ToolCall, eval_span_by_position, tool_call_by_position
+    from tooltrail.model import EvalSpan, ToolCall, eval_span_of_row
 
     def names(cls: type) -> list[str]:
         return [f.name for f in fields(cls)]
@@ -475,15 +476,16 @@ def test_the_field_order_that_positional_hot_loop_construction_relies_on() -> No
         "tool_name", "attributes", "name", "span_id", "parent_span_id", "start_ns", "end_ns",
         "status",
     ]  # fmt: skip
-    call = tool_call_by_position(
-        "n", {"a": 1}, "c", "s", "p", 1, 2, "ok", "e", 3, "ag", "src", {"r": 1}
-    )  # fmt: skip
-    assert call == ToolCall(
+    row = ("n", {"a": 1}, "c", "s", "p", 1, 2, "error", "e", 3, "ag", "src", {"r": 1}, "nm")
+    assert ToolCall(*row[:13]) == ToolCall(
         name="n", args={"a": 1}, call_id="c", span_id="s", parent_span_id="p", start_ns=1,
-        end_ns=2, status="ok", error="e", turn=3, agent="ag", source="src", result={"r": 1},
+        end_ns=2, status="error", error="e", turn=3, agent="ag", source="src", result={"r": 1},
     )  # fmt: skip
-    span = eval_span_by_position("t", {"k": 1}, "nm", "s", "p", 1, 2, "error")
-    assert span == EvalSpan(
-        tool_name="t", attributes={"k": 1}, name="nm", span_id="s", parent_span_id="p",
+    attributes = {
+        "tool_status": "error", "turn": 3, "source": "src", "tool_args": {"a": 1},
+        "tool_call_id": "c", "tool_error": "e", "tool_result": {"r": 1}, "agent": "ag",
+    }  # fmt: skip
+    assert eval_span_of_row(row) == EvalSpan(
+        tool_name="n", attributes=attributes, name="nm", span_id="s", parent_span_id="p",
         start_ns=1, end_ns=2, status="error",
     )  # fmt: skip

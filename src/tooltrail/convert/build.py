@@ -27,19 +27,7 @@ from tooltrail.convert.calls import (
     tool_calls,
 )
 from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, SpanFact, TraceFacts
-from tooltrail.model import (
-    TOOL_ARGS,
-    TOOL_CALL_ID,
-    TOOL_ERROR,
-    TOOL_RESULT,
-    TOOL_STATUS,
-    EvalSpan,
-    EvalTrace,
-    ToolCall,
-    Turn,
-    eval_span_by_position,
-    tool_call_by_position,
-)
+from tooltrail.model import CallRow, EvalTrace, ToolCall, Turn, deferred_spans
 
 _TurnKey = tuple[int, int, str]  # (start, trace index, span id)
 
@@ -67,8 +55,11 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     for index, trace in enumerate(ordered):
         tops = _turn_roots(trace, kept[index], members, alias)
         trace_turn = (trace.start_ns, index, "")
+        #: span id of each turn's span -> the turn's key
+        turn_of_top: dict[str, _TurnKey] = {}
         for top in tops:
-            turns[(top.start_ns, index, top.span_id)] = top
+            key = turn_of_top[top.span_id] = (top.start_ns, index, top.span_id)
+            turns[key] = top
         if not tops:
             turns[trace_turn] = None
         responses = trace.tool_responses
@@ -78,10 +69,10 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
             root = record.turn_root
             if alias and root is not None:
                 root = record.turn_root = alias.get(root.span_id, root)
-            if tops and root is not None:  # ``_turn_of``'s common case, inline
-                record.turn = (root.start_ns, index, root.span_id)
-            else:
-                record.turn = _turn_of(record, tops, index, trace_turn)
+            turn = turn_of_top.get(root.span_id) if root is not None else None
+            if turn is None:  # outside every turn's span, or above one in a parent cycle
+                turn = _turn_at(record.start_ns, tops, trace_turn)
+            record.turn = turn
             records.append(record)
     turn_keys = sorted(turns)
     numbers = dict(zip(turn_keys, range(1, len(turn_keys) + 1), strict=True))
@@ -90,18 +81,17 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     else:
         records.sort(key=lambda record: (record.turn[1], order_key(record)))
     calls: list[ToolCall] = []
-    spans: list[EvalSpan] = []
+    rows: list[CallRow] = []
     for record in records:
-        call, span = _call_and_span(record, numbers[record.turn])
-        calls.append(call)
-        spans.append(span)
+        _add_call(record, numbers[record.turn], calls, rows)
     first = ordered[0] if ordered else None
     conversation: str | None = None
-    partial = False
+    partial = read_content = False
     for trace in ordered:  # loops, not generator expressions: this runs once per trace
         if conversation is None and trace.conversation_id:
             conversation = trace.conversation_id
         partial = partial or trace.dropped > 0
+        read_content = read_content or trace.read_content
     if len(ordered) == 1 and first is not None:
         trace_id = first.trace_id
     else:
@@ -110,7 +100,7 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     output = _reply(ordered, kept, turns, turn_keys, first_root, members)
     return EvalTrace(
         trace_id=trace_id,
-        spans=spans,
+        spans=deferred_spans(rows),  # made when first read: see ``_add_call``
         metadata=_metadata(
             ordered, kept, turns, turn_keys, calls, conversation, first_root, members
         ),
@@ -119,11 +109,7 @@ def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
         evaluations=[],
         partial=partial,
         content_missing=_content_missing(calls, kept),
-        turns=(
-            _turns(kept, turns, turn_keys, members, output)
-            if any(trace.read_content for trace in ordered)
-            else []
-        ),
+        turns=_turns(kept, turns, turn_keys, members, output) if read_content else [],
     )
 
 
@@ -194,25 +180,26 @@ def _rooted(trace: TraceFacts, span_id: str) -> bool:
     return trace.parents.get(chain[-1] if chain else span_id) == ""  # None: never arrived
 
 
-def _turn_of(
-    record: CallRecord, tops: list[SpanFact], index: int, trace_turn: _TurnKey
-) -> _TurnKey:
+def _turn_at(start_ns: int, tops: list[SpanFact], trace_turn: _TurnKey) -> _TurnKey:
+    """The turn of a call under no turn's span: the turn running when it started (the first
+    turn when it started before them all); ``trace_turn`` when the trace has no turn span."""
     if not tops:
         return trace_turn
-    top = record.turn_root
-    if top is None:  # a call outside every agent span: the turn running at that time
-        top = tops[0]
-        for candidate in tops:
-            if candidate.start_ns <= record.start_ns:
-                top = candidate
-    return (top.start_ns, index, top.span_id)
+    top = tops[0]
+    for candidate in tops:
+        if candidate.start_ns <= start_ns:
+            top = candidate
+    return (top.start_ns, trace_turn[1], top.span_id)
 
 
-def _call_and_span(record: CallRecord, turn: int) -> tuple[ToolCall, EvalSpan]:
-    """The ``ToolCall`` of a call and the ``EvalSpan`` that carries it."""
-    # by position (keywords make these calls ~3x dearer, and they run for every call)
+def _add_call(record: CallRecord, turn: int, calls: list[ToolCall], rows: list[CallRow]) -> None:
+    """The ``ToolCall`` of a call, and the row its ``EvalSpan`` is made of if ``spans`` is read.
+
+    Checks read ``tool_calls``; ``EvalTrace.spans`` (one span per call, with an attribute dict)
+    hardly any: a row (a tuple) in place of the span and its dict cut the builder's CPU time
+    by about a tenth (``benchmarks/bench_eval.py``'s traces: 4 calls in 10 spans)."""
     fact = record.fact
-    call = tool_call_by_position(
+    row: CallRow = (
         record.name,
         record.args,
         record.call_id,
@@ -220,39 +207,16 @@ def _call_and_span(record: CallRecord, turn: int) -> tuple[ToolCall, EvalSpan]:
         fact.parent_id or None,  # parent_span_id
         record.start_ns,
         record.end_ns,
-        record.status,  # type: ignore[arg-type]
+        record.status,  # type: ignore[assignment]
         record.error,
         turn,
         record.agent,
         record.source,
         record.result,
+        fact.name,  # the span's name
     )
-    attributes: dict[str, Any] = {
-        TOOL_STATUS: call.status,
-        "turn": call.turn,
-        "source": call.source,
-    }
-    if call.args is not None:
-        attributes[TOOL_ARGS] = call.args
-    if call.call_id is not None:
-        attributes[TOOL_CALL_ID] = call.call_id
-    if call.error is not None:
-        attributes[TOOL_ERROR] = call.error
-    if call.result is not None:
-        attributes[TOOL_RESULT] = call.result
-    if call.agent is not None:
-        attributes["agent"] = call.agent
-    span = eval_span_by_position(
-        call.name,  # tool_name
-        attributes,
-        fact.name,
-        call.span_id,
-        call.parent_span_id,
-        call.start_ns,
-        call.end_ns,
-        call.status,  # type: ignore[arg-type]
-    )
-    return call, span
+    calls.append(ToolCall(*row[:13]))  # by position (``CallRow`` holds the fields in order)
+    rows.append(row)
 
 
 def _root(trace: TraceFacts, kept: Kinds) -> SpanFact | None:
@@ -392,13 +356,15 @@ def _metadata(
 ) -> dict[str, Any]:
     """``EvalTrace.metadata``; ``turn_keys`` are the keys of ``turns`` sorted, ``root`` the
     root of ``ordered[0]``."""
-    meta: dict[str, Any] = {"turn_count": max(len(turns), 1) if ordered else 0}
+    meta: dict[str, Any] = {"turn_count": (len(turns) or 1) if ordered else 0}
     first = ordered[0] if ordered else None
     attributes: dict[str, Any] = {}
     if first is not None:
-        for key, value in first.resource.items():
-            if isinstance(value, (str, bool, int, float)):
-                attributes[key] = value
+        attributes = {
+            key: value
+            for key, value in first.resource.items()
+            if isinstance(value, (str, bool, int, float))
+        }
         service = first.resource.get("service.name")
         if isinstance(service, str):
             meta["service.name"] = service
@@ -433,16 +399,19 @@ def _metadata(
     start = end = 0  # the earliest start and the latest end that are set
     errors: dict[str, int] = {}
     span_count = 0
+    read_usage = False
     for trace in ordered:  # one loop for every per-trace fact
         trace_ids.append(trace.trace_id)
         if case_id is None and trace.case_id:
             case_id = trace.case_id
         if trace.start_ns and (not start or trace.start_ns < start):
             start = trace.start_ns
-        end = max(end, trace.end_ns)
+        if trace.end_ns > end:
+            end = trace.end_ns
         for error_start, span_id in trace.error_spans:
             errors[span_id] = error_start
-        span_count += trace.span_count
+        span_count += len(trace.parents)  # (``TraceFacts.span_count``)
+        read_usage = read_usage or trace.read_usage
     meta["trace_ids"] = trace_ids
     if conversation is not None:
         meta["conversation_id"] = conversation
@@ -460,7 +429,7 @@ def _metadata(
         meta["error_span_ids"] = list(errors)
     meta["agent_span_ids"] = list(map(_SPAN_ID, agents))
     meta["span_count"] = span_count
-    if any(trace.read_usage for trace in ordered):
+    if read_usage:
         meta["turn_latency_ms"] = _turn_latencies(ordered, turns, turn_keys)
         _note_model_usage(ordered, kept, meta)
     return meta
@@ -496,10 +465,14 @@ def _note_model_usage(ordered: list[TraceFacts], kept: list[Kinds], meta: dict[s
     for trace, trace_kinds in zip(ordered, kept, strict=True):
         if not trace_kinds.models:
             continue
+        maybe_wrapped = trace_kinds.maybe_wrapped
         for fact in trace_kinds.models:
-            wrapping = enclosing_models(trace, fact.span_id)
-            depth = len(wrapping)
-            outer = wrapping[-1] if wrapping else fact.span_id
+            if fact.span_id in maybe_wrapped:
+                wrapping = enclosing_models(trace, fact.span_id)
+                depth = len(wrapping)
+                outer = wrapping[-1] if wrapping else fact.span_id
+            else:  # inside no model span (``Kinds.maybe_wrapped``)
+                depth, outer = 0, fact.span_id
             if depth == 0:
                 calls += 1
             usage = fact.usage

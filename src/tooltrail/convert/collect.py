@@ -49,12 +49,6 @@ class TraceCollector:
         self.wanted = frozenset(wanted) if wanted is not None else None
         self.open: dict[str, TraceFacts] = {}
 
-    def _facts(self, trace_id: str) -> TraceFacts:
-        facts = self.open.get(trace_id)
-        if facts is None:
-            facts = self.open[trace_id] = self.new_trace(trace_id)
-        return facts
-
     def new_trace(self, trace_id: str) -> TraceFacts:
         """An empty ``TraceFacts`` collected the way this collector collects."""
         return TraceFacts(
@@ -62,9 +56,17 @@ class TraceCollector:
         )
 
     def add(self, span: Span | SpanHead) -> TraceFacts:
-        """Record ``span`` in its trace; the trace's first span over the limit is reported."""
-        facts = self._facts(span.trace_id)
-        self.add_to(facts, span)
+        """Record ``span`` in its trace; the trace's first span over the limit is reported.
+
+        ``add_to``'s body is written out here: this runs for every span read, and the two
+        calls it saved were about 1% of ``read_traces`` (callgrind, protobuf)."""
+        trace_id = span.trace_id
+        facts = self.open.get(trace_id)
+        if facts is None:
+            facts = self.open[trace_id] = self.new_trace(trace_id)
+        dropped = facts.dropped
+        if not facts.add(span) and dropped == 0 and facts.dropped:
+            self.report(span.origin, _over_limit(trace_id, self.max_spans))
         return facts
 
     def add_to(self, facts: TraceFacts, span: Span | SpanHead) -> None:

@@ -1,0 +1,73 @@
+"""Benchmark: the trace builder alone (``convert.build.build_eval_trace``), facts collected once.
+
+Reads a dump into ``TraceFacts`` (as ``read_traces`` does, in one pass), then builds every
+trace's ``EvalTrace`` ``--repeat`` times and prints the median CPU time per span. For a count
+that does not depend on the machine's load, run it twice under callgrind, with ``--stop
+collected`` and ``--stop built``, and divide the difference by the spans::
+
+    valgrind --tool=callgrind python benchmarks/bench_build.py DUMP --stop collected
+    valgrind --tool=callgrind python benchmarks/bench_build.py DUMP --stop built
+
+Usage: ``python benchmarks/bench_build.py DUMP [--usage-content] [--repeat R] [--stop S]``;
+make a dump with ``bench_eval.write_dumps`` (``bench_core.py --dir DIR`` leaves one there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+
+from tooltrail import dialects
+from tooltrail.convert.build import build_eval_trace
+from tooltrail.convert.collect import TraceCollector
+from tooltrail.convert.decoded import is_log_record
+from tooltrail.convert.facts import TraceFacts
+from tooltrail.otlp.read.mixed import read_spans_and_logs
+
+
+def collect(path: str, usage_content: bool) -> list[TraceFacts]:
+    """The facts of every trace of ``path``."""
+    collector = TraceCollector(usage=usage_content, content=usage_content)
+    for item in read_spans_and_logs([path], interest=dialects.INTEREST):
+        if is_log_record(item):
+            collector.add_log(item)
+        else:
+            collector.add(item)
+    return collector.take_all()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("dump")
+    parser.add_argument("--usage-content", action="store_true", help="read usage and content")
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--stop", choices=("collected", "built"), help="stop after collecting, or one build"
+    )
+    options = parser.parse_args()
+    gc.disable()  # as read_traces pauses it while a trace is made
+    traces = collect(options.dump, options.usage_content)
+    if options.stop == "collected":
+        return
+    if options.stop == "built":
+        for trace in traces:
+            build_eval_trace([trace])
+        return
+    spans = sum(trace.span_count for trace in traces)
+    seconds = []
+    for _ in range(options.repeat):
+        start = time.process_time()
+        for trace in traces:
+            build_eval_trace([trace])
+        seconds.append(time.process_time() - start)
+    median = statistics.median(seconds)
+    print(
+        f"build_eval_trace: {median * 1e6 / spans:.3f} us CPU per span, median of "
+        f"{options.repeat} ({len(traces)} traces, {spans} spans)"
+    )
+
+
+if __name__ == "__main__":
+    main()
