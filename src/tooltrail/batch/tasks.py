@@ -23,8 +23,8 @@ from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts
 from tooltrail.convert.collect import TraceCollector, conversations
+from tooltrail.convert.facts import interest_for
 from tooltrail.convert.decoded import Decoded, is_log_record
-from tooltrail.dialects import INTEREST
 from tooltrail.evaluate import evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.judging import RunJudge, parallel_map, process_judging
@@ -80,17 +80,20 @@ def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
 
 
 def read_chunk(
-    chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic]
+    chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic], content: bool = False
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     """The records of ``chunk``, read by ``tooltrail.otlp`` with the converter's interest
-    (``dialects.INTEREST``): a plain span comes as a ``SpanHead``, as in ``read_traces``."""
-    return read_range(chunk, limits, diagnostics, INTEREST)
+    (``convert.facts.interest_for``): a plain span comes as a ``SpanHead``, as in
+    ``read_traces``, and with the compiled core a span it read the facts of as a ``FactSpan``."""
+    return read_range(chunk, limits, diagnostics, interest_for(content))
 
 
 def _evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
     diagnostics: list[Diagnostic] = []
     traces = _TraceCollector(task.settings, diagnostics)
-    for extent, spans in read_chunk(task.chunk, task.settings.limits, diagnostics):
+    for extent, spans in read_chunk(
+        task.chunk, task.settings.limits, diagnostics, traces.traces.content
+    ):
         try:
             traces.add_record(extent, spans)
         except Exception as exc:  # a record the converter chokes on must not lose the chunk
@@ -127,7 +130,9 @@ def _evaluate_merge(task: MergeTask) -> ChunkOutcome:
     ignored: list[Diagnostic] = []
     traces = _TraceCollector(task.settings, ignored, wanted=task.positions.keys())
     for part in task.parts:
-        for extent, spans in read_chunk(part, task.settings.limits, ignored):
+        for extent, spans in read_chunk(
+            part, task.settings.limits, ignored, traces.traces.content
+        ):
             try:
                 traces.add_record(extent, spans)
             except Exception:  # reported by the chunk pass

@@ -25,7 +25,7 @@ from typing import Any
 from tooltrail.otlp.decode.lazy import Where
 from tooltrail.otlp.decode.limits import Limits
 from tooltrail.otlp.decode.pb import spans_from_bytes
-from tooltrail.otlp.decode.span import Interest, Span, SpanEvent, SpanHead
+from tooltrail.otlp.decode.span import FactSpan, Interest, Span, SpanEvent, SpanHead
 
 #: The switch: ``python`` reads with the Python path even when the core is installed.
 CORE_ENV = "TOOLTRAIL_CORE"
@@ -118,6 +118,29 @@ def json_lines(interest: Interest | None) -> Callable[[bytes, Where], list[Any] 
     return core
 
 
+def _facts_mode() -> tuple[str, type, type, type, type]:
+    """What the core's ``Reader`` needs for the facts mode: the dialect rules (the text of
+    ``dialects/rules.json``, the one statement of them) and the classes it builds."""
+    from tooltrail.convert.facts import SpanFact  # the converter: imported when used
+    from tooltrail.dialects import DialectCall, ModelCall, rules
+
+    with open(rules.RULES_PATH, encoding="utf-8") as file:
+        text = file.read()
+    return text, FactSpan, SpanFact, DialectCall, ModelCall
+
+
+def facts_counts() -> tuple[int, int, int]:
+    """``(facts, spans, heads)``: the spans the core's readers of this process (since the last
+    ``reset``) handed out as converter facts (``FactSpan``), as whole ``Span`` (spans the
+    core's port of the dialect rules does not cover, left to the Python readers) and as
+    ``SpanHead``. Zeros on the Python path. To tell how much the facts mode covers."""
+    totals = [0, 0, 0]
+    for reader in _state.get("readers", {}).values():
+        for index, count in enumerate(reader.counts()):
+            totals[index] += count
+    return totals[0], totals[1], totals[2]
+
+
 def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
     """The core's ``Reader`` for ``interest`` and a ``Limits``, made once per process (a reader
     of single requests, ``decode_mixed_json``, asks for it per request)."""
@@ -127,6 +150,7 @@ def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
         else (sorted(interest.names), list(interest.name_prefixes), list(interest.keys))
     )
     made: dict[tuple[Interest | None, Limits], Any] = _state.setdefault("readers", {})
+    facts = _facts_mode() if interest is not None and interest.facts else None
 
     def reader(limits: Limits) -> Any:
         found = made.get((interest, limits))
@@ -142,6 +166,7 @@ def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
                     limits.max_attributes,
                     limits.max_events_per_span,
                 ),
+                facts,
             )
         return found
 
