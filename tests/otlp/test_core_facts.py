@@ -375,7 +375,7 @@ def _batch_traces(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> li
             chunk = Chunk(index=0, path=str(path), framing="prefixed", end=path.stat().st_size)
             if path.suffix == ".jsonl":
                 chunk = Chunk(index=0, path=str(path), framing="lines", end=path.stat().st_size)
-            for _, spans in read_chunk(chunk, None, diagnostics):
+            for _, spans in read_chunk(chunk, None, diagnostics, facts=True):
                 for span in spans:
                     collector.add(span)
             counts = core.facts_counts()

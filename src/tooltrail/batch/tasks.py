@@ -23,8 +23,9 @@ from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts
 from tooltrail.convert.collect import TraceCollector, conversations
-from tooltrail.convert.facts import interest_for
 from tooltrail.convert.decoded import Decoded, is_log_record
+from tooltrail.convert.facts import READ_FACTS
+from tooltrail.dialects import INTEREST
 from tooltrail.evaluate import evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.judging import RunJudge, parallel_map, process_judging
@@ -80,19 +81,20 @@ def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
 
 
 def read_chunk(
-    chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic], content: bool = False
+    chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic], facts: bool = False
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     """The records of ``chunk``, read by ``tooltrail.otlp`` with the converter's interest
-    (``convert.facts.interest_for``): a plain span comes as a ``SpanHead``, as in
-    ``read_traces``, and with the compiled core a span it read the facts of as a ``FactSpan``."""
-    return read_range(chunk, limits, diagnostics, interest_for(content))
+    (``dialects.INTEREST``): a plain span comes as a ``SpanHead``, as in ``read_traces``.
+    ``facts``: the spans go to ``TraceFacts`` only and no content is read, so the compiled
+    core may hand out a span as its facts (``convert.facts.READ_FACTS``)."""
+    return read_range(chunk, limits, diagnostics, READ_FACTS if facts else INTEREST)
 
 
 def _evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
     diagnostics: list[Diagnostic] = []
     traces = _TraceCollector(task.settings, diagnostics)
     for extent, spans in read_chunk(
-        task.chunk, task.settings.limits, diagnostics, traces.traces.content
+        task.chunk, task.settings.limits, diagnostics, not traces.traces.content
     ):
         try:
             traces.add_record(extent, spans)
@@ -131,7 +133,7 @@ def _evaluate_merge(task: MergeTask) -> ChunkOutcome:
     traces = _TraceCollector(task.settings, ignored, wanted=task.positions.keys())
     for part in task.parts:
         for extent, spans in read_chunk(
-            part, task.settings.limits, ignored, traces.traces.content
+            part, task.settings.limits, ignored, not traces.traces.content
         ):
             try:
                 traces.add_record(extent, spans)
