@@ -28,7 +28,7 @@ for target in "${targets[@]}"; do
   echo "== $target: ${seconds}s"
   cargo +nightly fuzz run "$target" "$corpus" -- -max_total_time="$seconds" -max_len=65536 \
     -timeout=10 -rss_limit_mb=2048 2>&1 | grep -E '^(#[0-9]+.*DONE|Done|==[0-9]+==|SUMMARY|artifact_prefix)' || true
-  if ls "artifacts/$target"/crash-* "artifacts/$target"/timeout-* >/dev/null 2>&1; then
+  if compgen -G "artifacts/$target/crash-*" >/dev/null || compgen -G "artifacts/$target/timeout-*" >/dev/null; then
     echo "$target: found problems in artifacts/$target/"
     exit 1
   fi

@@ -208,7 +208,8 @@ fn json_ident(rules: &Rules, value: Option<&Json>) -> Option<String> {
 /// Python's `str.strip()` where it agrees with ASCII trimming: `Err` when either end is
 /// a character Python might count as whitespace and Rust not (or the other way round).
 fn python_strip(text: &str) -> Read<Option<&str>> {
-    let trimmed = text.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
+    let trimmed =
+        text.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
     let odd = |c: Option<char>| c.is_some_and(|c| !c.is_ascii() || c.is_ascii_control());
     if odd(trimmed.chars().next()) || odd(trimmed.chars().next_back()) {
         return Err(Fallback);
@@ -300,7 +301,9 @@ fn agent_name(
     }
     if let Some(rest) = span.name.strip_prefix(rules.invoke_prefix.as_str()) {
         let name = python_strip(rest)?;
-        return Ok(name.filter(|n| !rules.placeholders.contains(*n)).map(str::to_owned));
+        return Ok(name
+            .filter(|n| !rules.placeholders.contains(*n))
+            .map(str::to_owned));
     }
     let (kinds, values) = &rules.invoked_span_name;
     for slot in kinds {
@@ -442,12 +445,9 @@ fn take(object: &Json, key: &str) -> Json {
             Json::Float(f) => Json::Float(*f),
             Json::Str(s) => Json::Str(s.clone()),
             Json::Array(items) => Json::Array(items.iter().map(copy).collect()),
-            Json::Object(members) => Json::Object(
-                members
-                    .iter()
-                    .map(|(k, v)| (k.clone(), copy(v)))
-                    .collect(),
-            ),
+            Json::Object(members) => {
+                Json::Object(members.iter().map(|(k, v)| (k.clone(), copy(v))).collect())
+            }
         }
     }
     object.get(key).map_or(Json::Null, copy)
@@ -462,22 +462,17 @@ fn asked_for_tools(rules: &Rules, attrs: &Slots<'_, '_>) -> Read<bool> {
         Ok(rules.tool_finish.contains(&reason.to_ascii_lowercase()))
     };
     for slot in &rules.finish_reasons {
-        match attrs.get(*slot) {
-            Some(AnyValue::Str(reason)) => {
+        let reasons = match attrs.get(*slot) {
+            Some(value @ AnyValue::Str(_)) => std::slice::from_ref(value),
+            Some(AnyValue::Array(items)) => items.as_slice(),
+            _ => continue,
+        };
+        for reason in reasons {
+            if let AnyValue::Str(reason) = reason {
                 if asks(reason)? {
                     return Ok(true);
                 }
             }
-            Some(AnyValue::Array(items)) => {
-                for item in items {
-                    if let AnyValue::Str(reason) = item {
-                        if asks(reason)? {
-                            return Ok(true);
-                        }
-                    }
-                }
-            }
-            _ => {}
         }
     }
     Ok(false)
@@ -489,7 +484,9 @@ fn usage<'a>(rules: &Rules, attrs: &Slots<'_, 'a>) -> Read<Option<(u64, u64, Opt
         for slot in slots {
             match attrs.get(*slot) {
                 Some(AnyValue::Int(i)) if *i >= 0 => return Ok(Some(*i as u64)),
-                Some(AnyValue::Str(s)) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+                Some(AnyValue::Str(s))
+                    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) =>
+                {
                     return s.parse::<u64>().map(Some).map_err(|_| Fallback);
                 }
                 // ``str.isdigit`` of other scripts' digits: left to Python
@@ -511,7 +508,11 @@ fn usage<'a>(rules: &Rules, attrs: &Slots<'_, 'a>) -> Read<Option<(u64, u64, Opt
             Some(AnyValue::Str(s)) if !rules.placeholders.contains(*s) => Some(*s),
             _ => None,
         });
-    Ok(Some((tokens_in.unwrap_or(0), tokens_out.unwrap_or(0), model)))
+    Ok(Some((
+        tokens_in.unwrap_or(0),
+        tokens_out.unwrap_or(0),
+        model,
+    )))
 }
 
 /// `facts._labels`: scalar attributes that are not content, in the span's order.

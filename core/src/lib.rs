@@ -420,9 +420,9 @@ fn span_fact<'a, 'py>(
     };
     let usage = match found.usage {
         None => none(),
-        Some((tokens_in, tokens_out, model)) => {
-            (tokens_in, tokens_out, optional_str(py, model)).into_pyobject(py)?.into_any()
-        }
+        Some((tokens_in, tokens_out, model)) => (tokens_in, tokens_out, optional_str(py, model))
+            .into_pyobject(py)?
+            .into_any(),
     };
     let scope = if found.model_calls.is_empty() {
         PyString::new(py, "").into_any()
@@ -450,7 +450,11 @@ fn span_fact<'a, 'py>(
             none(),
             none(),
             scope,
-            found.asked_unlisted.into_pyobject(py)?.to_owned().into_any(),
+            found
+                .asked_unlisted
+                .into_pyobject(py)?
+                .to_owned()
+                .into_any(),
         ],
     )?;
     mode.span_fact.bind(py).call1(fields)

@@ -117,9 +117,9 @@ fn strings(node: &Value, path: &[&str]) -> Got<Vec<String>> {
         .ok_or_else(|| RulesError(format!("rules.json: {} is not a list", path.join("."))))?;
     list.iter()
         .map(|v| {
-            v.as_str()
-                .map(str::to_owned)
-                .ok_or_else(|| RulesError(format!("rules.json: {} holds a non-text", path.join("."))))
+            v.as_str().map(str::to_owned).ok_or_else(|| {
+                RulesError(format!("rules.json: {} holds a non-text", path.join(".")))
+            })
         })
         .collect()
 }
@@ -161,7 +161,9 @@ impl Rules {
         r.by_span_name = table(at(&root, &["roles", "by_span_name"])?)?;
         let prefixes = table(at(&root, &["roles", "by_name_prefix"])?)?;
         if prefixes.len() != 1 {
-            return Err(RulesError("rules.json: roles.by_name_prefix: one prefix".into()));
+            return Err(RulesError(
+                "rules.json: roles.by_name_prefix: one prefix".into(),
+            ));
         }
         r.name_prefix = prefixes.into_iter().next().expect("one entry");
         let markers = at(&root, &["roles", "by_marker"])?
@@ -196,16 +198,19 @@ impl Rules {
             kinds.iter().map(|k| r.slot_of(k)).collect(),
             strings(by_name, &["values"])?,
         );
+        // every other row of `models` (Vercel, ADK, OpenInference outputs, and any row added
+        // later): a span with one of those keys is the Python readers'
         let mut elsewhere = r.keys(&root, &["agents", "reply"])?;
-        for name in [
-            "vercel_calls",
-            "adk_response",
-            "vercel_reply",
-            "openinference_reply",
-            "openinference_marker",
-        ] {
-            let key = string(&root, &["models", name, "key"])?;
-            elsewhere.push(r.slot_of(&key));
+        let models = at(&root, &["models"])?
+            .as_object()
+            .ok_or_else(|| RulesError("rules.json: models is not an object".into()))?;
+        for (name, row) in models {
+            if let (false, Some(key)) = (name == "genai_output", row.get("key")) {
+                let key = key
+                    .as_str()
+                    .ok_or_else(|| RulesError(format!("models.{name}.key")))?;
+                elsewhere.push(r.slot_of(key));
+            }
         }
         r.reply_elsewhere = elsewhere;
         r.genai_output = r.slot_of(&string(&root, &["models", "genai_output", "key"])?);
@@ -287,21 +292,30 @@ impl Rules {
     fn genai_tool(&mut self, root: &Value) -> Got<GenAiTool> {
         let g = at(root, &["tools", "genai"])?;
         let mut declined = Vec::new();
-        for path in [
-            &["output_function"][..],
-            &["deferred"],
-            &["failure", "status"],
-            &["failure", "adk_event"],
-            &["failure", "adk_result"],
-        ] {
-            let mut full = path.to_vec();
-            full.push("key");
-            declined.push(self.slot_of(&string(g, &full)?));
+        for name in ["output_function", "deferred"] {
+            declined.push(self.slot_of(&string(g, &[name, "key"])?));
+        }
+        // every failure row (and any added later) but `result`, which `read_genai` reads
+        // only when one of the others is there: failures the port does not read
+        let failures = at(g, &["failure"])?
+            .as_object()
+            .ok_or_else(|| RulesError("rules.json: tools.genai.failure".into()))?;
+        for (name, row) in failures {
+            if name != "result" {
+                declined.push(self.slot_of(&string(row, &["key"])?));
+            }
         }
         // OpenLLMetry's LangChain tool spans: their arguments sit in an envelope
-        for row in at(root, &["roles", "by_marker"])?.as_array().into_iter().flatten() {
+        for row in at(root, &["roles", "by_marker"])?
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             let values = table(at(row, &["values"])?)?;
-            if values.values().any(|m| *m == Meaning::Tool("traceloop".into())) {
+            if values
+                .values()
+                .any(|m| *m == Meaning::Tool("traceloop".into()))
+            {
                 declined.push(self.slot_of(&string(row, &["key"])?));
             }
         }
@@ -351,7 +365,11 @@ impl Rules {
 
     /// Whether `key` holds content rather than a label (`spans.is_content_attribute`).
     pub fn is_content(&self, key: &str) -> bool {
-        self.content_keys.contains(key) || self.content_prefixes.iter().any(|p| key.starts_with(p.as_str()))
+        self.content_keys.contains(key)
+            || self
+                .content_prefixes
+                .iter()
+                .any(|p| key.starts_with(p.as_str()))
     }
 }
 
