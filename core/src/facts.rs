@@ -153,6 +153,26 @@ fn genai_call<'s, 'a>(
     if g.declined.iter().any(|slot| attrs.has(*slot)) || rules.final_names.contains(&name) {
         return Err(Fallback);
     }
+    let (key, prefix) = &g.output_function;
+    if let Some(AnyValue::Str(msg)) = attrs.get(*key) {
+        if msg.starts_with(prefix.as_str()) {
+            return Err(Fallback); // an output function: not a call
+        }
+    }
+    let adk = &g.adk_failure;
+    if attrs.has(adk.event) || attrs.has(adk.adk_result) {
+        // `tools._genai_failure`: the result (or ADK's own) marked by the retry plugin
+        let result = if attrs.has(adk.result) {
+            attrs.get(adk.result)
+        } else {
+            attrs.get(adk.adk_result)
+        };
+        if let Some(AnyValue::Str(text)) = result {
+            if text.contains(adk.marker.as_str()) {
+                return Err(Fallback);
+            }
+        }
+    }
     let call_id = ident(rules, attrs.get(g.call_id));
     let args = match attrs.get(g.args) {
         None | Some(AnyValue::None) => return Err(Fallback), // arguments elsewhere

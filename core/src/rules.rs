@@ -86,6 +86,19 @@ pub struct GenAiTool {
     /// Keys that make `read_genai` do more than the port does (output functions, deferred
     /// calls, failures hidden in results, LangChain envelopes): such spans are declined.
     pub declined: Vec<Slot>,
+    /// Pydantic AI's output functions: (key, prefix of its text), not calls (declined).
+    pub output_function: (Slot, String),
+    pub adk_failure: AdkFailure,
+}
+
+/// `tools.genai.failure`'s ADK rows: the retry plugin hides a failure in the result, marked.
+#[derive(Debug)]
+pub struct AdkFailure {
+    pub event: Slot,
+    /// `gen_ai.tool.call.result`, read first, then ADK's own result key.
+    pub result: Slot,
+    pub adk_result: Slot,
+    pub marker: String,
 }
 
 /// A rules.json that lacks what the core reads.
@@ -264,6 +277,13 @@ impl Rules {
                 args: 0,
                 args_source: String::new(),
                 declined: Vec::new(),
+                output_function: (0, String::new()),
+                adk_failure: AdkFailure {
+                    event: 0,
+                    result: 0,
+                    adk_result: 0,
+                    marker: String::new(),
+                },
             },
             agent_name: Vec::new(),
             invoked_traceloop: (0, Vec::new(), 0),
@@ -291,20 +311,27 @@ impl Rules {
 
     fn genai_tool(&mut self, root: &Value) -> Got<GenAiTool> {
         let g = at(root, &["tools", "genai"])?;
-        let mut declined = Vec::new();
-        for name in ["output_function", "deferred"] {
-            declined.push(self.slot_of(&string(g, &[name, "key"])?));
-        }
-        // every failure row (and any added later) but `result`, which `read_genai` reads
-        // only when one of the others is there: failures the port does not read
+        let mut declined = vec![self.slot_of(&string(g, &["deferred", "key"])?)];
+        // every failure row (and any added later) but the ADK retry plugin's, which the port
+        // reads, and `result`, read only when another one is there
         let failures = at(g, &["failure"])?
             .as_object()
             .ok_or_else(|| RulesError("rules.json: tools.genai.failure".into()))?;
         for (name, row) in failures {
-            if name != "result" {
+            if !matches!(name.as_str(), "result" | "adk_event" | "adk_result") {
                 declined.push(self.slot_of(&string(row, &["key"])?));
             }
         }
+        let adk_failure = AdkFailure {
+            event: self.slot_of(&string(g, &["failure", "adk_event", "key"])?),
+            result: self.slot_of(&string(g, &["failure", "result", "key"])?),
+            adk_result: self.slot_of(&string(g, &["failure", "adk_result", "key"])?),
+            marker: string(g, &["failure", "adk_result", "marker"])?,
+        };
+        let output_function = (
+            self.slot_of(&string(g, &["output_function", "key"])?),
+            string(g, &["output_function", "prefix"])?,
+        );
         // OpenLLMetry's LangChain tool spans: their arguments sit in an envelope
         for row in at(root, &["roles", "by_marker"])?
             .as_array()
@@ -328,6 +355,8 @@ impl Rules {
             args: self.slot_of(&string(g, &["args", "key"])?),
             args_source: string(g, &["args", "source"])?,
             declined,
+            output_function,
+            adk_failure,
         })
     }
 

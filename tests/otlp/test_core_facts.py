@@ -267,6 +267,14 @@ def _tool_span(draw: st.DrawFn, span: Any) -> None:
         span.attributes.append(_kv("gen_ai.tool.call.arguments", draw(_arguments())))
     if draw(st.booleans()):
         span.attributes.append(_kv("gen_ai.agent.name", draw(st.sampled_from(["shop", ""]))))
+    if draw(st.booleans()):  # Pydantic AI's message: an output function is not a call
+        message = draw(st.sampled_from(["running tool: refund", "running output function: f"]))
+        span.attributes.append(_kv("logfire.msg", message))
+    retried = '{"response_type": "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN", "error_type": "E"}'
+    for key in draw(st.lists(st.sampled_from(["gcp.vertex.agent.event_id",
+                                               "gcp.vertex.agent.tool_response",
+                                               "gen_ai.tool.call.result"]), unique=True)):  # fmt: skip
+        span.attributes.append(_kv(key, draw(st.sampled_from(["e1", "{}", retried]))))
     if draw(st.booleans()):
         span.status.CopyFrom(Status(code=2, message=draw(st.sampled_from(["", "boom"]))))
         if draw(st.booleans()):
