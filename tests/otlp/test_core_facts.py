@@ -37,7 +37,7 @@ needs_core = pytest.mark.skipif(
 )
 
 #: A GenAI fixture every span of which the core's port covers.
-GENAI = Path(__file__).parents[1] / "data" / "corpus" / "mlflow-genai-semconv" / "a_refund_ok.otlp.pb"
+GENAI = Path(__file__).parents[1] / "data/corpus/mlflow-genai-semconv/a_refund_ok.otlp.pb"
 
 
 def _counts(path: Path, monkeypatch: pytest.MonkeyPatch, **options: Any) -> tuple[int, ...]:
@@ -199,8 +199,15 @@ def genai_traces(draw: st.DrawFn) -> TracesData:
         st.lists(
             st.tuples(
                 st.sampled_from(
-                    ["gen_ai.agent.name", "gen_ai.conversation.id", "session.id", "user",
-                     "tooltrail.case_id", "gen_ai.input.messages", "count"]  # fmt: skip
+                    [
+                        "gen_ai.agent.name",
+                        "gen_ai.conversation.id",
+                        "session.id",
+                        "user",
+                        "tooltrail.case_id",
+                        "gen_ai.input.messages",
+                        "count",
+                    ]
                 ),
                 _label,
             ),
@@ -247,8 +254,12 @@ def _model_span(draw: st.DrawFn, span: Any) -> None:
     finish = draw(st.sampled_from([None, ["tool_calls"], ["stop"], "TOOL_USE", ["Tool_Calls"]]))
     if finish is not None:
         span.attributes.append(_kv("gen_ai.response.finish_reasons", finish))
-    for key in draw(st.lists(st.sampled_from(["gen_ai.usage.input_tokens",
-                                               "gen_ai.usage.output_tokens"]), unique=True)):  # fmt: skip
+    for key in draw(
+        st.lists(
+            st.sampled_from(["gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"]),
+            unique=True,
+        )
+    ):
         span.attributes.append(_kv(key, draw(st.sampled_from([5, -1, "12", "x", 2**62]))))
     if draw(st.booleans()):
         span.attributes.append(_kv("gen_ai.request.model", "m1"))
@@ -271,9 +282,18 @@ def _tool_span(draw: st.DrawFn, span: Any) -> None:
         message = draw(st.sampled_from(["running tool: refund", "running output function: f"]))
         span.attributes.append(_kv("logfire.msg", message))
     retried = '{"response_type": "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN", "error_type": "E"}'
-    for key in draw(st.lists(st.sampled_from(["gcp.vertex.agent.event_id",
-                                               "gcp.vertex.agent.tool_response",
-                                               "gen_ai.tool.call.result"]), unique=True)):  # fmt: skip
+    for key in draw(
+        st.lists(
+            st.sampled_from(
+                [
+                    "gcp.vertex.agent.event_id",
+                    "gcp.vertex.agent.tool_response",
+                    "gen_ai.tool.call.result",
+                ]
+            ),
+            unique=True,
+        )
+    ):
         span.attributes.append(_kv(key, draw(st.sampled_from(["e1", "{}", retried]))))
     if draw(st.booleans()):
         span.status.CopyFrom(Status(code=2, message=draw(st.sampled_from(["", "boom"]))))
@@ -322,8 +342,14 @@ def test_argument_json_reads_the_same_both_ways(arguments: str, tmp_path_factory
     other.name = "chat"
     model.attributes.append(_kv("gen_ai.operation.name", "chat"))
     other.attributes.append(_kv("gen_ai.operation.name", "chat"))
-    other.attributes.append(_kv("gen_ai.output.messages", json.dumps([{"parts": [
-        {"type": "tool_call", "name": "refund", "arguments": arguments}]}])))  # fmt: skip
+    other.attributes.append(
+        _kv(
+            "gen_ai.output.messages",
+            json.dumps(
+                [{"parts": [{"type": "tool_call", "name": "refund", "arguments": arguments}]}]
+            ),
+        )
+    )
     path = tmp_path_factory.mktemp("args") / "in.pb"
     path.write_bytes(frame(data.SerializeToString()))
     with pytest.MonkeyPatch.context() as monkeypatch:

@@ -158,7 +158,7 @@ class TraceFacts:
             self.error_spans.append((start, span_id))
         if isinstance(span, SpanHead):  # no subclasses: the same as a class test
             return True
-        if span.__class__ is FactSpan:  # read by the compiled core: only the bookkeeping
+        if isinstance(span, FactSpan):  # read by the compiled core: only the bookkeeping
             fact = span.fact
             if not self.read_usage:
                 fact.usage = None
