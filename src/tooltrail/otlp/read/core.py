@@ -10,6 +10,12 @@ whole JSON documents, JSON inside length-prefixed records, log records) is the P
 in this stage, and so is every read without an ``Interest``: the core's spans are what the
 converter reads, without the wire form that re-encoding needs (``Span.wire``).
 
+In the facts mode (an ``Interest`` with ``facts``: ``convert.facts.READ_FACTS``, for readers
+whose spans go to ``TraceFacts`` only) the core also classifies each span by the dialect
+rules (``dialects/rules.json``, handed over as text) and hands out a ``FactSpan``, the
+converter's ``SpanFact`` built, for the spans its port covers; any other span comes as a
+``Span`` and the Python readers classify it (docs/core-path.md).
+
 ``TOOLTRAIL_CORE=python`` picks the Python path. Without the core installed, tooltrail reads
 with the Python path and logs that once per process (logger ``tooltrail.core``). The core is
 imported on the first read, never by ``tooltrail --help`` or ``import tooltrail.live``.
