@@ -54,6 +54,9 @@ struct FactsMode {
     span_fact: PyObject,
     dialect_call: PyObject,
     model_call: PyObject,
+    /// The `source` of the calls the port reads, made once (every call holds the same text).
+    args_source: Py<PyString>,
+    output_source: Py<PyString>,
 }
 
 /// The fields, in order, the core builds each class with (checked against the classes'
@@ -143,8 +146,12 @@ impl Reader {
                 check_fields(dialect_call.bind(py), DIALECT_CALL_FIELDS)?;
                 check_fields(model_call.bind(py), MODEL_CALL_FIELDS)?;
                 let rules = Rules::parse(&text).map_err(|e| PyValueError::new_err(e.0))?;
+                let args_source = PyString::intern(py, &rules.genai.args_source).unbind();
+                let output_source = PyString::intern(py, &rules.genai_output_source).unbind();
                 Some(FactsMode {
                     rules,
+                    args_source,
+                    output_source,
                     carrier,
                     span_fact,
                     dialect_call,
@@ -254,7 +261,8 @@ impl Reader {
                     if let Outcome::Facts(found) = &outcome {
                         self.counts[0].fetch_add(1, Ordering::Relaxed);
                         let mode = self.facts.as_ref().expect("facts come in the facts mode");
-                        let fact = span_fact(py, mode, span, found, &scope_name, &mut keys)?;
+                        let made = (&common.1, &common.2, &common.3, &scope_name);
+                        let fact = span_fact(py, mode, span, found, made, &mut keys)?;
                         let args = PyTuple::new(
                             py,
                             [
@@ -360,17 +368,26 @@ impl Reader {
     }
 }
 
+/// The span id, parent id, name and scope name objects the carrier holds: the `SpanFact`
+/// holds the same ones (the traces built keep them: one object each, as on the Python path).
+type Made<'b, 'py> = (
+    &'b Bound<'py, PyString>,
+    &'b Bound<'py, PyString>,
+    &'b Bound<'py, PyString>,
+    &'b Bound<'py, PyString>,
+);
+
 /// The `SpanFact` of `found` (`convert/facts.py`), by position: `SPAN_FACT_FIELDS`.
 fn span_fact<'a, 'py>(
     py: Python<'py>,
     mode: &FactsMode,
     span: &'a traces::Span<'a>,
     found: &Facts<'a, 'a>,
-    scope_name: &Bound<'py, PyString>,
+    made: Made<'_, 'py>,
     keys: &mut Keys<'a, 'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (span_id, parent_id, name, scope_name) = made;
     let none = || py.None().into_bound(py);
-    let rules = &mode.rules;
     let call = match &found.call {
         None => none(),
         Some(call) => {
@@ -383,7 +400,7 @@ fn span_fact<'a, 'py>(
                 call.name.as_str(),
                 args,
                 optional_str(py, call.call_id.as_deref()),
-                rules.genai.args_source.as_str(),
+                mode.args_source.bind(py),
             );
             mode.dialect_call.bind(py).call1(fields)?
         }
@@ -402,7 +419,7 @@ fn span_fact<'a, 'py>(
                 optional_str(py, made.call_id.as_deref()),
                 args,
                 position,
-                rules.genai_output_source.as_str(),
+                mode.output_source.bind(py),
             );
             list.append(mode.model_call.bind(py).call1(fields)?)?;
         }
@@ -432,10 +449,10 @@ fn span_fact<'a, 'py>(
     let fields = PyTuple::new(
         py,
         [
-            hex(py, span.span_id).into_any(),
-            hex(py, span.parent_span_id).into_any(),
+            span_id.clone().into_any(),
+            parent_id.clone().into_any(),
             found.role.into_pyobject(py)?.into_any(),
-            PyString::new(py, span.name).into_any(),
+            name.clone().into_any(),
             span.start_ns.into_pyobject(py)?.into_any(),
             span.end_ns.into_pyobject(py)?.into_any(),
             span.status_code.into_pyobject(py)?.into_any(),
@@ -487,6 +504,13 @@ fn json_value<'py>(py: Python<'py>, value: &Json) -> PyResult<Bound<'py, PyAny>>
         Json::Object(members) => {
             let dict = PyDict::new(py);
             for (key, item) in members {
+                // a short key as one shared object (orjson caches its keys too): the
+                // arguments of thousands of calls hold the same few names
+                let key = if key.len() <= 64 {
+                    PyString::intern(py, key)
+                } else {
+                    PyString::new(py, key)
+                };
                 dict.set_item(key, json_value(py, item)?)?;
             }
             dict.into_any()
