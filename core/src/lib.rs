@@ -228,6 +228,7 @@ impl Reader {
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         let mut keys = Keys::default();
+        let mut names = JsonKeys::default();
         let mut trace_hex: (&[u8], Option<Bound<'py, PyString>>) = (b"", None);
         for resource in resources {
             let attrs = dict(py, &resource.attributes, &mut keys)?;
@@ -262,7 +263,7 @@ impl Reader {
                         self.counts[0].fetch_add(1, Ordering::Relaxed);
                         let mode = self.facts.as_ref().expect("facts come in the facts mode");
                         let made = (&common.1, &common.2, &common.3, &scope_name);
-                        let fact = span_fact(py, mode, span, found, made, &mut keys)?;
+                        let fact = span_fact(py, mode, span, found, made, &mut keys, &mut names)?;
                         let args = PyTuple::new(
                             py,
                             [
@@ -385,6 +386,7 @@ fn span_fact<'a, 'py>(
     found: &Facts<'a, 'a>,
     made: Made<'_, 'py>,
     keys: &mut Keys<'a, 'py>,
+    names: &mut JsonKeys<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (span_id, parent_id, name, scope_name) = made;
     let none = || py.None().into_bound(py);
@@ -393,7 +395,7 @@ fn span_fact<'a, 'py>(
         Some(call) => {
             let args = match &call.args {
                 Args::None => none(),
-                Args::Json(json) => json_value(py, json)?,
+                Args::Json(json) => json_value(py, json, names)?,
                 Args::Value(value) => value_of(py, value, keys)?,
             };
             let fields = (
@@ -412,7 +414,7 @@ fn span_fact<'a, 'py>(
         for (position, made) in found.model_calls.iter().enumerate() {
             let args = match &made.args {
                 None => none(),
-                Some(json) => json_value(py, json)?,
+                Some(json) => json_value(py, json, names)?,
             };
             let fields = (
                 made.name.as_str(),
@@ -486,7 +488,11 @@ fn optional_str<'py>(py: Python<'py>, text: Option<&str>) -> Bound<'py, PyAny> {
 
 /// A parsed JSON value as orjson gives it: an object member by member into a dict (a key
 /// repeated keeps its first position and takes its last value).
-fn json_value<'py>(py: Python<'py>, value: &Json) -> PyResult<Bound<'py, PyAny>> {
+fn json_value<'py>(
+    py: Python<'py>,
+    value: &Json,
+    names: &mut JsonKeys<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Json::Null => py.None().into_bound(py),
         Json::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
@@ -497,25 +503,43 @@ fn json_value<'py>(py: Python<'py>, value: &Json) -> PyResult<Bound<'py, PyAny>>
         Json::Array(items) => {
             let list = PyList::empty(py);
             for item in items {
-                list.append(json_value(py, item)?)?;
+                list.append(json_value(py, item, names)?)?;
             }
             list.into_any()
         }
         Json::Object(members) => {
             let dict = PyDict::new(py);
             for (key, item) in members {
-                // a short key as one shared object (orjson caches its keys too): the
-                // arguments of thousands of calls hold the same few names
-                let key = if key.len() <= 64 {
-                    PyString::intern(py, key)
-                } else {
-                    PyString::new(py, key)
-                };
-                dict.set_item(key, json_value(py, item)?)?;
+                dict.set_item(names.get(py, key), json_value(py, item, names)?)?;
             }
             dict.into_any()
         }
     })
+}
+
+/// The keys of JSON objects (arguments) made once per record, short ones only and up to a
+/// bound: the arguments of the many calls of a record hold the same few names (orjson caches
+/// its keys too), and traces held keep one object per name, as on the Python path.
+#[derive(Default)]
+struct JsonKeys<'py> {
+    made: HashMap<String, Bound<'py, PyString>>,
+}
+
+impl<'py> JsonKeys<'py> {
+    /// Keys kept per record at most, and the longest kept.
+    const MAX_KEYS: usize = 1024;
+    const MAX_CHARS: usize = 64;
+
+    fn get(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+        if let Some(found) = self.made.get(key) {
+            return found.clone();
+        }
+        let made = PyString::new(py, key);
+        if key.len() <= Self::MAX_CHARS && self.made.len() < Self::MAX_KEYS {
+            self.made.insert(key.to_owned(), made.clone());
+        }
+        made
+    }
 }
 
 fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
