@@ -38,6 +38,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: 
 
 from tooltrail import dialects  # noqa: E402
 from tooltrail.convert import read_traces  # noqa: E402
+from tooltrail.convert.facts import READ_FACTS  # noqa: E402
 from tooltrail.otlp import Limits  # noqa: E402
 from tooltrail.otlp.decode.lazy import Where  # noqa: E402
 from tooltrail.otlp.decode.pb import spans_from_bytes  # noqa: E402
@@ -129,7 +130,7 @@ def main() -> None:
                 limits.max_attributes,
                 limits.max_events_per_span,
             ),
-            core._facts_mode(),
+            READ_FACTS.facts,
         )
         rows.append(
             (

@@ -609,5 +609,8 @@ fn value_of<'a, 'py>(
 fn tooltrail_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // What `Reader` takes: 1, its `facts` argument (`otlp/read/core.py` asks, so that a core
+    // built before it reads spans as before).
+    m.add("FACTS_MODE", 1)?;
     Ok(())
 }

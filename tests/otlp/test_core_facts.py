@@ -443,3 +443,21 @@ def test_read_facts_is_the_converter_interest_in_the_facts_mode() -> None:
 
     assert READ_FACTS.facts and not dialects.INTEREST.facts
     assert (READ_FACTS.names, READ_FACTS.keys) == (dialects.INTEREST.names, dialects.INTEREST.keys)
+
+
+def test_a_core_built_before_the_facts_mode_reads_spans() -> None:
+    """An older ``tooltrail-core`` (no ``FACTS_MODE``: its ``Reader`` takes no ``facts``) next
+    to this tooltrail reads spans as before instead of failing."""
+
+    class Before:
+        pass
+
+    class Now:
+        FACTS_MODE = 1
+
+    from tooltrail import dialects
+
+    assert core._facts_mode(Before(), READ_FACTS) is None
+    assert core._facts_mode(Now(), READ_FACTS) is READ_FACTS.facts
+    assert core._facts_mode(Now(), dialects.INTEREST) is None
+    assert core._facts_mode(Now(), None) is None

@@ -20,6 +20,7 @@ from tooltrail.dialects import (
     ROLE_TOOL,
     DialectCall,
     ModelCall,
+    rules,
 )
 from tooltrail.dialects.content import model_content, tool_result, user_input
 from tooltrail.dialects.final import final_text
@@ -41,10 +42,14 @@ _NOT_ASKED = (ROLE_TOOL, ROLE_EXCLUDED, ROLE_MODEL)
 #: has the same number: the differential test keeps them equal).
 MAX_LABEL_CHARS = 1024
 
-#: ``dialects.INTEREST`` in the facts mode: the compiled core hands out a ``FactSpan`` for
-#: each span its port of the dialect rules covers. For readers whose spans go to
-#: ``TraceFacts`` only, and not when content is read (``interest_for``).
-READ_FACTS = replace(dialects.INTEREST, facts=True)
+
+
+def _facts_terms() -> tuple[Any, ...]:
+    """What the compiled core's facts mode needs: the dialect rules (the text of
+    ``dialects/rules.json``, the one statement of them) and the classes it builds."""
+    with open(rules.RULES_PATH, encoding="utf-8") as file:
+        text = file.read()
+    return (text, FactSpan, SpanFact, DialectCall, ModelCall)
 
 
 def interest_for(content: bool) -> Interest:
@@ -88,6 +93,12 @@ class SpanFact:
     #: A model span that lists no call but whose finish reason says it asked for tools
     #: (``dialects.asked_for_tools``): content capture was off.
     asked_unlisted: bool = False
+
+
+#: ``dialects.INTEREST`` in the facts mode: the compiled core hands out a ``FactSpan`` for
+#: each span its port of the dialect rules covers. For readers whose spans go to
+#: ``TraceFacts`` only, and not when content is read (``interest_for``).
+READ_FACTS = replace(dialects.INTEREST, facts=_facts_terms())
 
 
 @dataclass(slots=True)

@@ -180,10 +180,12 @@ class Interest:
     name_prefixes: tuple[str, ...]
     #: Most common first: readers test them in this order.
     keys: tuple[str, ...]
-    #: The facts mode: the compiled core may hand out a ``FactSpan`` instead of a ``Span``
-    #: (only for readers whose spans go to ``convert.facts.TraceFacts``); the Python
-    #: decoders read as without it.
-    facts: bool = False
+    #: The facts mode: what the compiled core needs to hand out a ``FactSpan`` instead of a
+    #: ``Span`` (the text of ``dialects/rules.json`` and the classes it builds:
+    #: ``FactSpan``, ``SpanFact``, ``DialectCall``, ``ModelCall``), given by the converter
+    #: (``convert.facts.READ_FACTS``), whose readers alone may use it. ``None``: spans. The
+    #: Python decoders read as without it.
+    facts: tuple[Any, ...] | None = None
     key_set: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -31,7 +31,7 @@ from typing import Any
 from tooltrail.otlp.decode.lazy import Where
 from tooltrail.otlp.decode.limits import Limits
 from tooltrail.otlp.decode.pb import spans_from_bytes
-from tooltrail.otlp.decode.span import FactSpan, Interest, Span, SpanEvent, SpanHead
+from tooltrail.otlp.decode.span import Interest, Span, SpanEvent, SpanHead
 
 #: The switch: ``python`` reads with the Python path even when the core is installed.
 CORE_ENV = "TOOLTRAIL_CORE"
@@ -124,15 +124,15 @@ def json_lines(interest: Interest | None) -> Callable[[bytes, Where], list[Any] 
     return core
 
 
-def _facts_mode() -> tuple[str, type, type, type, type]:
-    """What the core's ``Reader`` needs for the facts mode: the dialect rules (the text of
-    ``dialects/rules.json``, the one statement of them) and the classes it builds."""
-    from tooltrail.convert.facts import SpanFact  # the converter: imported when used
-    from tooltrail.dialects import DialectCall, ModelCall, rules
-
-    with open(rules.RULES_PATH, encoding="utf-8") as file:
-        text = file.read()
-    return text, FactSpan, SpanFact, DialectCall, ModelCall
+def _facts_mode(module: Any, interest: Interest | None) -> tuple[Any, ...] | None:
+    """The facts mode's terms for the core's ``Reader`` (``Interest.facts``), or ``None``:
+    spans, for a reader without it, or a core built before the facts mode (it has no
+    ``FACTS_MODE``: an older ``tooltrail-core`` reads as before, it does not fail)."""
+    if interest is None or interest.facts is None:
+        return None
+    if getattr(module, "FACTS_MODE", 0) < 1:
+        return None
+    return interest.facts
 
 
 def facts_counts() -> tuple[int, int, int]:
@@ -142,7 +142,8 @@ def facts_counts() -> tuple[int, int, int]:
     ``SpanHead``. Zeros on the Python path. To tell how much the facts mode covers."""
     totals = [0, 0, 0]
     for reader in _state.get("readers", {}).values():
-        for index, count in enumerate(reader.counts()):
+        counts = getattr(reader, "counts", None)  # (a core before the facts mode has none)
+        for index, count in enumerate(counts() if counts is not None else ()):
             totals[index] += count
     return totals[0], totals[1], totals[2]
 
@@ -156,7 +157,8 @@ def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
         else (sorted(interest.names), list(interest.name_prefixes), list(interest.keys))
     )
     made: dict[tuple[Interest | None, Limits], Any] = _state.setdefault("readers", {})
-    facts = _facts_mode() if interest is not None and interest.facts else None
+    facts = _facts_mode(module, interest)
+    mode = () if facts is None else (facts,)  # (a core before the facts mode takes no more)
 
     def reader(limits: Limits) -> Any:
         found = made.get((interest, limits))
@@ -172,7 +174,7 @@ def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
                     limits.max_attributes,
                     limits.max_events_per_span,
                 ),
-                facts,
+                *mode,
             )
         return found
 
