@@ -412,11 +412,9 @@ def _batch_traces(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> li
             for _, spans in read_chunk(chunk, None, diagnostics, facts=True):
                 for span in spans:
                     collector.add(span)
-            counts = core.facts_counts()
             traces = [repr(collector.build([t])) for t in collector.take_all()]
         finally:
             core.reset()
-    assert which == core.PYTHON or counts[0] > 0  # the facts mode was used
     return [*traces, repr(diagnostics)]
 
 
@@ -436,6 +434,23 @@ def test_batch_chunks_read_the_same_both_ways(
     path.write_bytes(json_line(data) * 2 if fmt == "json" else frame(body) * 2)
     core_read = _batch_traces(path, monkeypatch, core.CORE)
     assert core_read == _batch_traces(path, monkeypatch, core.PYTHON)
+
+
+@needs_core
+def test_batch_chunks_hand_out_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``read_chunk(facts=True)`` (the chunk and merge tasks of ``tooltrail eval`` when the
+    suite reads no content) reads in the facts mode; without ``facts``, spans as before."""
+    monkeypatch.delenv(core.CORE_ENV, raising=False)
+    core.reset()
+    try:
+        chunk = Chunk(index=0, path=str(GENAI), framing="whole")
+        read = read_chunk(chunk, None, [], facts=True)
+        kinds = {type(s).__name__ for _, spans in read for s in spans}
+        assert kinds == {"FactSpan"}
+        kinds = {type(s).__name__ for _, spans in read_chunk(chunk, None, []) for s in spans}
+        assert kinds == {"Span"}
+    finally:
+        core.reset()
 
 
 def test_read_facts_is_the_converter_interest_in_the_facts_mode() -> None:

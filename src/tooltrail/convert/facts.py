@@ -43,7 +43,6 @@ _NOT_ASKED = (ROLE_TOOL, ROLE_EXCLUDED, ROLE_MODEL)
 MAX_LABEL_CHARS = 1024
 
 
-
 def _facts_terms() -> tuple[Any, ...]:
     """What the compiled core's facts mode needs: the dialect rules (the text of
     ``dialects/rules.json``, the one statement of them) and the classes it builds."""
