@@ -428,3 +428,32 @@ impl<'s, 'a> Slots<'s, 'a> {
         self.found[slot].is_some()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RULES: &str = include_str!("../../src/tooltrail/dialects/rules.json");
+
+    #[test]
+    fn reads_the_rules_of_the_package() {
+        let rules = Rules::parse(RULES).expect("rules.json reads");
+        assert_eq!(rules.by_span_name.get("agent run"), Some(&Meaning::Agent));
+        let (first, table) = &rules.markers[0];
+        assert_eq!(rules.slot("gen_ai.operation.name"), Some(*first));
+        assert_eq!(
+            table.get("execute_tool"),
+            Some(&Meaning::Tool("genai".into()))
+        );
+        assert!(rules.final_names.contains("final_result"));
+        assert!(rules.is_content("gen_ai.input.messages") && !rules.is_content("user"));
+    }
+
+    #[test]
+    fn refuses_rules_that_lack_what_it_reads() {
+        assert!(Rules::parse("{}").is_err());
+        assert!(Rules::parse("not json").is_err());
+        let unknown_role = RULES.replacen("\"agent run\": \"agent\"", "\"agent run\": \"boss\"", 1);
+        assert!(Rules::parse(&unknown_role).is_err());
+    }
+}
