@@ -6,9 +6,10 @@ measures the neighbours too):
 
 - ``ExportTraceServiceRequest.FromString`` of every protobuf record (the raw parse);
 - decoding alone: the core's ``Reader.traces`` and the Python path's ``spans_from_bytes`` over
-  the same records, with ``dialects.INTEREST``;
-- ``read_traces`` on each file, through the core and through the Python path (in-process,
-  ``TOOLTRAIL_CORE`` switched between runs);
+  the same records, with ``dialects.INTEREST``; and the core's ``Reader.traces`` in the facts
+  mode (``convert.facts.READ_FACTS``: each span's ``SpanFact`` built in the core);
+- ``read_traces`` on each file, through the core (in the facts mode, as ``read_traces`` reads)
+  and through the Python path (in-process, ``TOOLTRAIL_CORE`` switched between runs);
 - ``tooltrail eval --workers 1`` end to end on each file, each path in a fresh process.
 
 Usage: ``python benchmarks/bench_core.py [--spans N] [--dir DIR]``. Without the core installed
@@ -37,10 +38,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: 
 
 from tooltrail import dialects  # noqa: E402
 from tooltrail.convert import read_traces  # noqa: E402
+from tooltrail.convert.facts import READ_FACTS  # noqa: E402
 from tooltrail.otlp import Limits  # noqa: E402
 from tooltrail.otlp.decode.lazy import Where  # noqa: E402
 from tooltrail.otlp.decode.pb import spans_from_bytes  # noqa: E402
-from tooltrail.otlp.decode.span import Span, SpanEvent, SpanHead  # noqa: E402
+from tooltrail.otlp.decode.span import FactSpan, Span, SpanEvent, SpanHead  # noqa: E402
 from tooltrail.otlp.read import core  # noqa: E402
 
 
@@ -117,6 +119,28 @@ def main() -> None:
                 cpu_seconds(lambda: [reader.traces(b, "dump") for b in records]),
             )
         )
+        facts = core.core_module().Reader(
+            Span,
+            SpanHead,
+            SpanEvent,
+            (sorted(interest.names), list(interest.name_prefixes), list(interest.keys)),
+            (
+                limits.max_attribute_value_bytes,
+                limits.max_depth,
+                limits.max_attributes,
+                limits.max_events_per_span,
+            ),
+            READ_FACTS.facts,
+        )
+        rows.append(
+            (
+                "decode + facts, core (Reader.traces, READ_FACTS)",
+                cpu_seconds(lambda: [facts.traces(b, "dump") for b in records]),
+            )
+        )
+        spans = [s for b in records for s in facts.traces(b, "dump")]
+        covered = sum(1 for s in spans if s.__class__ is FactSpan)
+        print(f"facts mode: {covered} of {len(spans)} spans read as facts by the core")
     for fmt, dump in (("protobuf", pb), ("JSON lines", jsonl)):
         for path in [core.PYTHON] + ([core.CORE] if have_core else []):
             os.environ[core.CORE_ENV] = path

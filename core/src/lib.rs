@@ -6,15 +6,23 @@
 //! decodes it with the Python decoder, the reference, which reports it. So the diagnostics of
 //! both paths are the same by construction; `tests/otlp/test_core_differential.py` checks the rest.
 
+pub mod facts;
 pub mod json;
+pub mod jsontext;
+pub mod rules;
 pub mod traces;
 pub mod wire;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
+use facts::{Args, Facts, Outcome};
+use jsontext::Json;
+use rules::Rules;
 use traces::{AnyValue, Limits, Resource};
 
 /// Which spans the converter needs in full (`otlp.decode.span.Interest`, passed in as data).
@@ -32,6 +40,78 @@ struct Reader {
     event: PyObject,
     interest: Option<Interest>,
     limits: Limits,
+    /// The facts mode: spans of interest come as their converter facts where the port
+    /// covers them (`facts.rs`).
+    facts: Option<FactsMode>,
+    /// Spans handed out as facts, as whole `Span`s (declined or not covered), as heads.
+    counts: [AtomicU64; 3],
+}
+
+/// The rules and the Python classes of the facts mode.
+struct FactsMode {
+    rules: Rules,
+    carrier: PyObject,
+    span_fact: PyObject,
+    dialect_call: PyObject,
+    model_call: PyObject,
+    /// The `source` of the calls the port reads, made once (every call holds the same text).
+    args_source: Py<PyString>,
+    output_source: Py<PyString>,
+}
+
+/// The fields, in order, the core builds each class with (checked against the classes'
+/// `__match_args__` when a `Reader` is made, so a field added or moved on one side fails
+/// at once rather than filling the wrong field).
+const CARRIER_FIELDS: &[&str] = &[
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "name",
+    "start_ns",
+    "end_ns",
+    "status_code",
+    "resource",
+    "scope_name",
+    "origin",
+    "fact",
+    "noted",
+    "conversation",
+    "case_id",
+];
+const SPAN_FACT_FIELDS: &[&str] = &[
+    "span_id",
+    "parent_id",
+    "role",
+    "name",
+    "start_ns",
+    "end_ns",
+    "status_code",
+    "error",
+    "call",
+    "agent",
+    "reply",
+    "model_calls",
+    "labels",
+    "usage",
+    "result",
+    "input",
+    "final",
+    "scope",
+    "asked_unlisted",
+];
+const DIALECT_CALL_FIELDS: &[&str] = &["name", "args", "call_id", "source"];
+const MODEL_CALL_FIELDS: &[&str] = &["name", "call_id", "args", "position", "source"];
+
+/// `cls.__match_args__` starts with `fields`, or a `ValueError`.
+fn check_fields(cls: &Bound<'_, PyAny>, fields: &[&str]) -> PyResult<()> {
+    let names: Vec<String> = cls.getattr("__match_args__")?.extract()?;
+    if names.len() < fields.len() || names[..fields.len()] != *fields {
+        return Err(PyValueError::new_err(format!(
+            "tooltrail_core builds {} with the fields {fields:?}, the class has {names:?}",
+            cls.getattr("__name__")?
+        )));
+    }
+    Ok(())
 }
 
 #[pymethods]
@@ -39,21 +119,47 @@ impl Reader {
     /// `interest`: `None`, or `(names, name_prefixes, keys)`; `limits`: the
     /// `(max_attribute_value_bytes, max_depth, max_attributes, max_events_per_span)` of a
     /// `Limits`.
+    ///
+    /// `facts`: `None`, or `(rules_json_text, carrier, SpanFact, DialectCall, ModelCall)` for
+    /// the facts mode (a reader whose spans go to `TraceFacts` only).
     #[new]
-    #[pyo3(signature = (span, head, event, interest, limits))]
+    #[pyo3(signature = (span, head, event, interest, limits, facts=None))]
     fn new(
+        py: Python<'_>,
         span: PyObject,
         head: PyObject,
         event: PyObject,
         interest: Option<(Vec<String>, Vec<String>, Vec<String>)>,
         limits: (usize, usize, usize, usize),
-    ) -> Self {
+        facts: Option<(String, PyObject, PyObject, PyObject, PyObject)>,
+    ) -> PyResult<Self> {
         let interest = interest.map(|(names, prefixes, keys)| Interest {
             names: names.into_iter().collect(),
             prefixes,
             keys: keys.into_iter().collect(),
         });
-        Reader {
+        let facts = match facts {
+            None => None,
+            Some((text, carrier, span_fact, dialect_call, model_call)) => {
+                check_fields(carrier.bind(py), CARRIER_FIELDS)?;
+                check_fields(span_fact.bind(py), SPAN_FACT_FIELDS)?;
+                check_fields(dialect_call.bind(py), DIALECT_CALL_FIELDS)?;
+                check_fields(model_call.bind(py), MODEL_CALL_FIELDS)?;
+                let rules = Rules::parse(&text).map_err(|e| PyValueError::new_err(e.0))?;
+                let args_source = PyString::intern(py, &rules.genai.args_source).unbind();
+                let output_source = PyString::intern(py, &rules.genai_output_source).unbind();
+                Some(FactsMode {
+                    rules,
+                    args_source,
+                    output_source,
+                    carrier,
+                    span_fact,
+                    dialect_call,
+                    model_call,
+                })
+            }
+        };
+        Ok(Reader {
             span,
             head,
             event,
@@ -64,7 +170,20 @@ impl Reader {
                 max_attributes: limits.2,
                 max_events_per_span: limits.3,
             },
-        }
+            facts,
+            counts: Default::default(),
+        })
+    }
+
+    /// `(facts, spans, heads)`: how many spans this reader handed out as converter facts,
+    /// as whole `Span`s and as `SpanHead`s (to tell that the facts mode is used).
+    fn counts(&self) -> (u64, u64, u64) {
+        let [facts, spans, heads] = &self.counts;
+        (
+            facts.load(Ordering::Relaxed),
+            spans.load(Ordering::Relaxed),
+            heads.load(Ordering::Relaxed),
+        )
     }
 
     /// The spans of one protobuf traces message (`Span`, or `SpanHead` outside the interest),
@@ -109,6 +228,7 @@ impl Reader {
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         let mut keys = Keys::default();
+        let mut names = JsonKeys::default();
         let mut trace_hex: (&[u8], Option<Bound<'py, PyString>>) = (b"", None);
         for resource in resources {
             let attrs = dict(py, &resource.attributes, &mut keys)?;
@@ -131,7 +251,43 @@ impl Reader {
                         span.end_ns,
                         span.status_code,
                     );
-                    if self.is_head(span) {
+                    let mut outcome = if self.is_head(span) {
+                        Outcome::Head
+                    } else {
+                        Outcome::Full
+                    };
+                    if let (Outcome::Full, Some(mode)) = (&outcome, &self.facts) {
+                        outcome = facts::read(&mode.rules, span, &resource.attributes);
+                    }
+                    if let Outcome::Facts(found) = &outcome {
+                        self.counts[0].fetch_add(1, Ordering::Relaxed);
+                        let mode = self.facts.as_ref().expect("facts come in the facts mode");
+                        let made = (&common.1, &common.2, &common.3, &scope_name);
+                        let fact = span_fact(py, mode, span, found, made, &mut keys, &mut names)?;
+                        let args = PyTuple::new(
+                            py,
+                            [
+                                common.0.clone().into_any(),
+                                common.1.clone().into_any(),
+                                common.2.clone().into_any(),
+                                common.3.clone().into_any(),
+                                common.5.into_pyobject(py)?.into_any(),
+                                common.6.into_pyobject(py)?.into_any(),
+                                common.7.into_pyobject(py)?.into_any(),
+                                attrs.clone().into_any(),
+                                scope_name.clone().into_any(),
+                                origin.clone().into_any(),
+                                fact,
+                                found.noted.into_pyobject(py)?.to_owned().into_any(),
+                                optional_str(py, found.conversation.as_deref()),
+                                optional_str(py, found.case_id),
+                            ],
+                        )?;
+                        out.append(mode.carrier.bind(py).call1(args)?)?;
+                        continue;
+                    }
+                    if let Outcome::Head = outcome {
+                        self.counts[2].fetch_add(1, Ordering::Relaxed);
                         let args = PyTuple::new(
                             py,
                             [
@@ -150,6 +306,7 @@ impl Reader {
                         out.append(self.head.bind(py).call1(args)?)?;
                         continue;
                     }
+                    self.counts[1].fetch_add(1, Ordering::Relaxed);
                     let events: Bound<'py, PyAny> = if span.events.is_empty() {
                         PyTuple::empty(py).into_any()
                     } else {
@@ -209,6 +366,179 @@ impl Reader {
         }
         let name = span.name;
         !(interest.names.contains(name) || interest.prefixes.iter().any(|p| name.starts_with(p)))
+    }
+}
+
+/// The span id, parent id, name and scope name objects the carrier holds: the `SpanFact`
+/// holds the same ones (the traces built keep them: one object each, as on the Python path).
+type Made<'b, 'py> = (
+    &'b Bound<'py, PyString>,
+    &'b Bound<'py, PyString>,
+    &'b Bound<'py, PyString>,
+    &'b Bound<'py, PyString>,
+);
+
+/// The `SpanFact` of `found` (`convert/facts.py`), by position: `SPAN_FACT_FIELDS`.
+fn span_fact<'a, 'py>(
+    py: Python<'py>,
+    mode: &FactsMode,
+    span: &'a traces::Span<'a>,
+    found: &Facts<'a, 'a>,
+    made: Made<'_, 'py>,
+    keys: &mut Keys<'a, 'py>,
+    names: &mut JsonKeys<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (span_id, parent_id, name, scope_name) = made;
+    let none = || py.None().into_bound(py);
+    let call = match &found.call {
+        None => none(),
+        Some(call) => {
+            let args = match &call.args {
+                Args::None => none(),
+                Args::Json(json) => json_value(py, json, names)?,
+                Args::Value(value) => value_of(py, value, keys)?,
+            };
+            let fields = (
+                call.name.as_str(),
+                args,
+                optional_str(py, call.call_id.as_deref()),
+                mode.args_source.bind(py),
+            );
+            mode.dialect_call.bind(py).call1(fields)?
+        }
+    };
+    let model_calls = if found.model_calls.is_empty() {
+        PyTuple::empty(py).into_any()
+    } else {
+        let list = PyList::empty(py);
+        for (position, made) in found.model_calls.iter().enumerate() {
+            let args = match &made.args {
+                None => none(),
+                Some(json) => json_value(py, json, names)?,
+            };
+            let fields = (
+                made.name.as_str(),
+                optional_str(py, made.call_id.as_deref()),
+                args,
+                position,
+                mode.output_source.bind(py),
+            );
+            list.append(mode.model_call.bind(py).call1(fields)?)?;
+        }
+        list.into_any()
+    };
+    let labels = match &found.labels {
+        None => none(),
+        Some(pairs) => {
+            let dict = PyDict::new(py);
+            for (key, value) in pairs {
+                dict.set_item(keys.get(py, key), value_of(py, value, keys)?)?;
+            }
+            dict.into_any()
+        }
+    };
+    let usage = match found.usage {
+        None => none(),
+        Some((tokens_in, tokens_out, model)) => (tokens_in, tokens_out, optional_str(py, model))
+            .into_pyobject(py)?
+            .into_any(),
+    };
+    let scope = if found.model_calls.is_empty() {
+        PyString::new(py, "").into_any()
+    } else {
+        scope_name.clone().into_any()
+    };
+    let fields = PyTuple::new(
+        py,
+        [
+            span_id.clone().into_any(),
+            parent_id.clone().into_any(),
+            found.role.into_pyobject(py)?.into_any(),
+            name.clone().into_any(),
+            span.start_ns.into_pyobject(py)?.into_any(),
+            span.end_ns.into_pyobject(py)?.into_any(),
+            span.status_code.into_pyobject(py)?.into_any(),
+            optional_str(py, found.error),
+            call,
+            optional_str(py, found.agent.as_deref()),
+            optional_str(py, found.reply.as_deref()),
+            model_calls,
+            labels,
+            usage,
+            none(),
+            none(),
+            none(),
+            scope,
+            found
+                .asked_unlisted
+                .into_pyobject(py)?
+                .to_owned()
+                .into_any(),
+        ],
+    )?;
+    mode.span_fact.bind(py).call1(fields)
+}
+
+fn optional_str<'py>(py: Python<'py>, text: Option<&str>) -> Bound<'py, PyAny> {
+    match text {
+        None => py.None().into_bound(py),
+        Some(text) => PyString::new(py, text).into_any(),
+    }
+}
+
+/// A parsed JSON value as orjson gives it: an object member by member into a dict (a key
+/// repeated keeps its first position and takes its last value).
+fn json_value<'py>(
+    py: Python<'py>,
+    value: &Json,
+    names: &mut JsonKeys<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Json::Null => py.None().into_bound(py),
+        Json::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Json::Int(i) => i.into_pyobject(py)?.into_any(),
+        Json::UInt(u) => u.into_pyobject(py)?.into_any(),
+        Json::Float(f) => f.into_pyobject(py)?.into_any(),
+        Json::Str(s) => PyString::new(py, s).into_any(),
+        Json::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(json_value(py, item, names)?)?;
+            }
+            list.into_any()
+        }
+        Json::Object(members) => {
+            let dict = PyDict::new(py);
+            for (key, item) in members {
+                dict.set_item(names.get(py, key), json_value(py, item, names)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// The keys of JSON objects (arguments) made once per record, short ones only and up to a
+/// bound: the arguments of the many calls of a record hold the same few names (orjson caches
+/// its keys too), and traces held keep one object per name, as on the Python path.
+#[derive(Default)]
+struct JsonKeys<'py> {
+    made: HashMap<String, Bound<'py, PyString>>,
+}
+
+impl<'py> JsonKeys<'py> {
+    /// Keys kept per record at most, and the longest kept.
+    const MAX_KEYS: usize = 1024;
+    const MAX_CHARS: usize = 64;
+
+    fn get(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+        if let Some(found) = self.made.get(key) {
+            return found.clone();
+        }
+        let made = PyString::new(py, key);
+        if key.len() <= Self::MAX_CHARS && self.made.len() < Self::MAX_KEYS {
+            self.made.insert(key.to_owned(), made.clone());
+        }
+        made
     }
 }
 
@@ -279,5 +609,8 @@ fn value_of<'a, 'py>(
 fn tooltrail_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // What `Reader` takes: 1, its `facts` argument (`otlp/read/core.py` asks, so that a core
+    // built before it reads spans as before).
+    m.add("FACTS_MODE", 1)?;
     Ok(())
 }

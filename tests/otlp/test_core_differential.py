@@ -88,7 +88,8 @@ def _fixtures() -> list[Any]:
 @needs_core
 @pytest.mark.parametrize("path", _fixtures())
 def test_fixture_reads_the_same_both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert_same(path, monkeypatch, usage=True, content=True)
+    assert_same(path, monkeypatch, usage=True, content=True)  # content: spans, no facts
+    assert_same(path, monkeypatch, usage=True)  # the facts mode (``READ_FACTS``)
     assert_same(path, monkeypatch, group="conversation", two_pass=False)
 
 
@@ -173,6 +174,7 @@ def test_generated_requests_read_the_same_both_ways(
         path.write_bytes(frame(body) if framing == "framed" else body)
     assert_same_items(path, monkeypatch)
     assert_same(path, monkeypatch, usage=True, content=True)
+    assert_same(path, monkeypatch, usage=True)
 
 
 #: Small limits, so that mutated sizes and values reach them.
@@ -198,6 +200,7 @@ def test_mutated_files_read_the_same_both_ways(
     path.write_bytes(draw.draw(mutated(seed)))
     assert_same_items(path, monkeypatch, _SMALL)
     assert_same_items(path, monkeypatch)
+    assert_same(path, monkeypatch, usage=True, limits=_SMALL)
 
 
 def _request(**span: Any) -> TracesData:
@@ -265,6 +268,7 @@ def test_bad_records_read_the_same_both_ways(
     diagnostics = assert_same_items(path, monkeypatch, _SMALL)
     assert diagnostics or name == "a key twice"  # (read as it is: the last value wins)
     assert_same(path, monkeypatch, usage=True, content=True, limits=_SMALL)
+    assert_same(path, monkeypatch, usage=True, limits=_SMALL)
 
 
 def _reader(limits: Limits = DEFAULT_LIMITS) -> Any:
@@ -352,6 +356,7 @@ def test_bad_json_lines_read_the_same_both_ways(
     path.write_bytes(_line() + BAD_LINES[name] + _line(spanId='"0102030405060709"'))
     assert_same_items(path, monkeypatch, _SMALL)
     assert_same(path, monkeypatch, usage=True, content=True, limits=_SMALL)
+    assert_same(path, monkeypatch, usage=True, limits=_SMALL)
     assert _reader().json_line(_line(), "bad.jsonl:1") is not None
     assert _reader(_SMALL).json_line(BAD_LINES[name], "bad.jsonl:2") is None
 

@@ -24,6 +24,7 @@ from tooltrail.checks import default_registry
 from tooltrail.convert import TraceFacts
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import Decoded, is_log_record
+from tooltrail.convert.facts import READ_FACTS
 from tooltrail.dialects import INTEREST
 from tooltrail.evaluate import CasePlans, evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
@@ -79,17 +80,21 @@ def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
 
 
 def read_chunk(
-    chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic]
+    chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic], facts: bool = False
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     """The records of ``chunk``, read by ``tooltrail.otlp`` with the converter's interest
-    (``dialects.INTEREST``): a plain span comes as a ``SpanHead``, as in ``read_traces``."""
-    return read_range(chunk, limits, diagnostics, INTEREST)
+    (``dialects.INTEREST``): a plain span comes as a ``SpanHead``, as in ``read_traces``.
+    ``facts``: the spans go to ``TraceFacts`` only and no content is read, so the compiled
+    core may hand out a span as its facts (``convert.facts.READ_FACTS``)."""
+    return read_range(chunk, limits, diagnostics, READ_FACTS if facts else INTEREST)
 
 
 def _evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
     diagnostics: list[Diagnostic] = []
     traces = _TraceCollector(task.settings, diagnostics)
-    for extent, spans in read_chunk(task.chunk, task.settings.limits, diagnostics):
+    for extent, spans in read_chunk(
+        task.chunk, task.settings.limits, diagnostics, not traces.traces.content
+    ):
         try:
             traces.add_record(extent, spans)
         except Exception as exc:  # a record the converter chokes on must not lose the chunk
@@ -126,7 +131,9 @@ def _evaluate_merge(task: MergeTask) -> ChunkOutcome:
     ignored: list[Diagnostic] = []
     traces = _TraceCollector(task.settings, ignored, wanted=task.positions.keys())
     for part in task.parts:
-        for extent, spans in read_chunk(part, task.settings.limits, ignored):
+        for extent, spans in read_chunk(
+            part, task.settings.limits, ignored, not traces.traces.content
+        ):
             try:
                 traces.add_record(extent, spans)
             except Exception:  # reported by the chunk pass

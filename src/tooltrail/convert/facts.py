@@ -8,7 +8,7 @@ hold every open trace of a large dump without holding its spans.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tooltrail import dialects
@@ -20,18 +20,41 @@ from tooltrail.dialects import (
     ROLE_TOOL,
     DialectCall,
     ModelCall,
+    rules,
 )
 from tooltrail.dialects.content import model_content, tool_result, user_input
 from tooltrail.dialects.final import final_text
 from tooltrail.dialects.usage import ModelUsage, model_usage
-from tooltrail.otlp.decode.span import STATUS_ERROR, Span, SpanEvent, SpanHead
+from tooltrail.otlp.decode.span import (
+    STATUS_ERROR,
+    FactSpan,
+    Interest,
+    Span,
+    SpanEvent,
+    SpanHead,
+)
 
 #: Roles whose spans are not given the user's input themselves (a model span's is read with
 #: what else it was sent: ``model_content``).
 _NOT_ASKED = (ROLE_TOOL, ROLE_EXCLUDED, ROLE_MODEL)
 
-#: Longest string attribute copied into ``metadata["attributes"]``.
+#: Longest string attribute copied into ``metadata["attributes"]`` (``core/src/facts.rs``
+#: has the same number: the differential test keeps them equal).
 MAX_LABEL_CHARS = 1024
+
+
+def _facts_terms() -> tuple[Any, ...]:
+    """What the compiled core's facts mode needs: the dialect rules (the text of
+    ``dialects/rules.json``, the one statement of them) and the classes it builds."""
+    with open(rules.RULES_PATH, encoding="utf-8") as file:
+        text = file.read()
+    return (text, FactSpan, SpanFact, DialectCall, ModelCall)
+
+
+def interest_for(content: bool) -> Interest:
+    """The interest a reader feeding ``TraceFacts`` reads with: ``READ_FACTS``, unless the
+    traces read content (tool results, user input), which the core's port does not read."""
+    return dialects.INTEREST if content else READ_FACTS
 
 
 @dataclass(slots=True)
@@ -69,6 +92,12 @@ class SpanFact:
     #: A model span that lists no call but whose finish reason says it asked for tools
     #: (``dialects.asked_for_tools``): content capture was off.
     asked_unlisted: bool = False
+
+
+#: ``dialects.INTEREST`` in the facts mode: the compiled core hands out a ``FactSpan`` for
+#: each span its port of the dialect rules covers. For readers whose spans go to
+#: ``TraceFacts`` only, and not when content is read (``interest_for``).
+READ_FACTS = replace(dialects.INTEREST, facts=_facts_terms())
 
 
 @dataclass(slots=True)
@@ -111,11 +140,13 @@ class TraceFacts:
     def span_count(self) -> int:
         return len(self.parents)
 
-    def add(self, span: Span | SpanHead) -> bool:
+    def add(self, span: Span | SpanHead | FactSpan) -> bool:
         """Record ``span``. False when it was not recorded (a duplicate, or over the limit).
 
         A ``SpanHead`` (a span a reader with ``dialects.INTEREST`` did not decode) is recorded
-        as what it is: a span with a parent that is neither a tool, agent nor model call."""
+        as what it is: a span with a parent that is neither a tool, agent nor model call. A
+        ``FactSpan`` (the compiled core's reading, ``READ_FACTS``) brings its ``SpanFact``
+        ready: only the trace's bookkeeping is done here."""
         span_id = span.span_id
         parents = self.parents
         if span_id in parents:
@@ -136,6 +167,16 @@ class TraceFacts:
         if status == STATUS_ERROR:
             self.error_spans.append((start, span_id))
         if isinstance(span, SpanHead):  # no subclasses: the same as a class test
+            return True
+        if isinstance(span, FactSpan):  # read by the compiled core: only the bookkeeping
+            fact = span.fact
+            if not self.read_usage:
+                fact.usage = None
+            if span.noted:
+                self._note_conversation(span.conversation, start, parent_id)
+                if self.case_id is None:
+                    self.case_id = span.case_id
+            self.facts[span_id] = fact
             return True
         role, call = dialects.classify(span)
         if role == ROLE_OTHER and parent_id:
@@ -195,16 +236,19 @@ class TraceFacts:
             self.tool_responses.setdefault(call_id, value)
 
     def _note_ids(self, span: Span, attrs: Any, parent_id: str) -> None:
-        conv = dialects.conversation_id(attrs)
-        if conv is not None:
-            key = (span.start_ns, 1 if parent_id else 0, conv)
-            if self.conversation is None or key[:2] < self.conversation[:2]:
-                self.conversation = key
+        self._note_conversation(dialects.conversation_id(attrs), span.start_ns, parent_id)
         if self.case_id is None:
             case = attrs.get(dialects.CASE_ID_KEY) if dialects.CASE_ID_KEY in attrs else None
             case = case or span.resource.get(dialects.CASE_ID_KEY)
             if isinstance(case, str) and case:
                 self.case_id = case
+
+    def _note_conversation(self, conv: str | None, start: int, parent_id: str) -> None:
+        """Keep ``conv`` when it is the trace's earliest conversation id (a root's first)."""
+        if conv is not None:
+            key = (start, 1 if parent_id else 0, conv)
+            if self.conversation is None or key[:2] < self.conversation[:2]:
+                self.conversation = key
 
     def merge(self, other: TraceFacts) -> None:
         """Add the facts of ``other`` (same trace, read elsewhere); first copies win."""

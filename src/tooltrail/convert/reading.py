@@ -24,9 +24,9 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from tooltrail import dialects
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import Decoded, is_log_record
+from tooltrail.convert.facts import interest_for
 from tooltrail.gc_pause import gc_paused
 from tooltrail.model import EvalTrace
 from tooltrail.otlp.decode.span import Diagnostic
@@ -88,17 +88,17 @@ def _paused(steps: Iterator[EvalTrace]) -> Iterator[EvalTrace]:
 
 
 def _spans(
-    items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None
+    items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None, content: bool
 ) -> Iterator[Decoded]:
     """The spans of ``items``, with the log records that may carry their content among them."""
     from tooltrail.otlp.read.mixed import read_spans_and_logs  # the decoders; imported when used
 
-    # Spans no dialect reader looks at (see ``dialects.INTEREST``) come as bare heads.
+    # Spans no dialect reader looks at (see ``dialects.INTEREST``) come as bare heads, and
+    # (with the compiled core) the spans it reads the facts of as ``FactSpan``: ``interest_for``.
+    interest = interest_for(content)
     if limits is None:
-        return read_spans_and_logs(items, diagnostics=diagnostics, interest=dialects.INTEREST)
-    return read_spans_and_logs(
-        items, limits=limits, diagnostics=diagnostics, interest=dialects.INTEREST
-    )
+        return read_spans_and_logs(items, diagnostics=diagnostics, interest=interest)
+    return read_spans_and_logs(items, limits=limits, diagnostics=diagnostics, interest=interest)
 
 
 def _one_pass(
@@ -111,7 +111,7 @@ def _one_pass(
 ) -> Iterator[EvalTrace]:
     collector = TraceCollector(limits, diagnostics, usage=usage, content=content)
     last: dict[str, int] = {}
-    for position, span in enumerate(_spans(items, limits, diagnostics)):
+    for position, span in enumerate(_spans(items, limits, diagnostics, content)):
         if is_log_record(span):
             collector.add_log(span)
         else:
@@ -139,7 +139,7 @@ def _two_passes(
     # pass 1: how many spans and log records each trace has (ids only for spans)
     remaining = trace_counts(items) if limits is None else trace_counts(items, limits=limits)
     collector = TraceCollector(limits, diagnostics, usage=usage, content=content)
-    for span in _spans(items, limits, diagnostics):
+    for span in _spans(items, limits, diagnostics, content):
         trace_id = span.trace_id
         if is_log_record(span):
             collector.add_log(span)

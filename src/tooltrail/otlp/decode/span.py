@@ -121,6 +121,34 @@ class SpanHead:
     origin: str
 
 
+@dataclass(slots=True)
+class FactSpan:
+    """A span the compiled core read into what the converter keeps of it: the ``SpanHead``
+    fields, the ready ``SpanFact`` (``convert.facts``) and the trace notes ``TraceFacts.add``
+    takes from the span. Handed out instead of a ``Span`` only to readers in the facts mode
+    (``Interest.facts``), for the spans the core's port of the dialect rules covers; the
+    core builds it by position (its field order is checked when the core's reader is made)."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    start_ns: int
+    end_ns: int
+    status_code: int
+    #: Resource attributes, shared by every span of one ResourceSpans.
+    resource: Mapping[str, Any]
+    scope_name: str
+    origin: str
+    #: The ``convert.facts.SpanFact`` (typed loosely: this module knows no converter).
+    fact: Any
+    #: Whether the trace notes this span's conversation and case ids (agent, other and root
+    #: spans, as ``TraceFacts.add`` does).
+    noted: bool
+    conversation: str | None
+    case_id: str | None
+
+
 def head_of(span: Span) -> SpanHead:
     """The ``SpanHead`` of a span a reader decoded before it knew the span was of no
     interest. By position: readers call this for most plain spans (field order pinned by
@@ -152,6 +180,12 @@ class Interest:
     name_prefixes: tuple[str, ...]
     #: Most common first: readers test them in this order.
     keys: tuple[str, ...]
+    #: The facts mode: what the compiled core needs to hand out a ``FactSpan`` instead of a
+    #: ``Span`` (the text of ``dialects/rules.json`` and the classes it builds:
+    #: ``FactSpan``, ``SpanFact``, ``DialectCall``, ``ModelCall``), given by the converter
+    #: (``convert.facts.READ_FACTS``), whose readers alone may use it. ``None``: spans. The
+    #: Python decoders read as without it.
+    facts: tuple[Any, ...] | None = None
     key_set: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -10,6 +10,12 @@ whole JSON documents, JSON inside length-prefixed records, log records) is the P
 in this stage, and so is every read without an ``Interest``: the core's spans are what the
 converter reads, without the wire form that re-encoding needs (``Span.wire``).
 
+In the facts mode (an ``Interest`` with ``facts``: ``convert.facts.READ_FACTS``, for readers
+whose spans go to ``TraceFacts`` only) the core also classifies each span by the dialect
+rules (``dialects/rules.json``, handed over as text) and hands out a ``FactSpan``, the
+converter's ``SpanFact`` built, for the spans its port covers; any other span comes as a
+``Span`` and the Python readers classify it (docs/core-path.md).
+
 ``TOOLTRAIL_CORE=python`` picks the Python path. Without the core installed, tooltrail reads
 with the Python path and logs that once per process (logger ``tooltrail.core``). The core is
 imported on the first read, never by ``tooltrail --help`` or ``import tooltrail.live``.
@@ -118,6 +124,30 @@ def json_lines(interest: Interest | None) -> Callable[[bytes, Where], list[Any] 
     return core
 
 
+def _facts_mode(module: Any, interest: Interest | None) -> tuple[Any, ...] | None:
+    """The facts mode's terms for the core's ``Reader`` (``Interest.facts``), or ``None``:
+    spans, for a reader without it, or a core built before the facts mode (it has no
+    ``FACTS_MODE``: an older ``tooltrail-core`` reads as before, it does not fail)."""
+    if interest is None or interest.facts is None:
+        return None
+    if getattr(module, "FACTS_MODE", 0) < 1:
+        return None
+    return interest.facts
+
+
+def facts_counts() -> tuple[int, int, int]:
+    """``(facts, spans, heads)``: the spans the core's readers of this process (since the last
+    ``reset``) handed out as converter facts (``FactSpan``), as whole ``Span`` (spans the
+    core's port of the dialect rules does not cover, left to the Python readers) and as
+    ``SpanHead``. Zeros on the Python path. To tell how much the facts mode covers."""
+    totals = [0, 0, 0]
+    for reader in _state.get("readers", {}).values():
+        counts = getattr(reader, "counts", None)  # (a core before the facts mode has none)
+        for index, count in enumerate(counts() if counts is not None else ()):
+            totals[index] += count
+    return totals[0], totals[1], totals[2]
+
+
 def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
     """The core's ``Reader`` for ``interest`` and a ``Limits``, made once per process (a reader
     of single requests, ``decode_mixed_json``, asks for it per request)."""
@@ -127,6 +157,8 @@ def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
         else (sorted(interest.names), list(interest.name_prefixes), list(interest.keys))
     )
     made: dict[tuple[Interest | None, Limits], Any] = _state.setdefault("readers", {})
+    facts = _facts_mode(module, interest)
+    mode = () if facts is None else (facts,)  # (a core before the facts mode takes no more)
 
     def reader(limits: Limits) -> Any:
         found = made.get((interest, limits))
@@ -142,6 +174,7 @@ def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
                     limits.max_attributes,
                     limits.max_events_per_span,
                 ),
+                *mode,
             )
         return found
 

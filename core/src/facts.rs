@@ -1,0 +1,606 @@
+//! What `convert/facts.py TraceFacts.add` keeps of a span, read in the core: the span's role
+//! (`dialects/roles.py classify`) and, for the spans the port covers exactly, the ready facts.
+//!
+//! The port covers the GenAI semantic conventions' common case: `execute_tool` spans with
+//! `gen_ai.tool.call.arguments` (JSON text or a structured value), agent, workflow and model
+//! spans (`gen_ai.output.messages` read for calls and reply), root spans (labels,
+//! conversation and case ids), usage counts, and every span classified as "other". Any span
+//! it does not cover exactly is `Outcome::Full`: handed to Python as a whole `Span`, which
+//! the Python readers classify. The differential test (`tests/otlp/test_core_differential.py`)
+//! holds the two equal.
+
+use crate::jsontext::{self, Json};
+use crate::rules::{
+    Meaning, Rules, Slots, ROLE_AGENT, ROLE_MODEL, ROLE_OTHER, ROLE_TOOL, ROLE_WORKFLOW,
+};
+use crate::traces::{AnyValue, Span};
+use crate::wire::{Fallback, Read};
+
+/// `STATUS_ERROR` of `otlp/decode/span.py`.
+const STATUS_ERROR: i32 = 2;
+/// `facts.MAX_LABEL_CHARS`: longest string label, in characters.
+const MAX_LABEL_CHARS: usize = 1024;
+
+/// What the core hands Python for a span of interest.
+#[derive(Debug)]
+pub enum Outcome<'s, 'a> {
+    /// A span with a parent that is neither tool, agent nor model: a `SpanHead`.
+    Head,
+    /// Not covered: the whole `Span`, for Python to classify.
+    Full,
+    Facts(Box<Facts<'s, 'a>>),
+}
+
+/// A tool call's arguments as `values.args_from` gives them.
+#[derive(Debug)]
+pub enum Args<'s, 'a> {
+    None,
+    /// Parsed JSON text: an object.
+    Json(Json),
+    /// A structured value (a kvlist): the dict the decoder makes of it.
+    Value(&'s AnyValue<'a>),
+}
+
+#[derive(Debug)]
+pub struct Call<'s, 'a> {
+    pub name: String,
+    pub args: Args<'s, 'a>,
+    pub call_id: Option<String>,
+}
+
+/// A call a model's output lists (`spans.ModelCall`).
+#[derive(Debug)]
+pub struct ModelCall {
+    pub name: String,
+    pub call_id: Option<String>,
+    /// `None`: not captured; else the arguments (an object).
+    pub args: Option<Json>,
+}
+
+/// The `SpanFact` of one span, and the trace notes `TraceFacts.add` takes from it.
+#[derive(Debug)]
+pub struct Facts<'s, 'a> {
+    pub role: i64,
+    pub error: Option<&'a str>,
+    pub call: Option<Call<'s, 'a>>,
+    pub agent: Option<String>,
+    pub reply: Option<String>,
+    pub model_calls: Vec<ModelCall>,
+    pub labels: Option<Vec<(&'a str, &'s AnyValue<'a>)>>,
+    pub usage: Option<(u64, u64, Option<&'a str>)>,
+    pub asked_unlisted: bool,
+    /// Whether `TraceFacts` notes this span's conversation and case ids (agent and other
+    /// spans, and roots).
+    pub noted: bool,
+    pub conversation: Option<String>,
+    pub case_id: Option<&'a str>,
+}
+
+/// What `span` gives `TraceFacts` (its resource's attributes for the case id).
+pub fn read<'s, 'a>(
+    rules: &Rules,
+    span: &'s Span<'a>,
+    resource: &'s [(&'a str, AnyValue<'a>)],
+) -> Outcome<'s, 'a> {
+    let attrs = Slots::of(rules, &span.attributes);
+    let Some(meaning) = classify(rules, span, &attrs) else {
+        if !span.parent_span_id.is_empty() {
+            return Outcome::Head;
+        }
+        return facts(rules, span, resource, &attrs, ROLE_OTHER, None).map_or(Outcome::Full, done);
+    };
+    let (role, call) = match meaning {
+        Meaning::Agent => (ROLE_AGENT, None),
+        Meaning::Model => (ROLE_MODEL, None),
+        Meaning::Workflow => (ROLE_WORKFLOW, None),
+        Meaning::Tool(reader) if reader == "genai" => match genai_call(rules, span, &attrs) {
+            Ok(Some(call)) => (ROLE_TOOL, Some(call)),
+            Ok(None) if !span.parent_span_id.is_empty() => return Outcome::Head,
+            Ok(None) => (ROLE_OTHER, None),
+            Err(Fallback) => return Outcome::Full,
+        },
+        Meaning::Tool(_) => return Outcome::Full, // a reader not ported
+    };
+    facts(rules, span, resource, &attrs, role, call).map_or(Outcome::Full, done)
+}
+
+fn done<'s, 'a>(facts: Facts<'s, 'a>) -> Outcome<'s, 'a> {
+    Outcome::Facts(Box::new(facts))
+}
+
+/// `roles.classify`'s table lookups: by span name, marker attribute (in order), name prefix.
+fn classify<'r>(rules: &'r Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Option<&'r Meaning> {
+    if let Some(meaning) = rules.by_span_name.get(span.name) {
+        return Some(meaning);
+    }
+    for (slot, table) in &rules.markers {
+        if let Some(AnyValue::Str(value)) = attrs.get(*slot) {
+            if let Some(meaning) = table.get(*value) {
+                return Some(meaning);
+            }
+        }
+    }
+    let (prefix, meaning) = &rules.name_prefix;
+    span.name.starts_with(prefix.as_str()).then_some(meaning)
+}
+
+/// `tools.read_genai` in the common case: `Ok(None)` for a span that is not a call, `Err`
+/// for one the port does not read (arguments elsewhere, failures in results, envelopes,
+/// output functions, deferred and final-answer calls).
+fn genai_call<'s, 'a>(
+    rules: &Rules,
+    span: &Span<'a>,
+    attrs: &Slots<'s, 'a>,
+) -> Read<Option<Call<'s, 'a>>> {
+    let g = &rules.genai;
+    let mut name = rules.text(attrs.get(g.name)).map(str::to_owned);
+    if name.is_none() {
+        for prefix in &g.name_after_prefix {
+            if let Some(rest) = span.name.strip_prefix(prefix.as_str()) {
+                name = python_strip(rest)?
+                    .filter(|n| !rules.placeholders.contains(*n))
+                    .map(str::to_owned);
+                break;
+            }
+        }
+    }
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    if name == g.not_a_tool_name || span.name == g.not_a_tool_span {
+        return Ok(None);
+    }
+    if g.declined.iter().any(|slot| attrs.has(*slot)) || rules.final_names.contains(&name) {
+        return Err(Fallback);
+    }
+    let (key, prefix) = &g.output_function;
+    if let Some(AnyValue::Str(msg)) = attrs.get(*key) {
+        if msg.starts_with(prefix.as_str()) {
+            return Err(Fallback); // an output function: not a call
+        }
+    }
+    let adk = &g.adk_failure;
+    if attrs.has(adk.event) || attrs.has(adk.adk_result) {
+        // `tools._genai_failure`: the result (or ADK's own) marked by the retry plugin
+        let result = if attrs.has(adk.result) {
+            attrs.get(adk.result)
+        } else {
+            attrs.get(adk.adk_result)
+        };
+        if let Some(AnyValue::Str(text)) = result {
+            if text.contains(adk.marker.as_str()) {
+                return Err(Fallback);
+            }
+        }
+    }
+    let call_id = ident(rules, attrs.get(g.call_id));
+    let args = match attrs.get(g.args) {
+        None | Some(AnyValue::None) => return Err(Fallback), // arguments elsewhere
+        Some(AnyValue::Str(text)) => match text_args(rules, text)? {
+            Some(json) => Args::Json(json),
+            None => Args::None,
+        },
+        Some(value @ AnyValue::Kv(_)) => Args::Value(value),
+        Some(AnyValue::Bytes(_)) => return Err(Fallback),
+        Some(_) => Args::None,
+    };
+    Ok(Some(Call {
+        name,
+        args,
+        call_id,
+    }))
+}
+
+/// `values.args_from` of a string: a placeholder or text that is not a JSON object is no
+/// arguments; text the two Python parsers might read differently is `Fallback`.
+fn text_args(rules: &Rules, text: &str) -> Read<Option<Json>> {
+    if rules.placeholders.contains(text) {
+        return Ok(None);
+    }
+    if jsontext::has_long_digits(text) {
+        return Err(Fallback);
+    }
+    match jsontext::parse(text)? {
+        json @ Json::Object(_) => Ok(Some(json)),
+        _ => Ok(None),
+    }
+}
+
+/// `values.ident`: a non-placeholder string, or an int as text.
+fn ident(rules: &Rules, value: Option<&AnyValue<'_>>) -> Option<String> {
+    match value {
+        Some(AnyValue::Str(s)) if !rules.placeholders.contains(*s) => Some((*s).to_owned()),
+        Some(AnyValue::Int(i)) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+/// `ident` of a JSON value.
+fn json_ident(rules: &Rules, value: Option<&Json>) -> Option<String> {
+    match value {
+        Some(Json::Str(s)) if !rules.placeholders.contains(s.as_str()) => Some(s.clone()),
+        Some(Json::Int(i)) => Some(i.to_string()),
+        Some(Json::UInt(u)) => Some(u.to_string()),
+        _ => None,
+    }
+}
+
+/// Python's `str.strip()` where it agrees with ASCII trimming: `Err` when either end is
+/// a character Python might count as whitespace and Rust not (or the other way round).
+fn python_strip(text: &str) -> Read<Option<&str>> {
+    let trimmed =
+        text.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
+    let odd = |c: Option<char>| c.is_some_and(|c| !c.is_ascii() || c.is_ascii_control());
+    if odd(trimmed.chars().next()) || odd(trimmed.chars().next_back()) {
+        return Err(Fallback);
+    }
+    Ok(Some(trimmed))
+}
+
+/// The facts of a span of `role` (`TraceFacts.add` after `classify`).
+fn facts<'s, 'a>(
+    rules: &Rules,
+    span: &'s Span<'a>,
+    resource: &'s [(&'a str, AnyValue<'a>)],
+    attrs: &Slots<'s, 'a>,
+    role: i64,
+    call: Option<Call<'s, 'a>>,
+) -> Read<Facts<'s, 'a>> {
+    let parent = !span.parent_span_id.is_empty();
+    let mut out = Facts {
+        role,
+        error: None,
+        call: None,
+        agent: None,
+        reply: None,
+        model_calls: Vec::new(),
+        labels: None,
+        usage: None,
+        asked_unlisted: false,
+        noted: false,
+        conversation: None,
+        case_id: None,
+    };
+    match role {
+        ROLE_TOOL => {
+            out.call = call;
+            out.agent = agent_name(rules, span, attrs, false)?;
+            if span.status_code == STATUS_ERROR {
+                let message = exception_message(rules, span);
+                out.error = Some(message.unwrap_or(if span.status_message.is_empty() {
+                    "error"
+                } else {
+                    span.status_message
+                }));
+            }
+        }
+        ROLE_AGENT => {
+            out.agent = agent_name(rules, span, attrs, true)?;
+            out.reply = reply(rules, span, attrs)?;
+        }
+        ROLE_MODEL => {
+            let (calls, reply) = model_output(rules, span, attrs)?;
+            out.reply = reply;
+            if calls.is_empty() {
+                out.asked_unlisted = out.reply.is_none() && asked_for_tools(rules, attrs)?;
+            }
+            out.model_calls = calls;
+            out.usage = usage(rules, attrs)?;
+        }
+        _ => out.reply = reply(rules, span, attrs)?, // workflow and other spans
+    }
+    if role == ROLE_AGENT || role == ROLE_OTHER || !parent {
+        out.labels = Some(labels(rules, &span.attributes));
+        out.noted = true;
+        out.conversation = conversation(rules, attrs)?;
+        out.case_id = case_id(rules, attrs, resource);
+    }
+    Ok(out)
+}
+
+/// `spans.agent_name`.
+fn agent_name(
+    rules: &Rules,
+    span: &Span<'_>,
+    attrs: &Slots<'_, '_>,
+    invoked: bool,
+) -> Read<Option<String>> {
+    for slot in &rules.agent_name {
+        if let Some(name) = rules.text(attrs.get(*slot)) {
+            return Ok(Some(name.to_owned()));
+        }
+    }
+    if !invoked {
+        return Ok(None);
+    }
+    let (kind, values, key) = &rules.invoked_traceloop;
+    if let Some(AnyValue::Str(value)) = attrs.get(*kind) {
+        if values.iter().any(|v| v == value) {
+            return Ok(rules.text(attrs.get(*key)).map(str::to_owned));
+        }
+    }
+    if let Some(rest) = span.name.strip_prefix(rules.invoke_prefix.as_str()) {
+        let name = python_strip(rest)?;
+        return Ok(name
+            .filter(|n| !rules.placeholders.contains(*n))
+            .map(str::to_owned));
+    }
+    let (kinds, values) = &rules.invoked_span_name;
+    for slot in kinds {
+        if let Some(AnyValue::Str(value)) = attrs.get(*slot) {
+            if values.iter().any(|v| v == value) {
+                return Ok((!rules.placeholders.contains(span.name)).then(|| span.name.to_owned()));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// `spans.exception_message`: the text of the span's last `exception` event.
+fn exception_message<'a>(rules: &Rules, span: &Span<'a>) -> Option<&'a str> {
+    let event = span
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.name == rules.exception_event)?;
+    let (message, kind) = &rules.exception_text;
+    let text = |key: &str| match last(&event.attributes, key) {
+        Some(AnyValue::Str(s)) if !rules.placeholders.contains(*s) => Some(*s),
+        _ => None,
+    };
+    text(message).or_else(|| text(kind))
+}
+
+/// The last value of `key` among `pairs` (a dict's answer).
+fn last<'s, 'a>(pairs: &'s [(&'a str, AnyValue<'a>)], key: &str) -> Option<&'s AnyValue<'a>> {
+    pairs.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| v)
+}
+
+/// Whether the span has an event the Python readers look into for a reply or calls.
+fn has_reply_event(rules: &Rules, span: &Span<'_>) -> bool {
+    span.events
+        .iter()
+        .any(|e| e.name == rules.details_event || e.name == rules.choice_event)
+}
+
+/// `spans.agent_reply` where no reply key of another convention is there: the GenAI output
+/// messages' text.
+fn reply(rules: &Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Read<Option<String>> {
+    Ok(model_output(rules, span, attrs)?.1)
+}
+
+/// `spans.model_output` from `gen_ai.output.messages`; `Err` when anything else could
+/// answer (other conventions' keys, reply events).
+fn model_output(
+    rules: &Rules,
+    span: &Span<'_>,
+    attrs: &Slots<'_, '_>,
+) -> Read<(Vec<ModelCall>, Option<String>)> {
+    if rules.reply_elsewhere.iter().any(|slot| attrs.has(*slot)) {
+        return Err(Fallback);
+    }
+    match attrs.get(rules.genai_output) {
+        None => {
+            if has_reply_event(rules, span) {
+                return Err(Fallback);
+            }
+            Ok((Vec::new(), None))
+        }
+        Some(AnyValue::Str(text)) if text.starts_with('[') => genai_output(rules, text),
+        // JSON text of anything but a list, or a structured value that is no list
+        Some(AnyValue::Str(_) | AnyValue::Kv(_) | AnyValue::Int(_) | AnyValue::Double(_)) => {
+            Ok((Vec::new(), None))
+        }
+        Some(AnyValue::Bool(_) | AnyValue::Bytes(_)) => Ok((Vec::new(), None)),
+        Some(AnyValue::None | AnyValue::Array(_)) => Err(Fallback),
+    }
+}
+
+/// `spans.genai_output` of JSON text starting with `[`.
+fn genai_output(rules: &Rules, text: &str) -> Read<(Vec<ModelCall>, Option<String>)> {
+    let messages = jsontext::parse(text)?;
+    let mut calls = Vec::new();
+    let mut texts: Vec<&str> = Vec::new();
+    let Json::Array(messages) = &messages else {
+        return Ok((calls, None));
+    };
+    fn text_of<'j>(rules: &Rules, value: Option<&'j Json>) -> Option<&'j str> {
+        match value {
+            Some(Json::Str(s)) if !rules.placeholders.contains(s.as_str()) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+    for message in messages {
+        if !matches!(message, Json::Object(_)) {
+            continue;
+        }
+        let Some(Json::Array(parts)) = message.get("parts") else {
+            if let Some(content) = text_of(rules, message.get("content")) {
+                texts.push(content);
+            }
+            continue;
+        };
+        for part in parts {
+            if !matches!(part, Json::Object(_)) {
+                continue;
+            }
+            match part.get("type") {
+                Some(Json::Str(kind)) if kind == "tool_call" => {
+                    let Some(name) = text_of(rules, part.get("name")) else {
+                        continue;
+                    };
+                    let args = match part.get("arguments") {
+                        None | Some(Json::Null) => Some(Json::Object(Vec::new())),
+                        Some(Json::Str(text)) => text_args(rules, text)?,
+                        Some(Json::Object(_)) => Some(take(part, "arguments")),
+                        Some(_) => None,
+                    };
+                    calls.push(ModelCall {
+                        name: name.to_owned(),
+                        call_id: json_ident(rules, part.get("id")),
+                        args,
+                    });
+                }
+                Some(Json::Str(kind)) if kind == "text" => {
+                    if let Some(content) = text_of(rules, part.get("content")) {
+                        texts.push(content);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let reply = (!texts.is_empty()).then(|| texts.concat());
+    Ok((calls, reply))
+}
+
+/// A copy of an object member (the arguments a model listed), kept apart from the messages.
+fn take(object: &Json, key: &str) -> Json {
+    fn copy(value: &Json) -> Json {
+        match value {
+            Json::Null => Json::Null,
+            Json::Bool(b) => Json::Bool(*b),
+            Json::Int(i) => Json::Int(*i),
+            Json::UInt(u) => Json::UInt(*u),
+            Json::Float(f) => Json::Float(*f),
+            Json::Str(s) => Json::Str(s.clone()),
+            Json::Array(items) => Json::Array(items.iter().map(copy).collect()),
+            Json::Object(members) => {
+                Json::Object(members.iter().map(|(k, v)| (k.clone(), copy(v))).collect())
+            }
+        }
+    }
+    object.get(key).map_or(Json::Null, copy)
+}
+
+/// `spans.asked_for_tools`: a finish reason that says the response asked for tools.
+fn asked_for_tools(rules: &Rules, attrs: &Slots<'_, '_>) -> Read<bool> {
+    let asks = |reason: &str| -> Read<bool> {
+        if !reason.is_ascii() {
+            return Err(Fallback); // Python's lower() of other scripts: left to Python
+        }
+        Ok(rules.tool_finish.contains(&reason.to_ascii_lowercase()))
+    };
+    for slot in &rules.finish_reasons {
+        let reasons = match attrs.get(*slot) {
+            Some(value @ AnyValue::Str(_)) => std::slice::from_ref(value),
+            Some(AnyValue::Array(items)) => items.as_slice(),
+            _ => continue,
+        };
+        for reason in reasons {
+            if let AnyValue::Str(reason) = reason {
+                if asks(reason)? {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// `usage.model_usage`: (input tokens, output tokens, model), or `None` without a count.
+fn usage<'a>(rules: &Rules, attrs: &Slots<'_, 'a>) -> Read<Option<(u64, u64, Option<&'a str>)>> {
+    let count = |slots: &[usize]| -> Read<Option<u64>> {
+        for slot in slots {
+            match attrs.get(*slot) {
+                Some(AnyValue::Int(i)) if *i >= 0 => return Ok(Some(*i as u64)),
+                Some(AnyValue::Str(s))
+                    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    return s.parse::<u64>().map(Some).map_err(|_| Fallback);
+                }
+                // ``str.isdigit`` of other scripts' digits: left to Python
+                Some(AnyValue::Str(s)) if !s.is_ascii() => return Err(Fallback),
+                _ => {}
+            }
+        }
+        Ok(None)
+    };
+    let tokens_in = count(&rules.input_tokens)?;
+    let tokens_out = count(&rules.output_tokens)?;
+    if tokens_in.is_none() && tokens_out.is_none() {
+        return Ok(None);
+    }
+    let model = rules
+        .usage_model
+        .iter()
+        .find_map(|slot| match attrs.get(*slot) {
+            Some(AnyValue::Str(s)) if !rules.placeholders.contains(*s) => Some(*s),
+            _ => None,
+        });
+    Ok(Some((
+        tokens_in.unwrap_or(0),
+        tokens_out.unwrap_or(0),
+        model,
+    )))
+}
+
+/// `facts._labels`: scalar attributes that are not content, in the span's order.
+fn labels<'s, 'a>(
+    rules: &Rules,
+    attributes: &'s [(&'a str, AnyValue<'a>)],
+) -> Vec<(&'a str, &'s AnyValue<'a>)> {
+    attributes
+        .iter()
+        .filter(|(key, value)| {
+            !rules.is_content(key)
+                && match value {
+                    AnyValue::Str(s) => {
+                        s.len() <= MAX_LABEL_CHARS || s.chars().count() <= MAX_LABEL_CHARS
+                    }
+                    AnyValue::Bool(_) | AnyValue::Int(_) | AnyValue::Double(_) => true,
+                    _ => false,
+                }
+        })
+        .map(|(key, value)| (*key, value))
+        .collect()
+}
+
+/// `spans.conversation_id`; `Err` for an id encoded twice (MLflow).
+fn conversation(rules: &Rules, attrs: &Slots<'_, '_>) -> Read<Option<String>> {
+    for (slot, twice) in &rules.conversations {
+        let value = attrs.get(*slot);
+        if matches!(value, None | Some(AnyValue::None)) {
+            continue;
+        }
+        if *twice {
+            return Err(Fallback);
+        }
+        if let Some(found) = ident(rules, value) {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}
+
+/// The case id `TraceFacts._note_ids` reads: the span's, else (when that is falsy) the
+/// resource's; only a non-empty string counts.
+fn case_id<'a>(
+    rules: &Rules,
+    attrs: &Slots<'_, 'a>,
+    resource: &[(&'a str, AnyValue<'a>)],
+) -> Option<&'a str> {
+    let own = attrs.get(rules.case_id);
+    let chosen = match own {
+        Some(value) if truthy(value) => Some(value),
+        _ => last(resource, &rules.case_id_key),
+    };
+    match chosen {
+        Some(AnyValue::Str(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
+/// Python's truth value of a decoded attribute value.
+fn truthy(value: &AnyValue<'_>) -> bool {
+    match value {
+        AnyValue::None => false,
+        AnyValue::Str(s) => !s.is_empty(),
+        AnyValue::Bool(b) => *b,
+        AnyValue::Int(i) => *i != 0,
+        AnyValue::Double(d) => *d != 0.0,
+        AnyValue::Bytes(b) => !b.is_empty(),
+        AnyValue::Array(items) => !items.is_empty(),
+        AnyValue::Kv(pairs) => !pairs.is_empty(),
+    }
+}

@@ -1,0 +1,459 @@
+//! The dialect rules the core reads: `src/tooltrail/dialects/rules.json`, the one statement of
+//! which attribute carries what, handed over by the Python side as text when it makes a
+//! `Reader` (`otlp/read/core.py`). The Python side checks the file's schema at import
+//! (`dialects/rules.py`); here a rule the core needs and cannot find is an error.
+//!
+//! Every attribute key the facts reader looks up gets a slot: a span's attributes are then
+//! indexed once (one hash per attribute, `Slots::of`), and each rule is an array lookup.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use crate::traces::AnyValue;
+
+/// What a span name, name prefix or marker value says a span is (`roles` of rules.json).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Meaning {
+    /// A tool span, read by the named reader (`tool:genai` ...).
+    Tool(String),
+    Agent,
+    Model,
+    Workflow,
+}
+
+/// The roles of `dialects/roles.py` (`ROLE_*`), as the converter stores them.
+pub const ROLE_OTHER: i64 = 0;
+pub const ROLE_TOOL: i64 = 1;
+pub const ROLE_AGENT: i64 = 2;
+pub const ROLE_MODEL: i64 = 3;
+pub const ROLE_WORKFLOW: i64 = 5;
+
+/// A key the facts reader looks up: its slot in `Slots`.
+pub type Slot = usize;
+
+/// The rules, bound once per `Reader`.
+#[derive(Debug)]
+pub struct Rules {
+    /// key -> slot, for every key below.
+    slots: HashMap<String, Slot>,
+    pub by_span_name: HashMap<String, Meaning>,
+    pub name_prefix: (String, Meaning),
+    /// `roles.by_marker`, in order: the first row whose value is known decides.
+    pub markers: Vec<(Slot, HashMap<String, Meaning>)>,
+    pub placeholders: HashSet<String>,
+    /// Names of the built-in final-answer tools of every scope (`final_tools`).
+    pub final_names: HashSet<String>,
+    pub genai: GenAiTool,
+    pub agent_name: Vec<Slot>,
+    /// `agents.invoked_name`: (Traceloop kind key, its agent values, name key).
+    pub invoked_traceloop: (Slot, Vec<String>, Slot),
+    pub invoke_prefix: String,
+    /// `agents.invoked_name.span_name`: (kind keys, values naming an agent by span name).
+    pub invoked_span_name: (Vec<Slot>, Vec<String>),
+    /// Keys whose presence sends a span's reply to the Python path (reprs, wrappers, other
+    /// conventions' outputs): `agents.reply` and the model keys the port does not read.
+    pub reply_elsewhere: Vec<Slot>,
+    pub genai_output: Slot,
+    pub genai_output_source: String,
+    pub details_event: String,
+    pub choice_event: String,
+    pub exception_event: String,
+    pub exception_text: (String, String),
+    pub finish_reasons: Vec<Slot>,
+    pub tool_finish: HashSet<String>,
+    /// `conversations.ids`: (slot, JSON-encoded twice).
+    pub conversations: Vec<(Slot, bool)>,
+    pub case_id: Slot,
+    pub case_id_key: String,
+    pub input_tokens: Vec<Slot>,
+    pub output_tokens: Vec<Slot>,
+    pub usage_model: Vec<Slot>,
+    pub content_keys: HashSet<String>,
+    pub content_prefixes: Vec<String>,
+}
+
+/// `tools.genai` of rules.json: what `dialects/tools.py read_genai` reads in the common case.
+#[derive(Debug)]
+pub struct GenAiTool {
+    pub name: Slot,
+    pub name_after_prefix: Vec<String>,
+    pub not_a_tool_name: String,
+    pub not_a_tool_span: String,
+    pub call_id: Slot,
+    pub args: Slot,
+    pub args_source: String,
+    /// Keys that make `read_genai` do more than the port does (output functions, deferred
+    /// calls, failures hidden in results, LangChain envelopes): such spans are declined.
+    pub declined: Vec<Slot>,
+    /// Pydantic AI's output functions: (key, prefix of its text), not calls (declined).
+    pub output_function: (Slot, String),
+    pub adk_failure: AdkFailure,
+}
+
+/// `tools.genai.failure`'s ADK rows: the retry plugin hides a failure in the result, marked.
+#[derive(Debug)]
+pub struct AdkFailure {
+    pub event: Slot,
+    /// `gen_ai.tool.call.result`, read first, then ADK's own result key.
+    pub result: Slot,
+    pub adk_result: Slot,
+    pub marker: String,
+}
+
+/// A rules.json that lacks what the core reads.
+#[derive(Debug)]
+pub struct RulesError(pub String);
+
+type Got<T> = Result<T, RulesError>;
+
+fn at<'v>(node: &'v Value, path: &[&str]) -> Got<&'v Value> {
+    let mut node = node;
+    for name in path {
+        node = node
+            .get(name)
+            .ok_or_else(|| RulesError(format!("rules.json: no {}", path.join("."))))?;
+    }
+    Ok(node)
+}
+
+fn string(node: &Value, path: &[&str]) -> Got<String> {
+    at(node, path)?
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| RulesError(format!("rules.json: {} is not text", path.join("."))))
+}
+
+fn strings(node: &Value, path: &[&str]) -> Got<Vec<String>> {
+    let list = at(node, path)?
+        .as_array()
+        .ok_or_else(|| RulesError(format!("rules.json: {} is not a list", path.join("."))))?;
+    list.iter()
+        .map(|v| {
+            v.as_str().map(str::to_owned).ok_or_else(|| {
+                RulesError(format!("rules.json: {} holds a non-text", path.join(".")))
+            })
+        })
+        .collect()
+}
+
+fn meaning(role: &str) -> Got<Meaning> {
+    Ok(match role {
+        "agent" => Meaning::Agent,
+        "model" => Meaning::Model,
+        "workflow" => Meaning::Workflow,
+        _ => match role.strip_prefix("tool:") {
+            Some(reader) => Meaning::Tool(reader.to_owned()),
+            None => return Err(RulesError(format!("rules.json: unknown role {role:?}"))),
+        },
+    })
+}
+
+fn table(node: &Value) -> Got<HashMap<String, Meaning>> {
+    let object = node
+        .as_object()
+        .ok_or_else(|| RulesError("rules.json: a role table is not an object".into()))?;
+    object
+        .iter()
+        .map(|(name, role)| {
+            let role = role
+                .as_str()
+                .ok_or_else(|| RulesError(format!("rules.json: role of {name:?} is not text")))?;
+            Ok((name.clone(), meaning(role)?))
+        })
+        .collect()
+}
+
+impl Rules {
+    /// The rules of rules.json's text.
+    pub fn parse(text: &str) -> Got<Rules> {
+        let root: Value = serde_json::from_str(text)
+            .map_err(|e| RulesError(format!("rules.json is not JSON: {e}")))?;
+        let mut rules = Rules::empty();
+        let r = &mut rules;
+        r.by_span_name = table(at(&root, &["roles", "by_span_name"])?)?;
+        let prefixes = table(at(&root, &["roles", "by_name_prefix"])?)?;
+        if prefixes.len() != 1 {
+            return Err(RulesError(
+                "rules.json: roles.by_name_prefix: one prefix".into(),
+            ));
+        }
+        r.name_prefix = prefixes.into_iter().next().expect("one entry");
+        let markers = at(&root, &["roles", "by_marker"])?
+            .as_array()
+            .ok_or_else(|| RulesError("rules.json: roles.by_marker is not a list".into()))?;
+        for row in markers {
+            let slot = r.slot_of(&string(row, &["key"])?);
+            let values = table(at(row, &["values"])?)?;
+            r.markers.push((slot, values));
+        }
+        r.placeholders = strings(&root, &["values", "placeholders"])?
+            .into_iter()
+            .collect();
+        let finals = at(&root, &["final_tools"])?
+            .as_object()
+            .ok_or_else(|| RulesError("rules.json: final_tools is not an object".into()))?;
+        for tools in finals.values() {
+            r.final_names.extend(strings(tools, &["names"])?);
+        }
+        r.genai = r.genai_tool(&root)?;
+        r.agent_name = r.keys(&root, &["agents", "name"])?;
+        let traceloop = at(&root, &["agents", "invoked_name", "traceloop"])?;
+        r.invoked_traceloop = (
+            r.slot_of(&string(traceloop, &["when"])?),
+            strings(traceloop, &["values"])?,
+            r.slot_of(&string(traceloop, &["key"])?),
+        );
+        r.invoke_prefix = string(&root, &["agents", "invoked_name", "genai", "prefix"])?;
+        let by_name = at(&root, &["agents", "invoked_name", "span_name"])?;
+        let kinds = strings(by_name, &["when"])?;
+        r.invoked_span_name = (
+            kinds.iter().map(|k| r.slot_of(k)).collect(),
+            strings(by_name, &["values"])?,
+        );
+        // every other row of `models` (Vercel, ADK, OpenInference outputs, and any row added
+        // later): a span with one of those keys is the Python readers'
+        let mut elsewhere = r.keys(&root, &["agents", "reply"])?;
+        let models = at(&root, &["models"])?
+            .as_object()
+            .ok_or_else(|| RulesError("rules.json: models is not an object".into()))?;
+        for (name, row) in models {
+            if let (false, Some(key)) = (name == "genai_output", row.get("key")) {
+                let key = key
+                    .as_str()
+                    .ok_or_else(|| RulesError(format!("models.{name}.key")))?;
+                elsewhere.push(r.slot_of(key));
+            }
+        }
+        r.reply_elsewhere = elsewhere;
+        r.genai_output = r.slot_of(&string(&root, &["models", "genai_output", "key"])?);
+        r.genai_output_source = string(&root, &["models", "genai_output", "source"])?;
+        r.details_event = string(&root, &["events", "details"])?;
+        r.choice_event = string(&root, &["events", "choice"])?;
+        r.exception_event = string(&root, &["events", "exception_event"])?;
+        let texts = at(&root, &["events", "exception_text"])?
+            .as_array()
+            .filter(|rows| rows.len() == 2)
+            .ok_or_else(|| RulesError("rules.json: events.exception_text: two rows".into()))?;
+        r.exception_text = (string(&texts[0], &["key"])?, string(&texts[1], &["key"])?);
+        r.finish_reasons = r.keys(&root, &["models", "finish_reasons"])?;
+        r.tool_finish = strings(&root, &["models", "asked_for_tools"])?
+            .into_iter()
+            .collect();
+        let ids = at(&root, &["conversations", "ids"])?
+            .as_array()
+            .ok_or_else(|| RulesError("rules.json: conversations.ids is not a list".into()))?;
+        for row in ids {
+            let slot = r.slot_of(&string(row, &["key"])?);
+            r.conversations
+                .push((slot, string(row, &["encoding"])? == "json_twice"));
+        }
+        r.case_id_key = string(&root, &["conversations", "case_id", "key"])?;
+        r.case_id = r.slot_of(&r.case_id_key.clone());
+        r.input_tokens = r.keys(&root, &["usage", "input_tokens"])?;
+        r.output_tokens = r.keys(&root, &["usage", "output_tokens"])?;
+        r.usage_model = r.keys(&root, &["usage", "model"])?;
+        r.content_keys = strings(&root, &["content", "not_labels", "keys"])?
+            .into_iter()
+            .collect();
+        r.content_prefixes = strings(&root, &["content", "not_labels", "prefixes"])?;
+        Ok(rules)
+    }
+
+    fn empty() -> Rules {
+        Rules {
+            slots: HashMap::new(),
+            by_span_name: HashMap::new(),
+            name_prefix: (String::new(), Meaning::Agent),
+            markers: Vec::new(),
+            placeholders: HashSet::new(),
+            final_names: HashSet::new(),
+            genai: GenAiTool {
+                name: 0,
+                name_after_prefix: Vec::new(),
+                not_a_tool_name: String::new(),
+                not_a_tool_span: String::new(),
+                call_id: 0,
+                args: 0,
+                args_source: String::new(),
+                declined: Vec::new(),
+                output_function: (0, String::new()),
+                adk_failure: AdkFailure {
+                    event: 0,
+                    result: 0,
+                    adk_result: 0,
+                    marker: String::new(),
+                },
+            },
+            agent_name: Vec::new(),
+            invoked_traceloop: (0, Vec::new(), 0),
+            invoke_prefix: String::new(),
+            invoked_span_name: (Vec::new(), Vec::new()),
+            reply_elsewhere: Vec::new(),
+            genai_output: 0,
+            genai_output_source: String::new(),
+            details_event: String::new(),
+            choice_event: String::new(),
+            exception_event: String::new(),
+            exception_text: (String::new(), String::new()),
+            finish_reasons: Vec::new(),
+            tool_finish: HashSet::new(),
+            conversations: Vec::new(),
+            case_id: 0,
+            case_id_key: String::new(),
+            input_tokens: Vec::new(),
+            output_tokens: Vec::new(),
+            usage_model: Vec::new(),
+            content_keys: HashSet::new(),
+            content_prefixes: Vec::new(),
+        }
+    }
+
+    fn genai_tool(&mut self, root: &Value) -> Got<GenAiTool> {
+        let g = at(root, &["tools", "genai"])?;
+        let mut declined = vec![self.slot_of(&string(g, &["deferred", "key"])?)];
+        // every failure row (and any added later) but the ADK retry plugin's, which the port
+        // reads, and `result`, read only when another one is there
+        let failures = at(g, &["failure"])?
+            .as_object()
+            .ok_or_else(|| RulesError("rules.json: tools.genai.failure".into()))?;
+        for (name, row) in failures {
+            if !matches!(name.as_str(), "result" | "adk_event" | "adk_result") {
+                declined.push(self.slot_of(&string(row, &["key"])?));
+            }
+        }
+        let adk_failure = AdkFailure {
+            event: self.slot_of(&string(g, &["failure", "adk_event", "key"])?),
+            result: self.slot_of(&string(g, &["failure", "result", "key"])?),
+            adk_result: self.slot_of(&string(g, &["failure", "adk_result", "key"])?),
+            marker: string(g, &["failure", "adk_result", "marker"])?,
+        };
+        let output_function = (
+            self.slot_of(&string(g, &["output_function", "key"])?),
+            string(g, &["output_function", "prefix"])?,
+        );
+        // OpenLLMetry's LangChain tool spans: their arguments sit in an envelope
+        for row in at(root, &["roles", "by_marker"])?
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let values = table(at(row, &["values"])?)?;
+            if values
+                .values()
+                .any(|m| *m == Meaning::Tool("traceloop".into()))
+            {
+                declined.push(self.slot_of(&string(row, &["key"])?));
+            }
+        }
+        Ok(GenAiTool {
+            name: self.slot_of(&string(g, &["name", "key"])?),
+            name_after_prefix: strings(g, &["name_after_prefix"])?,
+            not_a_tool_name: string(g, &["not_a_tool_name"])?,
+            not_a_tool_span: string(g, &["not_a_tool_span"])?,
+            call_id: self.slot_of(&string(g, &["call_id", "key"])?),
+            args: self.slot_of(&string(g, &["args", "key"])?),
+            args_source: string(g, &["args", "source"])?,
+            declined,
+            output_function,
+            adk_failure,
+        })
+    }
+
+    /// The slots of the keys of the ordered rows at `path`.
+    fn keys(&mut self, root: &Value, path: &[&str]) -> Got<Vec<Slot>> {
+        let rows = at(root, path)?
+            .as_array()
+            .ok_or_else(|| RulesError(format!("rules.json: {} is not a list", path.join("."))))?;
+        rows.iter()
+            .map(|row| Ok(self.slot_of(&string(row, &["key"])?)))
+            .collect()
+    }
+
+    fn slot_of(&mut self, key: &str) -> Slot {
+        let next = self.slots.len();
+        *self.slots.entry(key.to_owned()).or_insert(next)
+    }
+
+    /// How many slots a span's index has.
+    pub fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn slot(&self, key: &str) -> Option<Slot> {
+        self.slots.get(key).copied()
+    }
+
+    /// A string that is not a placeholder (`values.text`).
+    pub fn text<'v>(&self, value: Option<&'v AnyValue<'v>>) -> Option<&'v str> {
+        match value {
+            Some(AnyValue::Str(s)) if !self.placeholders.contains(*s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether `key` holds content rather than a label (`spans.is_content_attribute`).
+    pub fn is_content(&self, key: &str) -> bool {
+        self.content_keys.contains(key)
+            || self
+                .content_prefixes
+                .iter()
+                .any(|p| key.starts_with(p.as_str()))
+    }
+}
+
+/// A span's attributes by slot: the last value of each key the rules name (a Python dict
+/// keeps the last value of a repeated key).
+pub struct Slots<'s, 'a> {
+    found: Vec<Option<&'s AnyValue<'a>>>,
+}
+
+impl<'s, 'a> Slots<'s, 'a> {
+    pub fn of(rules: &Rules, attributes: &'s [(&'a str, AnyValue<'a>)]) -> Self {
+        let mut found = vec![None; rules.slot_count()];
+        for (key, value) in attributes {
+            if let Some(slot) = rules.slots.get(*key) {
+                found[*slot] = Some(value);
+            }
+        }
+        Slots { found }
+    }
+
+    /// The value at `slot`: `None` when the key is absent (an empty AnyValue is `Some(None)`).
+    pub fn get(&self, slot: Slot) -> Option<&'s AnyValue<'a>> {
+        self.found[slot]
+    }
+
+    pub fn has(&self, slot: Slot) -> bool {
+        self.found[slot].is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RULES: &str = include_str!("../../src/tooltrail/dialects/rules.json");
+
+    #[test]
+    fn reads_the_rules_of_the_package() {
+        let rules = Rules::parse(RULES).expect("rules.json reads");
+        assert_eq!(rules.by_span_name.get("agent run"), Some(&Meaning::Agent));
+        let (first, table) = &rules.markers[0];
+        assert_eq!(rules.slot("gen_ai.operation.name"), Some(*first));
+        assert_eq!(
+            table.get("execute_tool"),
+            Some(&Meaning::Tool("genai".into()))
+        );
+        assert!(rules.final_names.contains("final_result"));
+        assert!(rules.is_content("gen_ai.input.messages") && !rules.is_content("user"));
+    }
+
+    #[test]
+    fn refuses_rules_that_lack_what_it_reads() {
+        assert!(Rules::parse("{}").is_err());
+        assert!(Rules::parse("not json").is_err());
+        let unknown_role = RULES.replacen("\"agent run\": \"agent\"", "\"agent run\": \"boss\"", 1);
+        assert!(Rules::parse(&unknown_role).is_err());
+    }
+}

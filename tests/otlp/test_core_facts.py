@@ -1,0 +1,478 @@
+"""The compiled core's facts mode reads what the Python dialect readers read.
+
+With ``convert.facts.READ_FACTS`` the core classifies each span with ``rules.json`` and hands
+out the converter's ``SpanFact`` ready (a ``FactSpan``) for the spans its port covers; every
+other span comes as a ``Span`` and the Python readers classify it. These tests hold the two
+equal on generated GenAI traces, argument JSON the two JSON parsers could read differently
+(ints near 2**63 and 2**64, floats, nesting, unicode, lone surrogates, repeated keys), byte
+ranges of the batch pass, and check that the facts mode is used at all
+(``otlp.read.core.facts_counts``). ``test_core_differential.py`` compares every fixture.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Status, TracesData
+from test_core_differential import HAVE_CORE, assert_same
+
+from tooltrail.batch.chunks import Chunk
+from tooltrail.batch.tasks import read_chunk
+from tooltrail.convert import read_traces
+from tooltrail.convert.collect import TraceCollector
+from tooltrail.convert.facts import READ_FACTS, SpanFact
+from tooltrail.dialects import DialectCall, ModelCall
+from tooltrail.otlp import encode_for_file, frame, json_line
+from tooltrail.otlp.decode.span import Diagnostic, FactSpan, Span, SpanEvent, SpanHead
+from tooltrail.otlp.read import core
+
+needs_core = pytest.mark.skipif(
+    not HAVE_CORE, reason="the compiled core (tooltrail-core, core/) is not installed"
+)
+
+#: A GenAI fixture every span of which the core's port covers.
+GENAI = Path(__file__).parents[1] / "data/corpus/mlflow-genai-semconv/a_refund_ok.otlp.pb"
+
+
+def _counts(path: Path, monkeypatch: pytest.MonkeyPatch, **options: Any) -> tuple[int, ...]:
+    monkeypatch.delenv(core.CORE_ENV, raising=False)
+    core.reset()
+    try:
+        assert list(read_traces(path, diagnostics=[], **options))
+        return core.facts_counts()
+    finally:
+        core.reset()
+
+
+@needs_core
+def test_the_core_reads_the_facts_of_a_genai_fixture(monkeypatch: pytest.MonkeyPatch) -> None:
+    facts, spans, heads = _counts(GENAI, monkeypatch)
+    assert facts == 9 and spans == 0 and heads == 0
+    assert _counts(GENAI, monkeypatch, usage=True)[0] == 9  # usage: read by the core too
+
+
+@needs_core
+def test_reading_content_takes_no_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Content (tool results, the user's input) is the Python readers': a read that wants it
+    gets whole spans."""
+    facts, spans, _ = _counts(GENAI, monkeypatch, content=True)
+    assert facts == 0 and spans == 9
+
+
+def test_the_python_path_hands_out_no_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(core.CORE_ENV, core.PYTHON)
+    core.reset()
+    try:
+        assert list(read_traces(GENAI))
+        assert core.facts_counts() == (0, 0, 0)
+    finally:
+        core.reset()
+
+
+@needs_core
+def test_the_core_checks_the_fields_it_builds() -> None:
+    """The core builds ``SpanFact`` and ``FactSpan`` by position: a class whose fields are not
+    the ones it fills is refused when the reader is made, not filled wrongly."""
+    import tooltrail_core
+
+    text = (Path(core.__file__).parents[2] / "dialects" / "rules.json").read_text()
+    sizes = (1 << 20, 32, 128, 128)
+    good = (text, FactSpan, SpanFact, DialectCall, ModelCall)
+    tooltrail_core.Reader(Span, SpanHead, SpanEvent, None, sizes, good)
+    for bad in (
+        (text, SpanHead, SpanFact, DialectCall, ModelCall),
+        (text, FactSpan, SpanFact, ModelCall, ModelCall),
+        ("{}", FactSpan, SpanFact, DialectCall, ModelCall),
+    ):
+        with pytest.raises(ValueError):
+            tooltrail_core.Reader(Span, SpanHead, SpanEvent, None, sizes, bad)
+
+
+# -- generated GenAI traces, with argument JSON the parsers might read differently -----------
+
+_EDGE_INTS = [0, -1, 2**53, 2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1]
+_ODD_NUMBERS = ["-0", "-0.0", "1E2", "1e-400", "1e400", "1.5e+3", "0.1", "01", "1.", "NaN"]
+_ODD_STRINGS = [
+    '"\\ud83d\\ude00"',  # a surrogate pair: one character
+    '"\\ud800"',  # a lone surrogate: orjson refuses it, the standard library keeps it
+    '"\\udc00"',
+    '"a\\u0000b"',
+    '"tab\there"',  # a raw control character: not JSON
+    '"\\/\\b\\f\\n\\r\\t\\"\\\\"',
+    '"caf\\u00e9"',
+]
+
+
+def _number() -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.integers(-(2**64) - 2, 2**64 + 2).map(str),
+        st.sampled_from(_EDGE_INTS).map(str),
+        st.floats(allow_nan=False, allow_infinity=False).map(repr),
+        st.sampled_from(_ODD_NUMBERS),
+    )
+
+
+def _string() -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.text(max_size=8).map(lambda t: json.dumps(t, ensure_ascii=False)),
+        st.text(max_size=8).map(json.dumps),
+        st.sampled_from(_ODD_STRINGS),
+    )
+
+
+def _json_text() -> st.SearchStrategy[str]:
+    """JSON text (and a little that is not), written out: repeated keys, spacing, numbers
+    spelled as the test chooses."""
+    scalar = st.one_of(
+        _number(), _string(), st.sampled_from(["true", "false", "null", "'py'", "[1,]"])
+    )
+    key = st.sampled_from(['"a"', '"b"', '"é"', '"a"']) | _string()
+
+    def nest(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        members = st.lists(st.tuples(key, inner), max_size=4)
+        space = st.sampled_from(["", " ", "\n", "\t"])
+        return st.one_of(
+            st.tuples(members, space).map(
+                lambda m: "{" + m[1] + ",".join(f"{k}:{m[1]}{v}" for k, v in m[0]) + "}"
+            ),
+            st.lists(inner, max_size=4).map(lambda items: "[" + ",".join(items) + "]"),
+        )
+
+    return st.recursive(scalar, nest, max_leaves=12)
+
+
+def _arguments() -> st.SearchStrategy[str]:
+    """Tool arguments: mostly an object, as instrumentations write them."""
+    members = st.lists(st.tuples(_string(), _json_text()), max_size=4)
+    obj = members.map(lambda m: "{" + ",".join(f"{k}:{v}" for k, v in m) + "}")
+    return st.one_of(obj, obj, _json_text(), st.sampled_from(["", "<elided>", "{'a': 1}"]))
+
+
+def _kv(key: str, value: Any) -> KeyValue:
+    if isinstance(value, bool):
+        return KeyValue(key=key, value=AnyValue(bool_value=value))
+    if isinstance(value, int):
+        return KeyValue(key=key, value=AnyValue(int_value=value))
+    if isinstance(value, float):
+        return KeyValue(key=key, value=AnyValue(double_value=value))
+    if isinstance(value, list):
+        out = KeyValue(key=key)
+        for item in value:
+            out.value.array_value.values.add(string_value=item)
+        return out
+    return KeyValue(key=key, value=AnyValue(string_value=value))
+
+
+_label = st.one_of(
+    st.text(max_size=6),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.just("x" * 1025),
+    st.just("é" * 1000),  # over 1024 bytes, within 1024 characters
+)
+
+
+@st.composite
+def genai_traces(draw: st.DrawFn) -> TracesData:
+    """A GenAI agent trace: a root agent span, model spans listing tool calls, tool spans."""
+    data = TracesData()
+    rs = data.resource_spans.add()
+    rs.resource.attributes.append(_kv("service.name", "shop"))
+    if draw(st.booleans()):
+        rs.resource.attributes.append(_kv("tooltrail.case_id", draw(st.sampled_from(["c1", ""]))))
+    ss = rs.scope_spans.add()
+    ss.scope.name = draw(st.sampled_from(["agent", "pydantic-ai", "gcp.vertex.agent"]))
+    trace_id = b"\x01" * 16
+    root = ss.spans.add(trace_id=trace_id, span_id=b"\x02" * 8, start_time_unix_nano=10)
+    root.end_time_unix_nano = 99
+    root.name = draw(st.sampled_from(["invoke_agent shop", "invoke_agent  ", "run", "agent run"]))
+    if draw(st.booleans()):
+        root.attributes.append(_kv("gen_ai.operation.name", "invoke_agent"))
+    for key, value in draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(
+                    [
+                        "gen_ai.agent.name",
+                        "gen_ai.conversation.id",
+                        "session.id",
+                        "user",
+                        "tooltrail.case_id",
+                        "gen_ai.input.messages",
+                        "count",
+                    ]
+                ),
+                _label,
+            ),
+            max_size=5,
+            unique_by=lambda kv: kv[0],
+        )
+    ):
+        root.attributes.append(_kv(key, value))
+    for n in range(draw(st.integers(1, 4))):
+        span = ss.spans.add(trace_id=trace_id, parent_span_id=b"\x02" * 8)
+        span.span_id = bytes([3 + n]) * 8
+        span.start_time_unix_nano = 20 + n
+        span.end_time_unix_nano = 30 + n
+        if draw(st.booleans()):
+            _model_span(draw, span)
+        else:
+            _tool_span(draw, span)
+    return data
+
+
+def _model_span(draw: st.DrawFn, span: Any) -> None:
+    span.name = "chat"
+    span.attributes.append(_kv("gen_ai.operation.name", "chat"))
+    parts = []
+    for i in range(draw(st.integers(0, 3))):
+        if draw(st.booleans()):
+            parts.append({"type": "text", "content": draw(st.sampled_from(["ok", "", "<elided>"]))})
+            continue
+        call: dict[str, Any] = {"type": "tool_call", "name": draw(st.sampled_from(["refund", ""]))}
+        call["id"] = draw(st.sampled_from([f"c{i}", i, 2**63, None, "<elided>"]))
+        args = draw(st.sampled_from(["text", "object", "none", "absent"]))
+        if args == "text":
+            call["arguments"] = draw(_arguments())
+        elif args == "object":
+            call["arguments"] = "@ARGS@"
+        elif args == "none":
+            call["arguments"] = None
+        parts.append(call)
+    text = json.dumps([{"role": "assistant", "parts": parts}])
+    if '"@ARGS@"' in text:
+        text = text.replace('"@ARGS@"', draw(_arguments()), 1).replace('"@ARGS@"', "{}")
+    if draw(st.integers(0, 5)):
+        span.attributes.append(_kv("gen_ai.output.messages", text))
+    finish = draw(st.sampled_from([None, ["tool_calls"], ["stop"], "TOOL_USE", ["Tool_Calls"]]))
+    if finish is not None:
+        span.attributes.append(_kv("gen_ai.response.finish_reasons", finish))
+    for key in draw(
+        st.lists(
+            st.sampled_from(["gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"]),
+            unique=True,
+        )
+    ):
+        span.attributes.append(_kv(key, draw(st.sampled_from([5, -1, "12", "x", 2**62]))))
+    if draw(st.booleans()):
+        span.attributes.append(_kv("gen_ai.request.model", "m1"))
+
+
+def _tool_span(draw: st.DrawFn, span: Any) -> None:
+    name = draw(st.sampled_from(["refund", "final_result", "", "<elided>"]))
+    span.name = draw(st.sampled_from([f"execute_tool {name}", "execute_tool", "tool"]))
+    span.attributes.append(_kv("gen_ai.operation.name", "execute_tool"))
+    if draw(st.booleans()):
+        span.attributes.append(_kv("gen_ai.tool.name", name))
+    call_id = draw(st.sampled_from([None, "call-1", 7, "<elided>"]))
+    if call_id is not None:
+        span.attributes.append(_kv("gen_ai.tool.call.id", call_id))
+    if draw(st.integers(0, 5)):
+        span.attributes.append(_kv("gen_ai.tool.call.arguments", draw(_arguments())))
+    if draw(st.booleans()):
+        span.attributes.append(_kv("gen_ai.agent.name", draw(st.sampled_from(["shop", ""]))))
+    if draw(st.booleans()):  # Pydantic AI's message: an output function is not a call
+        message = draw(st.sampled_from(["running tool: refund", "running output function: f"]))
+        span.attributes.append(_kv("logfire.msg", message))
+    retried = '{"response_type": "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN", "error_type": "E"}'
+    for key in draw(
+        st.lists(
+            st.sampled_from(
+                [
+                    "gcp.vertex.agent.event_id",
+                    "gcp.vertex.agent.tool_response",
+                    "gen_ai.tool.call.result",
+                ]
+            ),
+            unique=True,
+        )
+    ):
+        span.attributes.append(_kv(key, draw(st.sampled_from(["e1", "{}", retried]))))
+    if draw(st.booleans()):
+        span.status.CopyFrom(Status(code=2, message=draw(st.sampled_from(["", "boom"]))))
+        if draw(st.booleans()):
+            event = span.events.add(name="exception", time_unix_nano=25)
+            for key in draw(st.lists(st.sampled_from(["exception.message", "exception.type"]))):
+                event.attributes.append(_kv(key, draw(st.sampled_from(["", "bad", "ValueError"]))))
+
+
+@needs_core
+@pytest.mark.parametrize("fmt", ["proto", "json"])
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=genai_traces())
+def test_generated_genai_traces_read_the_same_both_ways(
+    fmt: str, data: TracesData, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / f"in.{fmt}"
+    path.write_bytes(encode_for_file(data, fmt))
+    assert_same(path, monkeypatch)
+    assert_same(path, monkeypatch, usage=True)
+
+
+@needs_core
+@settings(max_examples=300, deadline=None)
+@given(arguments=_arguments())
+def test_argument_json_reads_the_same_both_ways(arguments: str, tmp_path_factory: Any) -> None:
+    """One tool span's ``gen_ai.tool.call.arguments`` and a model span's listed call, each
+    holding ``arguments``: the core's JSON reading, or its decline, gives the Python path's
+    arguments (types, int or float, key order, repeated keys, big ints, unicode)."""
+    data = TracesData()
+    ss = data.resource_spans.add().scope_spans.add()
+    trace_id = b"\x01" * 16
+    ss.spans.add(trace_id=trace_id, span_id=b"\x02" * 8, name="invoke_agent shop")
+    tool = ss.spans.add(trace_id=trace_id, span_id=b"\x03" * 8, parent_span_id=b"\x02" * 8)
+    tool.name = "execute_tool refund"
+    tool.attributes.append(_kv("gen_ai.tool.call.arguments", arguments))
+    model = ss.spans.add(trace_id=trace_id, span_id=b"\x04" * 8, parent_span_id=b"\x02" * 8)
+    model.name = "chat"
+    listed = json.dumps([{"parts": [{"type": "tool_call", "name": "refund", "arguments": "@"}]}])
+    model.attributes.append(_kv("gen_ai.output.messages", listed.replace('"@"', arguments)))
+    other = ss.spans.add(trace_id=trace_id, span_id=b"\x05" * 8, parent_span_id=b"\x02" * 8)
+    other.name = "chat"
+    model.attributes.append(_kv("gen_ai.operation.name", "chat"))
+    other.attributes.append(_kv("gen_ai.operation.name", "chat"))
+    other.attributes.append(
+        _kv(
+            "gen_ai.output.messages",
+            json.dumps(
+                [{"parts": [{"type": "tool_call", "name": "refund", "arguments": arguments}]}]
+            ),
+        )
+    )
+    path = tmp_path_factory.mktemp("args") / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert_same(path, monkeypatch)
+
+
+@needs_core
+def test_plain_arguments_are_read_by_the_core(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The decline is not the rule: plain argument JSON is read in the core (the tool and the
+    model span come as facts), repeated keys and ints near 2**63 and 2**64 included (the
+    arguments of a model's listed call are parsed with the messages, by orjson alone; tool
+    arguments with a run of 19 digits go to the Python path's standard-library parse)."""
+    data = TracesData()
+    ss = data.resource_spans.add().scope_spans.add()
+    trace_id = b"\x01" * 16
+    ss.spans.add(trace_id=trace_id, span_id=b"\x02" * 8, name="invoke_agent shop")
+    tool = ss.spans.add(trace_id=trace_id, span_id=b"\x03" * 8, parent_span_id=b"\x02" * 8)
+    tool.name = "execute_tool refund"
+    arguments = '{"id": 576460752303423488, "n": -1, "x": 1.5e3, "id": "\\u00e9"}'
+    tool.attributes.append(_kv("gen_ai.tool.call.arguments", arguments))
+    model = ss.spans.add(trace_id=trace_id, span_id=b"\x04" * 8, parent_span_id=b"\x02" * 8)
+    model.name = "chat"
+    listed = '{"big": 18446744073709551615, "low": -9223372036854775808, "big": 2}'
+    part = '{"type": "tool_call", "name": "refund", "id": 7, "arguments": ' + listed + "}"
+    model.attributes.append(_kv("gen_ai.operation.name", "chat"))
+    model.attributes.append(_kv("gen_ai.output.messages", '[{"parts": [' + part + "]}]"))
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert _counts(path, monkeypatch) == (3, 0, 0)
+    (trace,) = read_traces(path)
+    (call,) = trace.tool_calls
+    assert call.args == {"id": "\u00e9", "n": -1, "x": 1500.0}
+    assert list(call.args) == ["id", "n", "x"] and isinstance(call.args["x"], float)
+    assert_same(path, monkeypatch)
+    arguments = arguments.replace("576460752303423488", "5764607523034234880")
+    tool.attributes[0].value.string_value = arguments  # 19 digits: the Python path's
+    path.write_bytes(frame(data.SerializeToString()))
+    assert _counts(path, monkeypatch) == (2, 1, 0)
+    assert_same(path, monkeypatch)
+
+
+# -- the batch pass's byte ranges --------------------------------------------------------------
+
+
+def _batch_traces(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> list[str]:
+    with monkeypatch.context() as m:
+        if which == core.PYTHON:
+            m.setenv(core.CORE_ENV, core.PYTHON)
+        else:
+            m.delenv(core.CORE_ENV, raising=False)
+        core.reset()
+        try:
+            diagnostics: list[Diagnostic] = []
+            collector = TraceCollector(None, diagnostics)
+            chunk = Chunk(index=0, path=str(path), framing="prefixed", end=path.stat().st_size)
+            if path.suffix == ".jsonl":
+                chunk = Chunk(index=0, path=str(path), framing="lines", end=path.stat().st_size)
+            for _, spans in read_chunk(chunk, None, diagnostics, facts=True):
+                for span in spans:
+                    collector.add(span)
+            traces = [repr(collector.build([t])) for t in collector.take_all()]
+        finally:
+            core.reset()
+    return [*traces, repr(diagnostics)]
+
+
+@needs_core
+@pytest.mark.parametrize("fmt", ["proto", "json"])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=genai_traces())
+def test_batch_chunks_read_the_same_both_ways(
+    fmt: str, data: TracesData, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / ("dump.jsonl" if fmt == "json" else "dump.pb")
+    body = data.SerializeToString()
+    path.write_bytes(json_line(data) * 2 if fmt == "json" else frame(body) * 2)
+    core_read = _batch_traces(path, monkeypatch, core.CORE)
+    assert core_read == _batch_traces(path, monkeypatch, core.PYTHON)
+
+
+@needs_core
+def test_batch_chunks_hand_out_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``read_chunk(facts=True)`` (the chunk and merge tasks of ``tooltrail eval`` when the
+    suite reads no content) reads in the facts mode; without ``facts``, spans as before."""
+    monkeypatch.delenv(core.CORE_ENV, raising=False)
+    core.reset()
+    try:
+        chunk = Chunk(index=0, path=str(GENAI), framing="whole")
+        read = read_chunk(chunk, None, [], facts=True)
+        kinds = {type(s).__name__ for _, spans in read for s in spans}
+        assert kinds == {"FactSpan"}
+        kinds = {type(s).__name__ for _, spans in read_chunk(chunk, None, []) for s in spans}
+        assert kinds == {"Span"}
+    finally:
+        core.reset()
+
+
+def test_read_facts_is_the_converter_interest_in_the_facts_mode() -> None:
+    from tooltrail import dialects
+
+    assert READ_FACTS.facts and not dialects.INTEREST.facts
+    assert (READ_FACTS.names, READ_FACTS.keys) == (dialects.INTEREST.names, dialects.INTEREST.keys)
+
+
+def test_a_core_built_before_the_facts_mode_reads_spans() -> None:
+    """An older ``tooltrail-core`` (no ``FACTS_MODE``: its ``Reader`` takes no ``facts``) next
+    to this tooltrail reads spans as before instead of failing."""
+
+    class Before:
+        pass
+
+    class Now:
+        FACTS_MODE = 1
+
+    from tooltrail import dialects
+
+    assert core._facts_mode(Before(), READ_FACTS) is None
+    assert core._facts_mode(Now(), READ_FACTS) is READ_FACTS.facts
+    assert core._facts_mode(Now(), dialects.INTEREST) is None
+    assert core._facts_mode(Now(), None) is None
