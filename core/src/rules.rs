@@ -45,6 +45,10 @@ pub struct Rules {
     /// Names of the built-in final-answer tools of every scope (`final_tools`).
     pub final_names: HashSet<String>,
     pub genai: GenAiTool,
+    pub openinference: OpenInferenceTool,
+    pub vercel: VercelTool,
+    /// The `source` texts of the calls the port reads; a `Call` holds an index.
+    pub sources: Vec<String>,
     pub agent_name: Vec<Slot>,
     /// `agents.invoked_name`: (Traceloop kind key, its agent values, name key).
     pub invoked_traceloop: (Slot, Vec<String>, Slot),
@@ -82,13 +86,35 @@ pub struct GenAiTool {
     pub not_a_tool_span: String,
     pub call_id: Slot,
     pub args: Slot,
-    pub args_source: String,
+    pub args_source: usize,
     /// Keys that make `read_genai` do more than the port does (output functions, deferred
     /// calls, failures hidden in results, LangChain envelopes): such spans are declined.
     pub declined: Vec<Slot>,
     /// Pydantic AI's output functions: (key, prefix of its text), not calls (declined).
     pub output_function: (Slot, String),
     pub adk_failure: AdkFailure,
+}
+
+/// `tools.openinference` of rules.json: what `tools.read_openinference` reads.
+#[derive(Debug, Default)]
+pub struct OpenInferenceTool {
+    pub name: Slot,
+    /// The source of a call without arguments (index into `Rules::sources`).
+    pub name_source: usize,
+    /// Call id keys, in order.
+    pub call_ids: Vec<Slot>,
+    pub args: Slot,
+    pub args_source: usize,
+}
+
+/// `tools.vercel` of rules.json: what `tools.read_vercel` reads.
+#[derive(Debug, Default)]
+pub struct VercelTool {
+    pub name: Slot,
+    pub name_source: usize,
+    pub call_id: Slot,
+    /// Argument keys, in order, with their sources.
+    pub args: Vec<(Slot, usize)>,
 }
 
 /// `tools.genai.failure`'s ADK rows: the retry plugin hides a failure in the result, marked.
@@ -197,6 +223,8 @@ impl Rules {
             r.final_names.extend(strings(tools, &["names"])?);
         }
         r.genai = r.genai_tool(&root)?;
+        r.openinference = r.openinference_tool(&root)?;
+        r.vercel = r.vercel_tool(&root)?;
         r.agent_name = r.keys(&root, &["agents", "name"])?;
         let traceloop = at(&root, &["agents", "invoked_name", "traceloop"])?;
         r.invoked_traceloop = (
@@ -275,7 +303,7 @@ impl Rules {
                 not_a_tool_span: String::new(),
                 call_id: 0,
                 args: 0,
-                args_source: String::new(),
+                args_source: 0,
                 declined: Vec::new(),
                 output_function: (0, String::new()),
                 adk_failure: AdkFailure {
@@ -285,6 +313,9 @@ impl Rules {
                     marker: String::new(),
                 },
             },
+            openinference: OpenInferenceTool::default(),
+            vercel: VercelTool::default(),
+            sources: Vec::new(),
             agent_name: Vec::new(),
             invoked_traceloop: (0, Vec::new(), 0),
             invoke_prefix: String::new(),
@@ -353,11 +384,49 @@ impl Rules {
             not_a_tool_span: string(g, &["not_a_tool_span"])?,
             call_id: self.slot_of(&string(g, &["call_id", "key"])?),
             args: self.slot_of(&string(g, &["args", "key"])?),
-            args_source: string(g, &["args", "source"])?,
+            args_source: self.source_of(string(g, &["args", "source"])?),
             declined,
             output_function,
             adk_failure,
         })
+    }
+
+    fn openinference_tool(&mut self, root: &Value) -> Got<OpenInferenceTool> {
+        let t = at(root, &["tools", "openinference"])?;
+        Ok(OpenInferenceTool {
+            name: self.slot_of(&string(t, &["name", "key"])?),
+            name_source: self.source_of(string(t, &["name", "source"])?),
+            call_ids: self.keys(t, &["call_id"])?,
+            args: self.slot_of(&string(t, &["args", "key"])?),
+            args_source: self.source_of(string(t, &["args", "source"])?),
+        })
+    }
+
+    fn vercel_tool(&mut self, root: &Value) -> Got<VercelTool> {
+        let t = at(root, &["tools", "vercel"])?;
+        let rows = at(t, &["args"])?
+            .as_array()
+            .ok_or_else(|| RulesError("rules.json: tools.vercel.args is not a list".into()))?;
+        let mut args = Vec::new();
+        for row in rows {
+            let slot = self.slot_of(&string(row, &["key"])?);
+            args.push((slot, self.source_of(string(row, &["source"])?)));
+        }
+        Ok(VercelTool {
+            name: self.slot_of(&string(t, &["name", "key"])?),
+            name_source: self.source_of(string(t, &["name", "source"])?),
+            call_id: self.slot_of(&string(t, &["call_id", "key"])?),
+            args,
+        })
+    }
+
+    /// The index of a call's `source` text in `sources`.
+    fn source_of(&mut self, text: String) -> usize {
+        if let Some(at) = self.sources.iter().position(|s| *s == text) {
+            return at;
+        }
+        self.sources.push(text);
+        self.sources.len() - 1
     }
 
     /// The slots of the keys of the ordered rows at `path`.
