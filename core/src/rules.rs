@@ -47,6 +47,7 @@ pub struct Rules {
     pub genai: GenAiTool,
     pub openinference: OpenInferenceTool,
     pub vercel: VercelTool,
+    pub traceloop: TraceloopTool,
     /// The `source` texts of the calls the port reads; a `Call` holds an index.
     pub sources: Vec<String>,
     pub agent_name: Vec<Slot>,
@@ -115,6 +116,24 @@ pub struct VercelTool {
     pub call_id: Slot,
     /// Argument keys, in order, with their sources.
     pub args: Vec<(Slot, usize)>,
+}
+
+/// `tools.traceloop` of rules.json: what `tools.read_traceloop` reads.
+#[derive(Debug, Default)]
+pub struct TraceloopTool {
+    /// Name keys, in order; the first row's source is that of a call without arguments.
+    pub names: Vec<Slot>,
+    pub name_source: usize,
+    /// A span name ending so names the tool before it.
+    pub name_suffix: String,
+    pub call_id: Slot,
+    /// OpenLLMetry's LangChain arguments (in a LangChain envelope): the first `args` row.
+    pub args: Slot,
+    pub args_source: usize,
+    /// The `@tool` input (in a call envelope): `tools.genai.args_elsewhere.traceloop`, the
+    /// row `tools._traceloop_args` reads.
+    pub input: Slot,
+    pub input_source: usize,
 }
 
 /// `tools.genai.failure`'s ADK rows: the retry plugin hides a failure in the result, marked.
@@ -225,6 +244,7 @@ impl Rules {
         r.genai = r.genai_tool(&root)?;
         r.openinference = r.openinference_tool(&root)?;
         r.vercel = r.vercel_tool(&root)?;
+        r.traceloop = r.traceloop_tool(&root)?;
         r.agent_name = r.keys(&root, &["agents", "name"])?;
         let traceloop = at(&root, &["agents", "invoked_name", "traceloop"])?;
         r.invoked_traceloop = (
@@ -315,6 +335,7 @@ impl Rules {
             },
             openinference: OpenInferenceTool::default(),
             vercel: VercelTool::default(),
+            traceloop: TraceloopTool::default(),
             sources: Vec::new(),
             agent_name: Vec::new(),
             invoked_traceloop: (0, Vec::new(), 0),
@@ -417,6 +438,29 @@ impl Rules {
             name_source: self.source_of(string(t, &["name", "source"])?),
             call_id: self.slot_of(&string(t, &["call_id", "key"])?),
             args,
+        })
+    }
+
+    fn traceloop_tool(&mut self, root: &Value) -> Got<TraceloopTool> {
+        let t = at(root, &["tools", "traceloop"])?;
+        let first = |path: &[&str]| -> Got<Value> {
+            at(t, path)?
+                .as_array()
+                .and_then(|rows| rows.first())
+                .cloned()
+                .ok_or_else(|| RulesError(format!("rules.json: tools.traceloop.{}", path[0])))
+        };
+        let (name, args) = (first(&["name"])?, first(&["args"])?);
+        let input = at(root, &["tools", "genai", "args_elsewhere", "traceloop"])?;
+        Ok(TraceloopTool {
+            names: self.keys(t, &["name"])?,
+            name_source: self.source_of(string(&name, &["source"])?),
+            name_suffix: string(t, &["name_before_suffix"])?,
+            call_id: self.slot_of(&string(t, &["call_id", "key"])?),
+            args: self.slot_of(&string(&args, &["key"])?),
+            args_source: self.source_of(string(&args, &["source"])?),
+            input: self.slot_of(&string(input, &["key"])?),
+            input_source: self.source_of(string(input, &["source"])?),
         })
     }
 

@@ -1,12 +1,16 @@
 //! The tool readers of other conventions than GenAI (`dialects/tools.py`), in their common
-//! case: OpenInference `TOOL` spans (`read_openinference`) and Vercel `ai.toolCall` spans
-//! (`read_vercel`). Every key comes from rules.json (`Rules::openinference`, `Rules::vercel`).
+//! case: OpenInference `TOOL` spans (`read_openinference`), Vercel `ai.toolCall` spans
+//! (`read_vercel`) and Traceloop `@tool` spans (`read_traceloop`). Every attribute key comes
+//! from rules.json (`Rules::openinference`, `vercel`, `traceloop`); the envelope members below
+//! are those of `dialects/values.py`.
 //!
 //! What the port does not read exactly is `Fallback`, and the span goes to Python whole: Python
-//! reprs, call envelopes (`{"args": [...], "kwargs": {...}}`), empty or byte values, JSON
+//! reprs, LangChain envelopes, call envelopes with positional values
+//! (`{"args": [1], "kwargs": {...}}`), structured call envelopes, empty or byte values, JSON
 //! text the two Python parsers might read differently, built-in final-answer tools.
 
 use crate::facts::{ident, text_args, Args, Call};
+use crate::jsontext::Json;
 use crate::rules::{Rules, Slots};
 use crate::traces::{AnyValue, Span};
 use crate::wire::{Fallback, Read};
@@ -22,6 +26,7 @@ pub fn call<'s, 'a>(
     let found = match reader {
         "openinference" => openinference(rules, span, attrs)?,
         "vercel" => vercel(rules, attrs)?,
+        "traceloop" => traceloop(rules, span, attrs)?,
         _ => return Err(Fallback),
     };
     match found {
@@ -51,7 +56,7 @@ fn openinference<'s, 'a>(
         .find_map(|slot| ident(rules, attrs.get(*slot)));
     let (args, source) = match attrs.get(oi.args) {
         None => (Args::None, oi.name_source),
-        Some(value) => (structured_args(rules, value)?, oi.args_source),
+        Some(value) => (structured_args(rules, value, Unwrap::Call)?, oi.args_source),
     };
     Ok(Some(Call {
         name: name.to_owned(),
@@ -71,7 +76,7 @@ fn vercel<'s, 'a>(rules: &Rules, attrs: &Slots<'s, 'a>) -> Read<Option<Call<'s, 
     let (args, source) = match v.args.iter().find(|(slot, _)| attrs.has(*slot)) {
         None => (Args::None, v.name_source),
         Some((slot, source)) => (
-            structured_args(rules, attrs.get(*slot).ok_or(Fallback)?)?,
+            structured_args(rules, attrs.get(*slot).ok_or(Fallback)?, Unwrap::None)?,
             *source,
         ),
     };
@@ -83,23 +88,87 @@ fn vercel<'s, 'a>(rules: &Rules, attrs: &Slots<'s, 'a>) -> Read<Option<Call<'s, 
     }))
 }
 
+/// `tools.read_traceloop`: the name from its keys, else the span name before its suffix;
+/// OpenLLMetry's LangChain arguments, else the `@tool` input.
+fn traceloop<'s, 'a>(
+    rules: &Rules,
+    span: &Span<'a>,
+    attrs: &Slots<'s, 'a>,
+) -> Read<Option<Call<'s, 'a>>> {
+    let t = &rules.traceloop;
+    let mut name = t.names.iter().find_map(|slot| rules.text(attrs.get(*slot)));
+    if name.is_none() {
+        name = (span.name.strip_suffix(t.name_suffix.as_str()))
+            .filter(|n| !rules.placeholders.contains(*n));
+    }
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    let (args, source) = if attrs.has(t.args) {
+        let value = attrs.get(t.args).ok_or(Fallback)?;
+        (
+            structured_args(rules, value, Unwrap::LangChain)?,
+            t.args_source,
+        )
+    } else {
+        let args = match attrs.get(t.input) {
+            None => Args::None,
+            Some(value) => structured_args(rules, value, Unwrap::LangChainThenCall)?,
+        };
+        (args, t.input_source)
+    };
+    Ok(Some(Call {
+        name: name.to_owned(),
+        args,
+        call_id: ident(rules, attrs.get(t.call_id)),
+        source,
+    }))
+}
+
+/// The envelopes `dialects/tools.py` unwraps around a reader's arguments, in this order.
+#[derive(Clone, Copy)]
+enum Unwrap {
+    None,
+    /// `values.unwrap_call_envelope` (OpenInference).
+    Call,
+    /// `values.unwrap_langchain_envelope` (OpenLLMetry's LangChain arguments).
+    LangChain,
+    /// Both, LangChain's first (a Traceloop `@tool` input).
+    LangChainThenCall,
+}
+
 /// `values.args_from` of a value (with `literal=True` where it matters: text that is no JSON
-/// object is declined when it might be a repr), with `unwrap_call_envelope` declined.
-fn structured_args<'s, 'a>(rules: &Rules, value: &'s AnyValue<'a>) -> Read<Args<'s, 'a>> {
+/// object is declined, as it might be a repr), then the envelopes of `unwrap`: a LangChain
+/// envelope, and a call envelope with positional values, are declined.
+fn structured_args<'s, 'a>(
+    rules: &Rules,
+    value: &'s AnyValue<'a>,
+    unwrap: Unwrap,
+) -> Read<Args<'s, 'a>> {
+    let (langchain, call) = match unwrap {
+        Unwrap::None => (false, false),
+        Unwrap::Call => (false, true),
+        Unwrap::LangChain => (true, false),
+        Unwrap::LangChainThenCall => (true, true),
+    };
     let args = match value {
         // an empty value, bytes: rare, and read by other helpers in Python
         AnyValue::None | AnyValue::Bytes(_) => return Err(Fallback),
         AnyValue::Str(text) => match text_args(rules, text)? {
             Some(json) => {
-                if json.get(ENVELOPE_KEY).is_some() {
+                let has = |key: &str| json.get(key).is_some();
+                if langchain && has(LANGCHAIN_KEYS[0]) && has(LANGCHAIN_KEYS[1]) {
                     return Err(Fallback);
                 }
-                Args::Json(json)
+                Args::Json(if call { call_envelope(json)? } else { json })
             }
             None => Args::None,
         },
         AnyValue::Kv(pairs) => {
-            if pairs.iter().any(|(key, _)| *key == ENVELOPE_KEY) {
+            let has = |key: &str| pairs.iter().any(|(k, _)| *k == key);
+            if (langchain && has(LANGCHAIN_KEYS[0]) && has(LANGCHAIN_KEYS[1]))
+                || (call && has(KWARGS))
+            {
                 return Err(Fallback);
             }
             Args::Value(value)
@@ -111,5 +180,35 @@ fn structured_args<'s, 'a>(rules: &Rules, value: &'s AnyValue<'a>) -> Read<Args<
     Ok(args)
 }
 
-/// The key without which `values.unwrap_call_envelope` returns a dict as it is.
-const ENVELOPE_KEY: &str = "kwargs";
+/// `values.unwrap_call_envelope` of an object: `{"args": [], "kwargs": {...}}` is the keyword
+/// arguments; with positional values it is declined (`DialectCall.positional`); any other
+/// object stays as it is.
+fn call_envelope(json: Json) -> Read<Json> {
+    let Json::Object(members) = &json else {
+        return Ok(json);
+    };
+    let keys_fit = members.iter().all(|(k, _)| CALL_KEYS.contains(&k.as_str()));
+    if !keys_fit {
+        return Ok(json);
+    }
+    let empty = match (json.get(KWARGS), json.get(CALL_KEYS[0])) {
+        (Some(Json::Object(_)), None) => true,
+        (Some(Json::Object(_)), Some(Json::Array(positional))) => positional.is_empty(),
+        _ => return Ok(json), // not an envelope (no kwargs object, or args no list)
+    };
+    if !empty {
+        return Err(Fallback); // positional values: the Python readers'
+    }
+    let Json::Object(members) = json else {
+        unreachable!("matched as an object above");
+    };
+    let kwargs = members.into_iter().rev().find(|(k, _)| k == KWARGS);
+    Ok(kwargs.map_or(Json::Null, |(_, v)| v))
+}
+
+/// The members of a recorded Python call (`values._CALL_ENVELOPE_KEYS`): positional values,
+/// keyword arguments, and OpenLLMetry's flag.
+const CALL_KEYS: [&str; 3] = ["args", KWARGS, "sanitize_inputs_outputs"];
+const KWARGS: &str = "kwargs";
+/// The members that make an object OpenLLMetry's LangChain envelope.
+const LANGCHAIN_KEYS: [&str; 2] = ["input_str", "inputs"];

@@ -478,7 +478,7 @@ def test_a_core_built_before_the_facts_mode_reads_spans() -> None:
     assert core._facts_mode(Now(), None) is None
 
 
-# -- tool spans of other conventions: OpenInference and Vercel (``core/src/tools.rs``) -------
+# -- tool spans of other conventions: OpenInference, Vercel, Traceloop (``core/src/tools.rs``) --
 
 VERCEL = Path(__file__).parents[1] / "data/corpus/vercel-ai/a_refund_ok.otlp.pb"
 
@@ -493,7 +493,23 @@ def test_the_core_reads_the_tool_spans_of_a_vercel_fixture(
     assert_same(VERCEL, monkeypatch, usage=True)
 
 
-#: Argument values of the two conventions: JSON objects, text that is no object, a Python
+TRACELOOP = Path(__file__).parents[1] / "data/corpus/traceloop/a_refund_ok.otlp.pb"
+POSITIONAL = Path(__file__).parents[1] / "data/corpus/traceloop/j_positional_args.otlp.pb"
+
+
+@needs_core
+def test_the_core_reads_the_tool_spans_of_a_traceloop_fixture(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The three ``@tool`` spans (``{"args": [], "kwargs": {...}}`` inputs) come as facts too
+    (4 before); in the fixture with positional values, the two tools called so stay Python's."""
+    assert _counts(TRACELOOP, monkeypatch) == (7, 2, 0)
+    assert _counts(POSITIONAL, monkeypatch) == (5, 4, 0)
+    for path in (TRACELOOP, POSITIONAL):
+        assert_same(path, monkeypatch, usage=True)
+
+
+#: Argument values of the three conventions: JSON objects, text that is no object, a Python
 #: repr, envelopes, placeholders, a structured value, numbers and lists.
 _TOOL_ARGS: list[Any] = [
     '{"order_id": "ORD-1", "amount": 49.99}',
@@ -514,6 +530,16 @@ _TOOL_ARGS: list[Any] = [
     ["a", "b"],
     {"order_id": "ORD-1"},
     {"kwargs": "x"},
+    {"input_str": "x", "inputs": {"a": 1}},
+    '{"kwargs": {"a": 1, "a": 2}, "sanitize_inputs_outputs": true}',
+    '{"kwargs": {"a": 1}, "args": "x"}',
+    '{"kwargs": [1], "args": []}',
+    '{"kwargs": {"a": 1}, "other": 1}',
+    '{"args": [], "kwargs": {"a": 1}, "kwargs": {"b": 2}}',
+    '{"input_str": "x", "inputs": {"a": 1}}',
+    '{"input_str": "x", "inputs": "{\'a\': 1}"}',
+    '{"input_str": "x", "other": 1}',
+    '{"args": [], "kwargs": {"input_str": "x", "inputs": {}}}',
 ]
 
 
@@ -521,15 +547,16 @@ def _tool_value(value: Any) -> AnyValue:
     if isinstance(value, dict):
         out = AnyValue()
         for key, item in value.items():
-            out.kvlist_value.values.append(_kv(key, item))
+            out.kvlist_value.values.append(KeyValue(key=key, value=_tool_value(item)))
         return out
     return _kv("_", value).value
 
 
 @st.composite
 def other_tool_traces(draw: st.DrawFn) -> TracesData:
-    """An agent with OpenInference ``TOOL`` and Vercel ``ai.toolCall`` spans, each with or
-    without its name, id and argument keys (both of Vercel's, in either order)."""
+    """An agent with OpenInference ``TOOL``, Vercel ``ai.toolCall`` and Traceloop ``tool``
+    spans, each with or without its name, id and argument keys (both of Vercel's and of
+    Traceloop's, in either order)."""
     data = TracesData()
     ss = data.resource_spans.add().scope_spans.add()
     ss.scope.name = draw(st.sampled_from(["openinference.instrumentation.smolagents", "ai"]))
@@ -540,15 +567,26 @@ def other_tool_traces(draw: st.DrawFn) -> TracesData:
         span.span_id = bytes([3 + n]) * 8
         span.start_time_unix_nano = 20 + n
         names = st.sampled_from(["lookup", "final_answer", "", "<elided>"])
-        if draw(st.booleans()):
+        kind = draw(st.sampled_from(["openinference", "vercel", "traceloop"]))
+        if kind == "openinference":
             span.name = draw(names)
             span.attributes.append(_kv("openinference.span.kind", "TOOL"))
             keys = ["tool.name", "tool.id", "tool_call.id", "input.value", "output.value"]
+        elif kind == "traceloop":
+            span.name = draw(names) + draw(st.sampled_from([".tool", ""]))
+            span.attributes.append(_kv("traceloop.span.kind", "tool"))
+            keys = [
+                "traceloop.entity.name",
+                "gen_ai.tool.name",
+                "gen_ai.tool.call.id",
+                "gen_ai.tool.call.arguments",
+                "traceloop.entity.input",
+            ]
         else:
             span.name = "ai.toolCall"
             keys = ["ai.toolCall.name", "ai.toolCall.id", "ai.toolCall.args", "ai.toolCall.input"]
         for key in draw(st.lists(st.sampled_from(keys), unique=True)):
-            if key.endswith("name"):
+            if key.endswith("name") and key != "traceloop.span.kind":
                 value = _kv(key, draw(names)).value
             elif key.endswith("id"):
                 value = _kv(key, draw(st.sampled_from(["call-1", 7, "", "<elided>"]))).value
@@ -567,7 +605,7 @@ def other_tool_traces(draw: st.DrawFn) -> TracesData:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(data=other_tool_traces())
-def test_generated_openinference_and_vercel_tool_spans_read_the_same_both_ways(
+def test_generated_tool_spans_of_other_conventions_read_the_same_both_ways(
     data: TracesData, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     path = tmp_path / "in.pb"
@@ -579,9 +617,10 @@ def test_generated_openinference_and_vercel_tool_spans_read_the_same_both_ways(
 def test_plain_openinference_tool_spans_are_read_by_the_core(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """OpenInference tool spans with JSON or structured arguments come as facts; a Python
-    repr and a call envelope (``unwrap_call_envelope``) go to the Python readers (and so
-    does the root ``AGENT`` span: not the tool readers' port)."""
+    """OpenInference tool spans with JSON or structured arguments, or a call envelope without
+    positional values (``unwrap_call_envelope``), come as facts; a Python repr and an
+    envelope with positional values go to the Python readers (and so does the root ``AGENT``
+    span: not the tool readers' port)."""
     data = TracesData()
     ss = data.resource_spans.add().scope_spans.add()
     ss.scope.name = "openinference.instrumentation.langchain"
@@ -593,6 +632,7 @@ def test_plain_openinference_tool_spans_are_read_by_the_core(
         {"query": "refund policy"},
         "{'order_id': 'ORD-7731'}",
         '{"args": [], "kwargs": {"order_id": "ORD-7731"}}',
+        '{"args": [1], "kwargs": {"order_id": "ORD-7731"}}',
     ]
     for n, value in enumerate(inputs):
         span = ss.spans.add(trace_id=trace_id, parent_span_id=b"\x02" * 8, name="tool")
@@ -604,12 +644,13 @@ def test_plain_openinference_tool_spans_are_read_by_the_core(
         span.attributes.append(KeyValue(key="input.value", value=_tool_value(value)))
     path = tmp_path / "in.pb"
     path.write_bytes(frame(data.SerializeToString()))
-    assert _counts(path, monkeypatch) == (2, 3, 0)
+    assert _counts(path, monkeypatch) == (3, 3, 0)
     (trace,) = read_traces(path)
     assert [(c.name, c.args, c.call_id) for c in trace.tool_calls] == [
         ("t0", {"order_id": "ORD-7731", "amount": 49.99}, "call-0"),
         ("t1", {"query": "refund policy"}, "call-1"),
         ("t2", {"order_id": "ORD-7731"}, "call-2"),
         ("t3", {"order_id": "ORD-7731"}, "call-3"),
+        ("t4", {"order_id": "ORD-7731", "args": [1]}, "call-4"),
     ]
     assert_same(path, monkeypatch)
