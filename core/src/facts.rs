@@ -2,7 +2,8 @@
 //! (`dialects/roles.py classify`) and, for the spans the port covers exactly, the ready facts.
 //!
 //! The port covers the GenAI semantic conventions' common case: `execute_tool` spans with
-//! `gen_ai.tool.call.arguments` (JSON text or a structured value), agent, workflow and model
+//! `gen_ai.tool.call.arguments` (JSON text or a structured value), the common case of the
+//! OpenInference, Vercel and Traceloop tool readers (`tools.rs`), agent, workflow and model
 //! spans (`gen_ai.output.messages` read for calls and reply), root spans (labels,
 //! conversation and case ids), usage counts, and every span classified as "other". Any span
 //! it does not cover exactly is `Outcome::Full`: handed to Python as a whole `Span`, which
