@@ -560,6 +560,27 @@ mod tests {
         );
         assert!(rules.final_names.contains("final_result"));
         assert!(rules.is_content("gen_ai.input.messages") && !rules.is_content("user"));
+        let source = |at: usize| rules.sources[at].as_str();
+        assert_eq!(
+            source(rules.genai.args_source),
+            "genai:gen_ai.tool.call.arguments"
+        );
+        let oi = &rules.openinference;
+        assert_eq!(rules.slot("input.value"), Some(oi.args));
+        assert_eq!(source(oi.args_source), "openinference:input.value");
+        assert_eq!(oi.call_ids.len(), 2);
+        let sources: Vec<_> = rules.vercel.args.iter().map(|(_, s)| source(*s)).collect();
+        assert_eq!(
+            sources,
+            ["vercel:ai.toolCall.args", "vercel:ai.toolCall.input"]
+        );
+        let t = &rules.traceloop;
+        assert_eq!(rules.slot("traceloop.entity.input"), Some(t.input));
+        assert_eq!(source(t.input_source), "traceloop:traceloop.entity.input");
+        assert_eq!(
+            (source(t.name_source), t.name_suffix.as_str()),
+            ("traceloop:name", ".tool")
+        );
     }
 
     #[test]

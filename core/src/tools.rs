@@ -212,3 +212,41 @@ const CALL_KEYS: [&str; 3] = ["args", KWARGS, "sanitize_inputs_outputs"];
 const KWARGS: &str = "kwargs";
 /// The members that make an object OpenLLMetry's LangChain envelope.
 const LANGCHAIN_KEYS: [&str; 2] = ["input_str", "inputs"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsontext::parse;
+
+    fn unwrapped(text: &str) -> Read<Json> {
+        call_envelope(parse(text).expect("JSON"))
+    }
+
+    #[test]
+    fn a_call_envelope_without_positional_values_is_its_keyword_arguments() {
+        let kwargs = parse(r#"{"a": 1, "a": 2}"#).unwrap();
+        assert_eq!(
+            unwrapped(r#"{"args": [], "kwargs": {"a": 1, "a": 2}}"#),
+            Ok(kwargs)
+        );
+        let last = parse(r#"{"b": 2}"#).unwrap();
+        assert_eq!(
+            unwrapped(r#"{"kwargs": {"a": 1}, "kwargs": {"b": 2}}"#),
+            Ok(last)
+        );
+        assert_eq!(unwrapped(r#"{"args": [1], "kwargs": {}}"#), Err(Fallback));
+    }
+
+    #[test]
+    fn other_objects_stay_as_they_are() {
+        for text in [
+            r#"{"kwargs": {"a": 1}, "other": 1}"#,
+            r#"{"kwargs": [1], "args": []}"#,
+            r#"{"kwargs": {"a": 1}, "args": "x"}"#,
+            r#"{"args": [1]}"#,
+            "{}",
+        ] {
+            assert_eq!(unwrapped(text), parse(text), "{text}");
+        }
+    }
+}
