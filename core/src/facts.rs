@@ -2,7 +2,8 @@
 //! (`dialects/roles.py classify`) and, for the spans the port covers exactly, the ready facts.
 //!
 //! The port covers the GenAI semantic conventions' common case: `execute_tool` spans with
-//! `gen_ai.tool.call.arguments` (JSON text or a structured value), agent, workflow and model
+//! `gen_ai.tool.call.arguments` (JSON text or a structured value), the common case of the
+//! OpenInference, Vercel and Traceloop tool readers (`tools.rs`), agent, workflow and model
 //! spans (`gen_ai.output.messages` read for calls and reply), root spans (labels,
 //! conversation and case ids), usage counts, and every span classified as "other". Any span
 //! it does not cover exactly is `Outcome::Full`: handed to Python as a whole `Span`, which
@@ -13,6 +14,7 @@ use crate::jsontext::{self, Json};
 use crate::rules::{
     Meaning, Rules, Slots, ROLE_AGENT, ROLE_MODEL, ROLE_OTHER, ROLE_TOOL, ROLE_WORKFLOW,
 };
+use crate::tools;
 use crate::traces::{AnyValue, Span};
 use crate::wire::{Fallback, Read};
 
@@ -46,6 +48,8 @@ pub struct Call<'s, 'a> {
     pub name: String,
     pub args: Args<'s, 'a>,
     pub call_id: Option<String>,
+    /// Its `source`: an index into `Rules::sources`.
+    pub source: usize,
 }
 
 /// A call a model's output lists (`spans.ModelCall`).
@@ -99,7 +103,12 @@ pub fn read<'s, 'a>(
             Ok(None) => (ROLE_OTHER, None),
             Err(Fallback) => return Outcome::Full,
         },
-        Meaning::Tool(_) => return Outcome::Full, // a reader not ported
+        Meaning::Tool(reader) => match tools::call(rules, reader, span, &attrs) {
+            Ok(Some(call)) => (ROLE_TOOL, Some(call)),
+            Ok(None) if !span.parent_span_id.is_empty() => return Outcome::Head,
+            Ok(None) => (ROLE_OTHER, None),
+            Err(Fallback) => return Outcome::Full, // a reader not ported, or a case not covered
+        },
     };
     facts(rules, span, resource, &attrs, role, call).map_or(Outcome::Full, done)
 }
@@ -188,12 +197,13 @@ fn genai_call<'s, 'a>(
         name,
         args,
         call_id,
+        source: g.args_source,
     }))
 }
 
 /// `values.args_from` of a string: a placeholder or text that is not a JSON object is no
 /// arguments; text the two Python parsers might read differently is `Fallback`.
-fn text_args(rules: &Rules, text: &str) -> Read<Option<Json>> {
+pub(crate) fn text_args(rules: &Rules, text: &str) -> Read<Option<Json>> {
     if rules.placeholders.contains(text) {
         return Ok(None);
     }
@@ -207,7 +217,7 @@ fn text_args(rules: &Rules, text: &str) -> Read<Option<Json>> {
 }
 
 /// `values.ident`: a non-placeholder string, or an int as text.
-fn ident(rules: &Rules, value: Option<&AnyValue<'_>>) -> Option<String> {
+pub(crate) fn ident(rules: &Rules, value: Option<&AnyValue<'_>>) -> Option<String> {
     match value {
         Some(AnyValue::Str(s)) if !rules.placeholders.contains(*s) => Some((*s).to_owned()),
         Some(AnyValue::Int(i)) => Some(i.to_string()),

@@ -10,6 +10,7 @@ pub mod facts;
 pub mod json;
 pub mod jsontext;
 pub mod rules;
+pub mod tools;
 pub mod traces;
 pub mod wire;
 
@@ -54,8 +55,8 @@ struct FactsMode {
     span_fact: PyObject,
     dialect_call: PyObject,
     model_call: PyObject,
-    /// The `source` of the calls the port reads, made once (every call holds the same text).
-    args_source: Py<PyString>,
+    /// The `source` texts of the calls the port reads (`Rules::sources`), made once.
+    call_sources: Vec<Py<PyString>>,
     output_source: Py<PyString>,
 }
 
@@ -146,11 +147,13 @@ impl Reader {
                 check_fields(dialect_call.bind(py), DIALECT_CALL_FIELDS)?;
                 check_fields(model_call.bind(py), MODEL_CALL_FIELDS)?;
                 let rules = Rules::parse(&text).map_err(|e| PyValueError::new_err(e.0))?;
-                let args_source = PyString::intern(py, &rules.genai.args_source).unbind();
+                let call_sources = (rules.sources.iter())
+                    .map(|s| PyString::intern(py, s).unbind())
+                    .collect();
                 let output_source = PyString::intern(py, &rules.genai_output_source).unbind();
                 Some(FactsMode {
                     rules,
-                    args_source,
+                    call_sources,
                     output_source,
                     carrier,
                     span_fact,
@@ -402,7 +405,7 @@ fn span_fact<'a, 'py>(
                 call.name.as_str(),
                 args,
                 optional_str(py, call.call_id.as_deref()),
-                mode.args_source.bind(py),
+                mode.call_sources[call.source].bind(py),
             );
             mode.dialect_call.bind(py).call1(fields)?
         }

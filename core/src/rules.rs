@@ -45,6 +45,11 @@ pub struct Rules {
     /// Names of the built-in final-answer tools of every scope (`final_tools`).
     pub final_names: HashSet<String>,
     pub genai: GenAiTool,
+    pub openinference: OpenInferenceTool,
+    pub vercel: VercelTool,
+    pub traceloop: TraceloopTool,
+    /// The `source` texts of the calls the port reads; a `Call` holds an index.
+    pub sources: Vec<String>,
     pub agent_name: Vec<Slot>,
     /// `agents.invoked_name`: (Traceloop kind key, its agent values, name key).
     pub invoked_traceloop: (Slot, Vec<String>, Slot),
@@ -82,13 +87,53 @@ pub struct GenAiTool {
     pub not_a_tool_span: String,
     pub call_id: Slot,
     pub args: Slot,
-    pub args_source: String,
+    pub args_source: usize,
     /// Keys that make `read_genai` do more than the port does (output functions, deferred
     /// calls, failures hidden in results, LangChain envelopes): such spans are declined.
     pub declined: Vec<Slot>,
     /// Pydantic AI's output functions: (key, prefix of its text), not calls (declined).
     pub output_function: (Slot, String),
     pub adk_failure: AdkFailure,
+}
+
+/// `tools.openinference` of rules.json: what `tools.read_openinference` reads.
+#[derive(Debug, Default)]
+pub struct OpenInferenceTool {
+    pub name: Slot,
+    /// The source of a call without arguments (index into `Rules::sources`).
+    pub name_source: usize,
+    /// Call id keys, in order.
+    pub call_ids: Vec<Slot>,
+    pub args: Slot,
+    pub args_source: usize,
+}
+
+/// `tools.vercel` of rules.json: what `tools.read_vercel` reads.
+#[derive(Debug, Default)]
+pub struct VercelTool {
+    pub name: Slot,
+    pub name_source: usize,
+    pub call_id: Slot,
+    /// Argument keys, in order, with their sources.
+    pub args: Vec<(Slot, usize)>,
+}
+
+/// `tools.traceloop` of rules.json: what `tools.read_traceloop` reads.
+#[derive(Debug, Default)]
+pub struct TraceloopTool {
+    /// Name keys, in order; the first row's source is that of a call without arguments.
+    pub names: Vec<Slot>,
+    pub name_source: usize,
+    /// A span name ending so names the tool before it.
+    pub name_suffix: String,
+    pub call_id: Slot,
+    /// OpenLLMetry's LangChain arguments (in a LangChain envelope): the first `args` row.
+    pub args: Slot,
+    pub args_source: usize,
+    /// The `@tool` input (in a call envelope): `tools.genai.args_elsewhere.traceloop`, the
+    /// row `tools._traceloop_args` reads.
+    pub input: Slot,
+    pub input_source: usize,
 }
 
 /// `tools.genai.failure`'s ADK rows: the retry plugin hides a failure in the result, marked.
@@ -197,6 +242,9 @@ impl Rules {
             r.final_names.extend(strings(tools, &["names"])?);
         }
         r.genai = r.genai_tool(&root)?;
+        r.openinference = r.openinference_tool(&root)?;
+        r.vercel = r.vercel_tool(&root)?;
+        r.traceloop = r.traceloop_tool(&root)?;
         r.agent_name = r.keys(&root, &["agents", "name"])?;
         let traceloop = at(&root, &["agents", "invoked_name", "traceloop"])?;
         r.invoked_traceloop = (
@@ -275,7 +323,7 @@ impl Rules {
                 not_a_tool_span: String::new(),
                 call_id: 0,
                 args: 0,
-                args_source: String::new(),
+                args_source: 0,
                 declined: Vec::new(),
                 output_function: (0, String::new()),
                 adk_failure: AdkFailure {
@@ -285,6 +333,10 @@ impl Rules {
                     marker: String::new(),
                 },
             },
+            openinference: OpenInferenceTool::default(),
+            vercel: VercelTool::default(),
+            traceloop: TraceloopTool::default(),
+            sources: Vec::new(),
             agent_name: Vec::new(),
             invoked_traceloop: (0, Vec::new(), 0),
             invoke_prefix: String::new(),
@@ -353,11 +405,72 @@ impl Rules {
             not_a_tool_span: string(g, &["not_a_tool_span"])?,
             call_id: self.slot_of(&string(g, &["call_id", "key"])?),
             args: self.slot_of(&string(g, &["args", "key"])?),
-            args_source: string(g, &["args", "source"])?,
+            args_source: self.source_of(string(g, &["args", "source"])?),
             declined,
             output_function,
             adk_failure,
         })
+    }
+
+    fn openinference_tool(&mut self, root: &Value) -> Got<OpenInferenceTool> {
+        let t = at(root, &["tools", "openinference"])?;
+        Ok(OpenInferenceTool {
+            name: self.slot_of(&string(t, &["name", "key"])?),
+            name_source: self.source_of(string(t, &["name", "source"])?),
+            call_ids: self.keys(t, &["call_id"])?,
+            args: self.slot_of(&string(t, &["args", "key"])?),
+            args_source: self.source_of(string(t, &["args", "source"])?),
+        })
+    }
+
+    fn vercel_tool(&mut self, root: &Value) -> Got<VercelTool> {
+        let t = at(root, &["tools", "vercel"])?;
+        let rows = at(t, &["args"])?
+            .as_array()
+            .ok_or_else(|| RulesError("rules.json: tools.vercel.args is not a list".into()))?;
+        let mut args = Vec::new();
+        for row in rows {
+            let slot = self.slot_of(&string(row, &["key"])?);
+            args.push((slot, self.source_of(string(row, &["source"])?)));
+        }
+        Ok(VercelTool {
+            name: self.slot_of(&string(t, &["name", "key"])?),
+            name_source: self.source_of(string(t, &["name", "source"])?),
+            call_id: self.slot_of(&string(t, &["call_id", "key"])?),
+            args,
+        })
+    }
+
+    fn traceloop_tool(&mut self, root: &Value) -> Got<TraceloopTool> {
+        let t = at(root, &["tools", "traceloop"])?;
+        let first = |path: &[&str]| -> Got<Value> {
+            at(t, path)?
+                .as_array()
+                .and_then(|rows| rows.first())
+                .cloned()
+                .ok_or_else(|| RulesError(format!("rules.json: tools.traceloop.{}", path[0])))
+        };
+        let (name, args) = (first(&["name"])?, first(&["args"])?);
+        let input = at(root, &["tools", "genai", "args_elsewhere", "traceloop"])?;
+        Ok(TraceloopTool {
+            names: self.keys(t, &["name"])?,
+            name_source: self.source_of(string(&name, &["source"])?),
+            name_suffix: string(t, &["name_before_suffix"])?,
+            call_id: self.slot_of(&string(t, &["call_id", "key"])?),
+            args: self.slot_of(&string(&args, &["key"])?),
+            args_source: self.source_of(string(&args, &["source"])?),
+            input: self.slot_of(&string(input, &["key"])?),
+            input_source: self.source_of(string(input, &["source"])?),
+        })
+    }
+
+    /// The index of a call's `source` text in `sources`.
+    fn source_of(&mut self, text: String) -> usize {
+        if let Some(at) = self.sources.iter().position(|s| *s == text) {
+            return at;
+        }
+        self.sources.push(text);
+        self.sources.len() - 1
     }
 
     /// The slots of the keys of the ordered rows at `path`.
@@ -447,6 +560,27 @@ mod tests {
         );
         assert!(rules.final_names.contains("final_result"));
         assert!(rules.is_content("gen_ai.input.messages") && !rules.is_content("user"));
+        let source = |at: usize| rules.sources[at].as_str();
+        assert_eq!(
+            source(rules.genai.args_source),
+            "genai:gen_ai.tool.call.arguments"
+        );
+        let oi = &rules.openinference;
+        assert_eq!(rules.slot("input.value"), Some(oi.args));
+        assert_eq!(source(oi.args_source), "openinference:input.value");
+        assert_eq!(oi.call_ids.len(), 2);
+        let sources: Vec<_> = rules.vercel.args.iter().map(|(_, s)| source(*s)).collect();
+        assert_eq!(
+            sources,
+            ["vercel:ai.toolCall.args", "vercel:ai.toolCall.input"]
+        );
+        let t = &rules.traceloop;
+        assert_eq!(rules.slot("traceloop.entity.input"), Some(t.input));
+        assert_eq!(source(t.input_source), "traceloop:traceloop.entity.input");
+        assert_eq!(
+            (source(t.name_source), t.name_suffix.as_str()),
+            ("traceloop:name", ".tool")
+        );
     }
 
     #[test]

@@ -476,3 +476,181 @@ def test_a_core_built_before_the_facts_mode_reads_spans() -> None:
     assert core._facts_mode(Now(), READ_FACTS) is READ_FACTS.facts
     assert core._facts_mode(Now(), dialects.INTEREST) is None
     assert core._facts_mode(Now(), None) is None
+
+
+# -- tool spans of other conventions: OpenInference, Vercel, Traceloop (``core/src/tools.rs``) --
+
+VERCEL = Path(__file__).parents[1] / "data/corpus/vercel-ai/a_refund_ok.otlp.pb"
+
+
+@needs_core
+def test_the_core_reads_the_tool_spans_of_a_vercel_fixture(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its three ``ai.toolCall`` spans come as facts (the agent and model spans, whose replies
+    are Vercel's own keys, stay the Python readers'), and read as the Python path reads them."""
+    assert _counts(VERCEL, monkeypatch) == (3, 5, 0)
+    assert_same(VERCEL, monkeypatch, usage=True)
+
+
+TRACELOOP = Path(__file__).parents[1] / "data/corpus/traceloop/a_refund_ok.otlp.pb"
+POSITIONAL = Path(__file__).parents[1] / "data/corpus/traceloop/j_positional_args.otlp.pb"
+
+
+@needs_core
+def test_the_core_reads_the_tool_spans_of_a_traceloop_fixture(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The three ``@tool`` spans (``{"args": [], "kwargs": {...}}`` inputs) come as facts too
+    (4 before); in the fixture with positional values, the two tools called so stay Python's."""
+    assert _counts(TRACELOOP, monkeypatch) == (7, 2, 0)
+    assert _counts(POSITIONAL, monkeypatch) == (5, 4, 0)
+    for path in (TRACELOOP, POSITIONAL):
+        assert_same(path, monkeypatch, usage=True)
+
+
+#: Argument values of the three conventions: JSON objects, text that is no object, a Python
+#: repr, envelopes, placeholders, a structured value, numbers and lists.
+_TOOL_ARGS: list[Any] = [
+    '{"order_id": "ORD-1", "amount": 49.99}',
+    '{"kwargs": {"a": 1}, "args": []}',
+    '{"kwargs": {"a": 1}, "args": [2]}',
+    '{"args": [1]}',
+    "{'order_id': 'ORD-1'}",
+    "  {'a': 1}",
+    "refund policy",
+    "[1, 2]",
+    '"text"',
+    "",
+    "<elided>",
+    "7",
+    7,
+    1.5,
+    True,
+    ["a", "b"],
+    {"order_id": "ORD-1"},
+    {"kwargs": "x"},
+    {"input_str": "x", "inputs": {"a": 1}},
+    '{"kwargs": {"a": 1, "a": 2}, "sanitize_inputs_outputs": true}',
+    '{"kwargs": {"a": 1}, "args": "x"}',
+    '{"kwargs": [1], "args": []}',
+    '{"kwargs": {"a": 1}, "other": 1}',
+    '{"args": [], "kwargs": {"a": 1}, "kwargs": {"b": 2}}',
+    '{"input_str": "x", "inputs": {"a": 1}}',
+    '{"input_str": "x", "inputs": "{\'a\': 1}"}',
+    '{"input_str": "x", "other": 1}',
+    '{"args": [], "kwargs": {"input_str": "x", "inputs": {}}}',
+]
+
+
+def _tool_value(value: Any) -> AnyValue:
+    if isinstance(value, dict):
+        out = AnyValue()
+        for key, item in value.items():
+            out.kvlist_value.values.append(KeyValue(key=key, value=_tool_value(item)))
+        return out
+    return _kv("_", value).value
+
+
+@st.composite
+def other_tool_traces(draw: st.DrawFn) -> TracesData:
+    """An agent with OpenInference ``TOOL``, Vercel ``ai.toolCall`` and Traceloop ``tool``
+    spans, each with or without its name, id and argument keys (both of Vercel's and of
+    Traceloop's, in either order)."""
+    data = TracesData()
+    ss = data.resource_spans.add().scope_spans.add()
+    ss.scope.name = draw(st.sampled_from(["openinference.instrumentation.smolagents", "ai"]))
+    trace_id = b"\x01" * 16
+    ss.spans.add(trace_id=trace_id, span_id=b"\x02" * 8, name="invoke_agent shop")
+    for n in range(draw(st.integers(1, 4))):
+        span = ss.spans.add(trace_id=trace_id, parent_span_id=b"\x02" * 8)
+        span.span_id = bytes([3 + n]) * 8
+        span.start_time_unix_nano = 20 + n
+        names = st.sampled_from(["lookup", "final_answer", "", "<elided>"])
+        kind = draw(st.sampled_from(["openinference", "vercel", "traceloop"]))
+        if kind == "openinference":
+            span.name = draw(names)
+            span.attributes.append(_kv("openinference.span.kind", "TOOL"))
+            keys = ["tool.name", "tool.id", "tool_call.id", "input.value", "output.value"]
+        elif kind == "traceloop":
+            span.name = draw(names) + draw(st.sampled_from([".tool", ""]))
+            span.attributes.append(_kv("traceloop.span.kind", "tool"))
+            keys = [
+                "traceloop.entity.name",
+                "gen_ai.tool.name",
+                "gen_ai.tool.call.id",
+                "gen_ai.tool.call.arguments",
+                "traceloop.entity.input",
+            ]
+        else:
+            span.name = "ai.toolCall"
+            keys = ["ai.toolCall.name", "ai.toolCall.id", "ai.toolCall.args", "ai.toolCall.input"]
+        for key in draw(st.lists(st.sampled_from(keys), unique=True)):
+            if key.endswith("name") and key != "traceloop.span.kind":
+                value = _kv(key, draw(names)).value
+            elif key.endswith("id"):
+                value = _kv(key, draw(st.sampled_from(["call-1", 7, "", "<elided>"]))).value
+            else:
+                value = _tool_value(draw(st.sampled_from(_TOOL_ARGS)))
+            span.attributes.append(KeyValue(key=key, value=value))
+        if draw(st.booleans()):
+            span.status.CopyFrom(Status(code=2, message="boom"))
+    return data
+
+
+@needs_core
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=other_tool_traces())
+def test_generated_tool_spans_of_other_conventions_read_the_same_both_ways(
+    data: TracesData, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert_same(path, monkeypatch)
+
+
+@needs_core
+def test_plain_openinference_tool_spans_are_read_by_the_core(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """OpenInference tool spans with JSON or structured arguments, or a call envelope without
+    positional values (``unwrap_call_envelope``), come as facts; a Python repr and an
+    envelope with positional values go to the Python readers (and so does the root ``AGENT``
+    span: not the tool readers' port)."""
+    data = TracesData()
+    ss = data.resource_spans.add().scope_spans.add()
+    ss.scope.name = "openinference.instrumentation.langchain"
+    trace_id = b"\x01" * 16
+    agent = ss.spans.add(trace_id=trace_id, span_id=b"\x02" * 8, name="AgentExecutor")
+    agent.attributes.append(_kv("openinference.span.kind", "AGENT"))
+    inputs: list[Any] = [
+        '{"order_id": "ORD-7731", "amount": 49.99}',
+        {"query": "refund policy"},
+        "{'order_id': 'ORD-7731'}",
+        '{"args": [], "kwargs": {"order_id": "ORD-7731"}}',
+        '{"args": [1], "kwargs": {"order_id": "ORD-7731"}}',
+    ]
+    for n, value in enumerate(inputs):
+        span = ss.spans.add(trace_id=trace_id, parent_span_id=b"\x02" * 8, name="tool")
+        span.span_id = bytes([3 + n]) * 8
+        span.start_time_unix_nano = 20 + n
+        span.attributes.append(_kv("openinference.span.kind", "TOOL"))
+        span.attributes.append(_kv("tool.name", f"t{n}"))
+        span.attributes.append(_kv("tool_call.id", f"call-{n}"))
+        span.attributes.append(KeyValue(key="input.value", value=_tool_value(value)))
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert _counts(path, monkeypatch) == (3, 3, 0)
+    (trace,) = read_traces(path)
+    assert [(c.name, c.args, c.call_id) for c in trace.tool_calls] == [
+        ("t0", {"order_id": "ORD-7731", "amount": 49.99}, "call-0"),
+        ("t1", {"query": "refund policy"}, "call-1"),
+        ("t2", {"order_id": "ORD-7731"}, "call-2"),
+        ("t3", {"order_id": "ORD-7731"}, "call-3"),
+        ("t4", {"order_id": "ORD-7731", "args": [1]}, "call-4"),
+    ]
+    assert_same(path, monkeypatch)

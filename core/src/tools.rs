@@ -1,0 +1,252 @@
+//! The tool readers of other conventions than GenAI (`dialects/tools.py`), in their common
+//! case: OpenInference `TOOL` spans (`read_openinference`), Vercel `ai.toolCall` spans
+//! (`read_vercel`) and Traceloop `@tool` spans (`read_traceloop`). Every attribute key comes
+//! from rules.json (`Rules::openinference`, `vercel`, `traceloop`); the envelope members below
+//! are those of `dialects/values.py`.
+//!
+//! What the port does not read exactly is `Fallback`, and the span goes to Python whole: Python
+//! reprs, LangChain envelopes, call envelopes with positional values
+//! (`{"args": [1], "kwargs": {...}}`), structured call envelopes, empty or byte values, JSON
+//! text the two Python parsers might read differently, built-in final-answer tools.
+
+use crate::facts::{ident, text_args, Args, Call};
+use crate::jsontext::Json;
+use crate::rules::{Rules, Slots};
+use crate::traces::{AnyValue, Span};
+use crate::wire::{Fallback, Read};
+
+/// The call of a tool span that `reader` reads: `Ok(None)` for a span that is not a call,
+/// `Err` for a reader not ported or a case the port does not cover.
+pub fn call<'s, 'a>(
+    rules: &Rules,
+    reader: &str,
+    span: &Span<'a>,
+    attrs: &Slots<'s, 'a>,
+) -> Read<Option<Call<'s, 'a>>> {
+    let found = match reader {
+        "openinference" => openinference(rules, span, attrs)?,
+        "vercel" => vercel(rules, attrs)?,
+        "traceloop" => traceloop(rules, span, attrs)?,
+        _ => return Err(Fallback),
+    };
+    match found {
+        // `roles.classify` asks the scope whether the name is its final answer: left to Python
+        Some(call) if rules.final_names.contains(&call.name) => Err(Fallback),
+        found => Ok(found),
+    }
+}
+
+/// `tools.read_openinference`: the name from its key, else the span name; arguments JSON
+/// text or a structured value, neither an envelope.
+fn openinference<'s, 'a>(
+    rules: &Rules,
+    span: &Span<'a>,
+    attrs: &Slots<'s, 'a>,
+) -> Read<Option<Call<'s, 'a>>> {
+    let oi = &rules.openinference;
+    let name = rules
+        .text(attrs.get(oi.name))
+        .or_else(|| (!rules.placeholders.contains(span.name)).then_some(span.name));
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    let call_id = oi
+        .call_ids
+        .iter()
+        .find_map(|slot| ident(rules, attrs.get(*slot)));
+    let (args, source) = match attrs.get(oi.args) {
+        None => (Args::None, oi.name_source),
+        Some(value) => (structured_args(rules, value, Unwrap::Call)?, oi.args_source),
+    };
+    Ok(Some(Call {
+        name: name.to_owned(),
+        args,
+        call_id,
+        source,
+    }))
+}
+
+/// `tools.read_vercel`: the first argument key present decides.
+fn vercel<'s, 'a>(rules: &Rules, attrs: &Slots<'s, 'a>) -> Read<Option<Call<'s, 'a>>> {
+    let v = &rules.vercel;
+    let Some(name) = rules.text(attrs.get(v.name)) else {
+        return Ok(None);
+    };
+    let call_id = ident(rules, attrs.get(v.call_id));
+    let (args, source) = match v.args.iter().find(|(slot, _)| attrs.has(*slot)) {
+        None => (Args::None, v.name_source),
+        Some((slot, source)) => (
+            structured_args(rules, attrs.get(*slot).ok_or(Fallback)?, Unwrap::None)?,
+            *source,
+        ),
+    };
+    Ok(Some(Call {
+        name: name.to_owned(),
+        args,
+        call_id,
+        source,
+    }))
+}
+
+/// `tools.read_traceloop`: the name from its keys, else the span name before its suffix;
+/// OpenLLMetry's LangChain arguments, else the `@tool` input.
+fn traceloop<'s, 'a>(
+    rules: &Rules,
+    span: &Span<'a>,
+    attrs: &Slots<'s, 'a>,
+) -> Read<Option<Call<'s, 'a>>> {
+    let t = &rules.traceloop;
+    let mut name = t.names.iter().find_map(|slot| rules.text(attrs.get(*slot)));
+    if name.is_none() {
+        name = (span.name.strip_suffix(t.name_suffix.as_str()))
+            .filter(|n| !rules.placeholders.contains(*n));
+    }
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    let (args, source) = if attrs.has(t.args) {
+        let value = attrs.get(t.args).ok_or(Fallback)?;
+        (
+            structured_args(rules, value, Unwrap::LangChain)?,
+            t.args_source,
+        )
+    } else {
+        let args = match attrs.get(t.input) {
+            None => Args::None,
+            Some(value) => structured_args(rules, value, Unwrap::LangChainThenCall)?,
+        };
+        (args, t.input_source)
+    };
+    Ok(Some(Call {
+        name: name.to_owned(),
+        args,
+        call_id: ident(rules, attrs.get(t.call_id)),
+        source,
+    }))
+}
+
+/// The envelopes `dialects/tools.py` unwraps around a reader's arguments, in this order.
+#[derive(Clone, Copy)]
+enum Unwrap {
+    None,
+    /// `values.unwrap_call_envelope` (OpenInference).
+    Call,
+    /// `values.unwrap_langchain_envelope` (OpenLLMetry's LangChain arguments).
+    LangChain,
+    /// Both, LangChain's first (a Traceloop `@tool` input).
+    LangChainThenCall,
+}
+
+/// `values.args_from` of a value (with `literal=True` where it matters: text that is no JSON
+/// object is declined, as it might be a repr), then the envelopes of `unwrap`: a LangChain
+/// envelope, and a call envelope with positional values, are declined.
+fn structured_args<'s, 'a>(
+    rules: &Rules,
+    value: &'s AnyValue<'a>,
+    unwrap: Unwrap,
+) -> Read<Args<'s, 'a>> {
+    let (langchain, call) = match unwrap {
+        Unwrap::None => (false, false),
+        Unwrap::Call => (false, true),
+        Unwrap::LangChain => (true, false),
+        Unwrap::LangChainThenCall => (true, true),
+    };
+    let args = match value {
+        // an empty value, bytes: rare, and read by other helpers in Python
+        AnyValue::None | AnyValue::Bytes(_) => return Err(Fallback),
+        AnyValue::Str(text) => match text_args(rules, text)? {
+            Some(json) => {
+                let has = |key: &str| json.get(key).is_some();
+                if langchain && has(LANGCHAIN_KEYS[0]) && has(LANGCHAIN_KEYS[1]) {
+                    return Err(Fallback);
+                }
+                Args::Json(if call { call_envelope(json)? } else { json })
+            }
+            None => Args::None,
+        },
+        AnyValue::Kv(pairs) => {
+            let has = |key: &str| pairs.iter().any(|(k, _)| *k == key);
+            if (langchain && has(LANGCHAIN_KEYS[0]) && has(LANGCHAIN_KEYS[1]))
+                || (call && has(KWARGS))
+            {
+                return Err(Fallback);
+            }
+            Args::Value(value)
+        }
+        AnyValue::Bool(_) | AnyValue::Int(_) | AnyValue::Double(_) | AnyValue::Array(_) => {
+            Args::None
+        }
+    };
+    Ok(args)
+}
+
+/// `values.unwrap_call_envelope` of an object: `{"args": [], "kwargs": {...}}` is the keyword
+/// arguments; with positional values it is declined (`DialectCall.positional`); any other
+/// object stays as it is.
+fn call_envelope(json: Json) -> Read<Json> {
+    let Json::Object(members) = &json else {
+        return Ok(json);
+    };
+    let keys_fit = members.iter().all(|(k, _)| CALL_KEYS.contains(&k.as_str()));
+    if !keys_fit {
+        return Ok(json);
+    }
+    let empty = match (json.get(KWARGS), json.get(CALL_KEYS[0])) {
+        (Some(Json::Object(_)), None) => true,
+        (Some(Json::Object(_)), Some(Json::Array(positional))) => positional.is_empty(),
+        _ => return Ok(json), // not an envelope (no kwargs object, or args no list)
+    };
+    if !empty {
+        return Err(Fallback); // positional values: the Python readers'
+    }
+    let Json::Object(members) = json else {
+        unreachable!("matched as an object above");
+    };
+    let kwargs = members.into_iter().rev().find(|(k, _)| k == KWARGS);
+    Ok(kwargs.map_or(Json::Null, |(_, v)| v))
+}
+
+/// The members of a recorded Python call (`values._CALL_ENVELOPE_KEYS`): positional values,
+/// keyword arguments, and OpenLLMetry's flag.
+const CALL_KEYS: [&str; 3] = ["args", KWARGS, "sanitize_inputs_outputs"];
+const KWARGS: &str = "kwargs";
+/// The members that make an object OpenLLMetry's LangChain envelope.
+const LANGCHAIN_KEYS: [&str; 2] = ["input_str", "inputs"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsontext::parse;
+
+    fn unwrapped(text: &str) -> Read<Json> {
+        call_envelope(parse(text).expect("JSON"))
+    }
+
+    #[test]
+    fn a_call_envelope_without_positional_values_is_its_keyword_arguments() {
+        let kwargs = parse(r#"{"a": 1, "a": 2}"#).unwrap();
+        assert_eq!(
+            unwrapped(r#"{"args": [], "kwargs": {"a": 1, "a": 2}}"#),
+            Ok(kwargs)
+        );
+        let last = parse(r#"{"b": 2}"#).unwrap();
+        assert_eq!(
+            unwrapped(r#"{"kwargs": {"a": 1}, "kwargs": {"b": 2}}"#),
+            Ok(last)
+        );
+        assert_eq!(unwrapped(r#"{"args": [1], "kwargs": {}}"#), Err(Fallback));
+    }
+
+    #[test]
+    fn other_objects_stay_as_they_are() {
+        for text in [
+            r#"{"kwargs": {"a": 1}, "other": 1}"#,
+            r#"{"kwargs": [1], "args": []}"#,
+            r#"{"kwargs": {"a": 1}, "args": "x"}"#,
+            r#"{"args": [1]}"#,
+            "{}",
+        ] {
+            assert_eq!(unwrapped(text), parse(text), "{text}");
+        }
+    }
+}
