@@ -2,27 +2,34 @@
 # Runs each fuzz target of the core for SECONDS seconds (default 60), one after another, with
 # cargo-fuzz (`cargo install cargo-fuzz`) on the nightly toolchain. Seeds: the protobuf
 # and JSON lines fixtures of tests/data. Crashes land in core/fuzz/artifacts/TARGET/. Not part of CI.
+# TARGETS="facts json_text" runs only those targets.
 set -euo pipefail
 seconds=${1:-60}
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
-targets=(protobuf_traces json_lines facts json_text)
+targets=(${TARGETS:-protobuf_traces json_lines facts json_text})
+# A seed's name: its path under tests/data with "/" as "_" (the corpora hold many files of one
+# name, e.g. a_refund_ok.otlp.pb per framework, which a basename would let overwrite each other).
+seed_name() { local rel=${1#"$root/tests/data/"}; echo "${rel//\//_}"; }
 for target in "${targets[@]}"; do
   corpus=corpus/$target
   mkdir -p "$corpus"
   if [ "$target" = protobuf_traces ] || [ "$target" = facts ]; then
     # Seeds: single messages as they are, and the first record of length-prefixed files.
-    find "$root/tests/data" -name '*.pb' -size -64k -exec cp -n {} "$corpus/" \;
+    find "$root/tests/data" -name '*.pb' -size -64k | while read -r file; do
+      cp "$file" "$corpus/$(seed_name "$file")"
+    done
   fi
   if [ "$target" = json_text ]; then
     # Seeds: the JSON text the GenAI fixtures carry in their attributes (each line as it is).
-    find "$root/tests/data/corpus" -name '*.jsonl' -size -64k | head -20 | while read -r file; do
-      split -l 1 -a 4 "$file" "$corpus/$(basename "$file")."
+    # (sed, not head: head would close the pipe early, and pipefail would end the script.)
+    find "$root/tests/data/corpus" -name '*.jsonl' -size -64k | sed -n 1,20p | while read -r file; do
+      split -l 1 -a 4 "$file" "$corpus/$(seed_name "$file")."
     done
   elif [ "$target" != protobuf_traces ]; then
     # Seeds: each line of the JSON lines fixtures, one file a line.
     find "$root/tests/data" -name '*.jsonl' -size -64k | while read -r file; do
-      split -l 1 -a 4 "$file" "$corpus/$(basename "$file")."
+      split -l 1 -a 4 "$file" "$corpus/$(seed_name "$file")."
     done
   fi
   echo "== $target: ${seconds}s"
