@@ -25,6 +25,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (derandomized, no example database), so
+# a generated case that fails, fails every time and CI cannot turn red by chance. To look for
+# new examples: ``pytest --hypothesis-profile=explore``.
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("deterministic")
 
 TESTS = Path(__file__).resolve().parent
 #: The folders of tests, one a layer (the top of this file).
