@@ -10,6 +10,8 @@ equal diagnostics (file, line or offset, message), in one process.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,9 +55,10 @@ def test_ci_has_the_core() -> None:
     assert HAVE_CORE, "CI=true but tooltrail_core is not importable: the core build failed"
 
 
-def _read(
-    path: str | Path, monkeypatch: pytest.MonkeyPatch, which: str, **options: Any
-) -> tuple[list[Any], list[Diagnostic], str]:
+@contextmanager
+def reading_with(monkeypatch: pytest.MonkeyPatch, which: str) -> Iterator[None]:
+    """Reads inside the block go through ``which`` path (``core.PYTHON`` or ``core.CORE``):
+    the switch set or cleared, and the path chosen afresh on entry and again on exit."""
     with monkeypatch.context() as m:
         if which == core.PYTHON:
             m.setenv(core.CORE_ENV, core.PYTHON)
@@ -63,11 +66,18 @@ def _read(
             m.delenv(core.CORE_ENV, raising=False)
         core.reset()
         try:
-            used = core.reading_path()
-            diagnostics: list[Diagnostic] = []
-            traces = list(read_traces(path, diagnostics=diagnostics, **options))
+            yield
         finally:
             core.reset()
+
+
+def _read(
+    path: str | Path, monkeypatch: pytest.MonkeyPatch, which: str, **options: Any
+) -> tuple[list[Any], list[Diagnostic], str]:
+    with reading_with(monkeypatch, which):
+        used = core.reading_path()
+        diagnostics: list[Diagnostic] = []
+        traces = list(read_traces(path, diagnostics=diagnostics, **options))
     return traces, diagnostics, used
 
 
@@ -125,20 +135,12 @@ def _seen(item: Any) -> tuple[Any, ...]:
 def _items(
     path: Path, monkeypatch: pytest.MonkeyPatch, which: str, limits: Limits
 ) -> tuple[list[Any], list[Diagnostic]]:
-    with monkeypatch.context() as m:
-        if which == core.PYTHON:
-            m.setenv(core.CORE_ENV, core.PYTHON)
-        else:
-            m.delenv(core.CORE_ENV, raising=False)
-        core.reset()
-        try:
-            diagnostics: list[Diagnostic] = []
-            items = read_spans_and_logs(
-                path, limits=limits, diagnostics=diagnostics, interest=dialects.INTEREST
-            )
-            seen = [_seen(item) for item in items]
-        finally:
-            core.reset()
+    with reading_with(monkeypatch, which):
+        diagnostics: list[Diagnostic] = []
+        items = read_spans_and_logs(
+            path, limits=limits, diagnostics=diagnostics, interest=dialects.INTEREST
+        )
+        seen = [_seen(item) for item in items]
     return seen, diagnostics
 
 
@@ -374,22 +376,14 @@ class _Part:
 
 
 def _ranges(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> list[Any]:
-    with monkeypatch.context() as m:
-        if which == core.PYTHON:
-            m.setenv(core.CORE_ENV, core.PYTHON)
-        else:
-            m.delenv(core.CORE_ENV, raising=False)
-        core.reset()
-        try:
-            diagnostics: list[Diagnostic] = []
-            out: list[Any] = []
-            size = path.stat().st_size
-            for framing, start, end, line in cut_file(str(path), size, 4096, DEFAULT_LIMITS):
-                part = _Part(str(path), framing, start, end, line)
-                for extent, spans in read_range(part, None, diagnostics, dialects.INTEREST):
-                    out.append((extent, [_seen(span) for span in spans]))
-        finally:
-            core.reset()
+    with reading_with(monkeypatch, which):
+        diagnostics: list[Diagnostic] = []
+        out: list[Any] = []
+        size = path.stat().st_size
+        for framing, start, end, line in cut_file(str(path), size, 4096, DEFAULT_LIMITS):
+            part = _Part(str(path), framing, start, end, line)
+            for extent, spans in read_range(part, None, diagnostics, dialects.INTEREST):
+                out.append((extent, [_seen(span) for span in spans]))
     return [out, diagnostics]
 
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Status, TracesData
-from test_core_differential import HAVE_CORE, assert_same
+from test_core_differential import HAVE_CORE, assert_same, reading_with
 
 from tooltrail.batch.chunks import Chunk
 from tooltrail.batch.tasks import read_chunk
@@ -397,24 +397,15 @@ def test_plain_arguments_are_read_by_the_core(
 
 
 def _batch_traces(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> list[str]:
-    with monkeypatch.context() as m:
-        if which == core.PYTHON:
-            m.setenv(core.CORE_ENV, core.PYTHON)
-        else:
-            m.delenv(core.CORE_ENV, raising=False)
-        core.reset()
-        try:
-            diagnostics: list[Diagnostic] = []
-            collector = TraceCollector(None, diagnostics)
-            chunk = Chunk(index=0, path=str(path), framing="prefixed", end=path.stat().st_size)
-            if path.suffix == ".jsonl":
-                chunk = Chunk(index=0, path=str(path), framing="lines", end=path.stat().st_size)
-            for _, spans in read_chunk(chunk, None, diagnostics, facts=True):
-                for span in spans:
-                    collector.add(span)
-            traces = [repr(collector.build([t])) for t in collector.take_all()]
-        finally:
-            core.reset()
+    with reading_with(monkeypatch, which):
+        diagnostics: list[Diagnostic] = []
+        collector = TraceCollector(None, diagnostics)
+        framing = "lines" if path.suffix == ".jsonl" else "prefixed"
+        chunk = Chunk(index=0, path=str(path), framing=framing, end=path.stat().st_size)
+        for _, spans in read_chunk(chunk, None, diagnostics, facts=True):
+            for span in spans:
+                collector.add(span)
+        traces = [repr(collector.build([t])) for t in collector.take_all()]
     return [*traces, repr(diagnostics)]
 
 
