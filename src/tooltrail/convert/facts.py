@@ -46,9 +46,7 @@ MAX_LABEL_CHARS = 1024
 def _facts_terms() -> tuple[Any, ...]:
     """What the compiled core's facts mode needs: the dialect rules (the text of
     ``dialects/rules.json``, the one statement of them) and the classes it builds."""
-    with open(rules.RULES_PATH, encoding="utf-8") as file:
-        text = file.read()
-    return (text, FactSpan, SpanFact, DialectCall, ModelCall)
+    return (rules.TEXT, FactSpan, SpanFact, DialectCall, ModelCall)
 
 
 def interest_for(content: bool) -> Interest:

@@ -149,15 +149,28 @@ def _row(row: dict[str, Any], where: str) -> None:
             raise RulesError(f"{where}: {name} is not text")
 
 
+def text_of(path: str = RULES_PATH) -> str:
+    """The text of a rules file."""
+    with open(path, encoding="utf-8") as file:
+        return file.read()
+
+
 def load(path: str = RULES_PATH) -> dict[str, Any]:
     """The rules of ``path``, checked."""
-    with open(path, "rb") as file:
-        rules = orjson.loads(file.read())
+    return parse(text_of(path))
+
+
+def parse(text: str) -> dict[str, Any]:
+    """The rules written in ``text``, checked."""
+    rules = orjson.loads(text)
     check(rules)
     return rules  # type: ignore[no-any-return]
 
 
-RULES: dict[str, Any] = load()
+#: The text of ``rules.json`` the readers' tables come from; the compiled core is handed the
+#: same text (``convert.facts.READ_FACTS``), so both read one version of the rules.
+TEXT: str = text_of()
+RULES: dict[str, Any] = parse(TEXT)
 
 
 def at(*path: str) -> Any:
