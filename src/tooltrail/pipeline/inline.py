@@ -430,6 +430,10 @@ class InlineEvaluator:
             judged = prior  # the same entry, judged once more
             judged.kept, judged.size, judged.partial = kept, len(items), partial
             judged.rejudged += 1
+        if cases and eval_trace is not None and judged.revision < 0:
+            # Before ``_judged``: a reader of the counters that sees a trace evaluated sees
+            # its cases counted too.
+            self._first_verdict(results)
         if eval_trace is not None and not judged.converted:
             judged.converted = True
             self._judged(trace, eval_trace, bool(cases))
@@ -542,6 +546,10 @@ class InlineEvaluator:
 
     def _failed(self, trace: CompletedTrace) -> None:
         """Converting or judging a trace raised (a receiver counts it)."""
+
+    def _first_verdict(self, results: list[CaseResult]) -> None:
+        """The cases of a trace's first verdict (not a revision) were judged: a receiver
+        counts them."""
 
     def _count(self, **deltas: int) -> None:
         # Judge workers count from several threads at once.

@@ -126,7 +126,6 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         self._results = results
         self._logs = logs
         self._log_warn = ThrottledWarning(_log)
-        self.add_callback(self._count_cases)
 
     def _logs_seen(self) -> bool:
         return self._logs is not None and self._logs.seen
@@ -258,9 +257,7 @@ class ReceivedTraceEvaluator(InlineEvaluator):
         if self._results is not None:
             self._results.close()
 
-    def _count_cases(self, trace: EvalTrace, results: list[CaseResult]) -> None:
-        if trace.metadata.get("revision"):
-            return  # a revision: the cases were counted at the first verdict
+    def _first_verdict(self, results: list[CaseResult]) -> None:
         passed = sum(1 for r in results if r.passed)
         self._counters.add(cases_passed=passed, cases_failed=len(results) - passed)
 

@@ -98,6 +98,8 @@ WORKER_STATS = (
 )
 _RELEASED = WORKER_STATS.index("spans_released")
 _PUBLISH_EVERY_S = 0.1
+#: Seconds ``stats()`` waits for the lock of the workers' counter rows.
+_ROWS_LOCK_S = 0.5
 _MAX_REASONS = 3
 _END = b""
 _READY = b"ready"
@@ -109,6 +111,26 @@ _POLL_S = 0.05
 _NO_REQUEST = -1
 #: First byte of a logs part (a traces part, a serialized request, starts with 0x0a).
 _LOGS = b"L"
+
+
+def write_row(shared: Any, row: int, values: list[int]) -> None:
+    """A worker's counters into its row of ``shared``, whole under the array's lock, so
+    ``/stats`` never adds half of one snapshot to half of the one before (a trace counted
+    evaluated, its cases not yet)."""
+    with shared.get_lock():
+        shared.get_obj()[row : row + len(values)] = values
+
+
+def read_rows(shared: Any, wait_s: float = _ROWS_LOCK_S) -> list[int]:
+    """Every worker's counter row, each whole. A worker killed while writing its row holds
+    the lock for good: past ``wait_s`` the rows are read without it."""
+    lock = shared.get_lock()
+    locked = lock.acquire(timeout=wait_s)
+    try:
+        return list(shared.get_obj())
+    finally:
+        if locked:
+            lock.release()
 
 
 def worker_path(path: Path, index: int) -> Path:
@@ -163,8 +185,7 @@ def _serve_parts(
 
     def publish() -> None:
         stats = pipeline.stats()
-        for i, key in enumerate(WORKER_STATS):
-            shared[row + i] = int(stats.get(key, 0))
+        write_row(shared, row, [int(stats.get(key, 0)) for key in WORKER_STATS])
 
     def make_room() -> None:
         # The router asks for room while it refuses requests: rootless traces past the grace
@@ -309,7 +330,8 @@ class WorkerPool:
         self.counters = ReceiverCounters()
         self._n = config.workers
         context = mp.get_context("spawn")
-        self._shared = context.Array("q", self._n * len(WORKER_STATS), lock=False)
+        #: The workers' counter rows, each written whole under the array's lock.
+        self._shared = context.Array("q", self._n * len(WORKER_STATS))
         #: Per worker: at most how many spans it should hold, evicting rootless traces past
         #: the grace period (``_NO_REQUEST``: no need). Written here, read by the workers.
         self._room = context.Array("q", [_NO_REQUEST] * self._n, lock=False)
@@ -341,7 +363,8 @@ class WorkerPool:
 
     def _held_spans(self) -> int:
         sent = sum(w.sent_spans for w in self._workers)
-        released = sum(self._shared[i * len(WORKER_STATS) + _RELEASED] for i in range(self._n))
+        rows: Any = self._shared.get_obj()  # one value each: no lock needed
+        released = sum(rows[i * len(WORKER_STATS) + _RELEASED] for i in range(self._n))
         return max(0, sent - released)
 
     def ingest(self, encoding: str, body: bytes) -> Accepted:
@@ -435,8 +458,9 @@ class WorkerPool:
 
     def stats(self) -> dict[str, Any]:
         stats: dict[str, Any] = self.counters.snapshot()
+        rows = read_rows(self._shared)
         for i, key in enumerate(WORKER_STATS):
-            stats[key] = sum(self._shared[w * len(WORKER_STATS) + i] for w in range(self._n))
+            stats[key] = sum(rows[w * len(WORKER_STATS) + i] for w in range(self._n))
         stats["spans_held"] = self._held_spans()
         stats["workers"] = self._n
         # The workers inherit this process's environment: they read as it would.

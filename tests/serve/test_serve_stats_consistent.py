@@ -1,0 +1,108 @@
+"""``/stats`` is one consistent view: a trace counted evaluated has its cases counted too.
+
+Before: the receiver counted ``traces_evaluated`` while judging and the cases afterwards (a
+result callback), and with ``--workers`` each worker wrote its counter row one value at a
+time while the router read them. A reader polling ``/stats`` could see 3 traces evaluated
+and 2 cases failed (CI saw it once).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from fixtures import DATA
+
+from tooltrail.otlp import encode_request, read_spans
+from tooltrail.pipeline.buffer import CompletedTrace
+from tooltrail.serve.counters import ReceiverCounters
+from tooltrail.serve.intake import ReceivedSpan, decode_body
+from tooltrail.serve.sinks import ReceivedTraceEvaluator
+from tooltrail.serve.workers import read_rows, write_row
+from tooltrail.suite import TestSuite
+
+SUITE = TestSuite.from_dict(
+    {
+        "name": "stats",
+        "cases": [
+            {"id": "one", "match": "all", "max_tool_calls": 0},
+            {"id": "two", "match": "all", "max_tool_calls": 100},
+        ],
+    }
+)
+
+
+@dataclass
+class RecordingCounters(ReceiverCounters):
+    """Counters that keep a snapshot after every ``add``: what a reader could see."""
+
+    seen: list[dict[str, int]] = field(default_factory=list)
+
+    def add(self, **deltas: int) -> None:
+        ReceiverCounters.add(self, **deltas)
+        self.seen.append(self.snapshot())
+
+
+def items_of_a_trace() -> tuple[int, list[Any]]:
+    spans = list(read_spans(DATA / "corpus" / "pydantic-ai" / "a_refund_ok.otlp.pb"))
+    body = encode_request(spans).SerializeToString()
+    decoded = decode_body("protobuf", body)
+    trace_id = int(decoded[0].trace_id, 16)
+    return trace_id, [ReceivedSpan(s, trace_id) for s in decoded if int(s.trace_id, 16) == trace_id]
+
+
+def test_a_reader_never_sees_a_trace_evaluated_before_its_cases() -> None:
+    counters = RecordingCounters()
+    judge = ReceivedTraceEvaluator(SUITE, counters)
+    trace_id, items = items_of_a_trace()
+    judge.export_trace(CompletedTrace(trace_id, items))
+    assert counters.seen, "nothing counted"
+    for snapshot in counters.seen:
+        cases = snapshot["cases_passed"] + snapshot["cases_failed"]
+        # Both cases of every trace counted evaluated (the cases may come first).
+        assert cases >= 2 * snapshot["traces_evaluated"], snapshot
+    final = counters.seen[-1]
+    assert final["traces_evaluated"] == 1
+    assert (final["cases_passed"], final["cases_failed"]) == (1, 1)
+
+
+def test_a_workers_row_is_written_whole_under_the_lock() -> None:
+    shared = mp.get_context("spawn").Array("q", 6)
+    lock = shared.get_lock()
+    lock.acquire()  # a reader in the middle of its read
+    writer = threading.Thread(target=write_row, args=(shared, 3, [7, 8, 9]))
+    try:
+        writer.start()
+        writer.join(timeout=0.3)
+        assert writer.is_alive(), "the row was written while the lock was held"
+        assert list(shared.get_obj()) == [0] * 6
+    finally:
+        lock.release()
+    writer.join(timeout=10)
+    assert list(shared.get_obj()) == [0, 0, 0, 7, 8, 9]
+
+
+def test_rows_are_read_even_when_a_dead_writer_holds_the_lock() -> None:
+    """A worker killed while writing its row never releases the lock: ``/stats`` still
+    answers, after a short wait, rather than hanging."""
+    shared = mp.get_context("spawn").Array("q", [1, 2, 3])
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with shared.get_lock():
+            held.set()
+            done.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        assert read_rows(shared, wait_s=0.2) == [1, 2, 3]
+        assert time.monotonic() - started < 10
+    finally:
+        done.set()
+        holder.join(timeout=10)
