@@ -106,3 +106,62 @@ def test_rows_are_read_even_when_a_dead_writer_holds_the_lock() -> None:
     finally:
         done.set()
         holder.join(timeout=10)
+
+
+def held_counters() -> type[ReceiverCounters]:
+    """Counters that hold the trace's evaluation at its first count until a reader has taken
+    its snapshot, and then that reader until the trace's spans are released: the one
+    interleaving in which reading the counters first and the released spans after mixes two
+    moments. Fresh events for each test."""
+    evaluating, snapshot_taken = threading.Event(), threading.Event()
+
+    class HeldCounters(ReceiverCounters):
+        pipeline: Any = None
+        started, taken = evaluating, snapshot_taken
+
+        def add(self, **deltas: int) -> None:
+            if ("cases_passed" in deltas or "traces_evaluated" in deltas) and (
+                not evaluating.is_set()
+            ):
+                evaluating.set()
+                assert snapshot_taken.wait(30), "no reader came"
+            ReceiverCounters.add(self, **deltas)
+
+        def snapshot(self) -> dict[str, int]:
+            taken = ReceiverCounters.snapshot(self)
+            if evaluating.is_set() and not snapshot_taken.is_set():
+                snapshot_taken.set()
+                deadline = time.monotonic() + 30
+                while self.pipeline.intake.released_spans == 0 and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            return taken
+
+    return HeldCounters
+
+
+def test_stats_count_every_trace_whose_spans_they_count_released(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """``/stats`` of one process read the counters, then the spans released: a trace
+    evaluated and released in between was counted released and not evaluated (the revision
+    test saw every span released, ``traces_revised`` one short)."""
+    from tooltrail.serve import pipeline as serve_pipeline
+    from tooltrail.serve.config import ServeConfig
+
+    held: Any = held_counters()
+    monkeypatch.setattr(serve_pipeline, "ReceiverCounters", held)
+    pipeline = serve_pipeline.TracePipeline(
+        ServeConfig(suite=tmp_path / "unused.yaml", grace=0.05), SUITE
+    )
+    held.pipeline = pipeline
+    try:
+        spans = list(read_spans(DATA / "corpus" / "pydantic-ai" / "a_refund_ok.otlp.pb"))
+        pipeline.ingest("protobuf", encode_request(spans).SerializeToString())
+        assert held.started.wait(30), "the trace was not evaluated"
+        stats = pipeline.stats()  # while the trace is being evaluated
+    finally:
+        held.taken.set()
+        pipeline.shutdown()
+    done = stats["spans_released"] >= stats["spans_received"] > 0
+    counted = (stats["traces_evaluated"], stats["cases_passed"] + stats["cases_failed"])
+    assert counted == ((1, 2) if done else (0, 0)), stats

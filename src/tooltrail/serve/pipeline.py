@@ -206,7 +206,11 @@ class TracePipeline:
         self.intake.close()
 
     def stats(self) -> dict[str, Any]:
-        """Counters since start, plus what is held now."""
+        """Counters since start, plus what is held now. The spans released are read first:
+        a trace's spans are released after its counts are added, so every trace they count
+        done is counted in the snapshot read after (read the other way round, a reader saw
+        every span released and a revision not yet counted)."""
+        released = self.intake.released_spans
         stats: dict[str, Any] = self.counters.snapshot()
         # What the exporter confirmed; events it could not build or send are failed.
         stats["scores_sent"] = self.scores.sent if self.scores is not None else 0
@@ -221,7 +225,7 @@ class TracePipeline:
         stats["traces_dropped"] = buffered.traces_dropped
         stats["spans_held"] = self.intake.held_spans
         stats["traces_held"] = self.intake.held_traces
-        stats["spans_released"] = self.intake.released_spans
+        stats["spans_released"] = released
         stats["reading_path"] = self.intake.reading_path
         revisions = self.evaluator.revisions
         stats["revision_spans_kept"] = revisions.items_kept
