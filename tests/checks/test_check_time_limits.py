@@ -402,7 +402,11 @@ tracer = provider.get_tracer("refund-agent")
 runs = [refund_agent(tracer, run) for run in range(3)]
 provider.force_flush(60_000)
 provider.shutdown()
-time.sleep(0.5)  # the given-up allocations end at their next bytecode
+# The given-up allocations end at their next bytecode, the sleeping checks stay parked: wait
+# for that (a fixed sleep was too short on a loaded machine), within a generous bound.
+deadline = time.monotonic() + 60
+while timelimit.stats().abandoned_alive > 3 and time.monotonic() < deadline:
+    time.sleep(0.01)
 stats = timelimit.stats()
 print(json.dumps({
     "rows": [rows.get(trace_id) for trace_id in runs],
