@@ -17,7 +17,7 @@ from typing import Any
 from fixtures import DATA
 
 from tooltrail.otlp import encode_request, read_spans
-from tooltrail.pipeline.buffer import CompletedTrace
+from tooltrail.pipeline.buffer import LATE, CompletedTrace
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.intake import ReceivedSpan, decode_body
 from tooltrail.serve.sinks import ReceivedTraceEvaluator
@@ -165,3 +165,36 @@ def test_stats_count_every_trace_whose_spans_they_count_released(
     done = stats["spans_released"] >= stats["spans_received"] > 0
     counted = (stats["traces_evaluated"], stats["cases_passed"] + stats["cases_failed"])
     assert counted == ((1, 2) if done else (0, 0)), stats
+
+
+def test_a_trace_counted_evaluated_has_its_results_line_written(tmp_path: Any) -> None:
+    """Before: the receiver counted a trace evaluated, then wrote its results line. A reader
+    who polled ``/stats`` until the trace was evaluated (or revised) and then read the results
+    file (``--workers``: a worker publishes its counters every 0.1 s) could miss the line."""
+    from tooltrail.serve.sinks import ResultsFile
+
+    path = tmp_path / "results.jsonl"
+    lines_when: list[tuple[dict[str, int], int]] = []
+
+    class LineCheckingCounters(ReceiverCounters):
+        def add(self, **deltas: int) -> None:
+            ReceiverCounters.add(self, **deltas)
+            lines_when.append((self.snapshot(), len(path.read_bytes().splitlines())))
+
+    counters = LineCheckingCounters()
+    judge = ReceivedTraceEvaluator(SUITE, counters, results=ResultsFile(path))
+    trace_id, items = items_of_a_trace()
+    try:
+        judge.export_trace(CompletedTrace(trace_id, items[:-1]))
+        judge.export_trace(CompletedTrace(trace_id, items[-1:], reason=LATE))  # a revision
+    finally:
+        judge.shutdown()
+    assert lines_when, "nothing counted"
+    for snapshot, lines in lines_when:
+        assert lines >= snapshot["traces_evaluated"] + snapshot["traces_revised"], (
+            snapshot,
+            lines,
+        )
+        assert lines >= 1 or snapshot["cases_passed"] + snapshot["cases_failed"] == 0, snapshot
+    final, lines = lines_when[-1]
+    assert (final["traces_evaluated"], final["traces_revised"], lines) == (1, 1, 2)
