@@ -498,11 +498,12 @@ class InlineEvaluator:
     def _unjudged(self, trace: CompletedTrace, why: str) -> None:
         """Late data that cannot revise: counted, and its trace named in one line."""
         spans, records = self._sizes(trace.spans)
-        self._count(late_spans_unjudged=spans, log_records_unjudged=records)
         with self._store_lock:
             first = self.revisions.name_once(trace.trace_id, why)
         if first:
             self._write_line(unjudged_line(trace.trace_id_hex, why, spans, records))
+        # After the line: who sees the spans counted finds the trace named.
+        self._count(late_spans_unjudged=spans, log_records_unjudged=records)
         self._warn.warn(
             "late-unjudged",
             "tooltrail: late spans of judged traces could not revise the verdict (%s; "
