@@ -247,11 +247,13 @@ def test_a_forked_child_finishes_its_own_tool_spans_and_not_the_parents() -> Non
     rec = Recorder()
     provider = provider_with(ToolArgsProcessor(rec, defer=True))
     _tool_span(provider, 1)
-    before_fork = len(rec.ended)  # 0 or 1, as the worker's tick falls
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: its own worker delivers its own span
         try:
+            # 0 or 1, as the parent's worker's tick fell; read here, where no thread of the
+            # parent runs (read before the fork, the worker could still deliver in between).
+            before_fork = len(rec.ended)
             _tool_span(provider, 2)
             provider.force_flush(5000)
             ids = [s.attributes["gen_ai.tool.call.id"] for s in rec.ended[before_fork:]]
