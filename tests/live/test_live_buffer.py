@@ -271,7 +271,9 @@ def test_partial_traces_are_summarised_in_one_warning_per_interval(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING, logger="tooltrail.pipeline.buffer")
-    provider, buffer, sink = pipeline(grace_s=0, max_age_s=0.05, log_interval_s=0.3)
+    # An interval well past max_age: the three traces, made at once, are all handed on before
+    # the first summary even on a loaded machine (a summary at 0.3 s could come between them).
+    provider, buffer, sink = pipeline(grace_s=0, max_age_s=0.05, log_interval_s=1.0)
     tracer = provider.get_tracer("t")
     roots = [tracer.start_span(f"agent{i}") for i in range(3)]
     for root in roots:
