@@ -198,3 +198,77 @@ def test_a_trace_counted_evaluated_has_its_results_line_written(tmp_path: Any) -
         assert lines >= 1 or snapshot["cases_passed"] + snapshot["cases_failed"] == 0, snapshot
     final, lines = lines_when[-1]
     assert (final["traces_evaluated"], final["traces_revised"], lines) == (1, 1, 2)
+
+
+def test_spans_are_counted_received_before_they_can_be_released(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """Before: the intake handed a request's spans to the buffer, then counted them received.
+    A request thread held up in between (a loaded machine) let a reader see the trace judged
+    and its spans released, ``spans_released`` past ``spans_received``. Here the thread is
+    held there until the spans are released (at most 2 s: after the fix nothing is released
+    until they are counted)."""
+    from tooltrail.serve import pipeline as serve_pipeline
+    from tooltrail.serve.config import ServeConfig
+
+    seen: list[tuple[int, int]] = []  # (released, received) when spans are counted received
+    holder: list[Any] = []
+
+    class HeldCounters(ReceiverCounters):
+        def add(self, **deltas: int) -> None:
+            if "spans_received" in deltas:
+                intake = holder[0].intake
+                deadline = time.monotonic() + 2
+                while intake.released_spans == 0 and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                seen.append((intake.released_spans, self.spans_received))
+            ReceiverCounters.add(self, **deltas)
+
+    monkeypatch.setattr(serve_pipeline, "ReceiverCounters", HeldCounters)
+    pipeline = serve_pipeline.TracePipeline(
+        ServeConfig(suite=tmp_path / "unused.yaml", grace=0.0), SUITE
+    )
+    holder.append(pipeline)
+    try:
+        spans = list(read_spans(DATA / "corpus" / "pydantic-ai" / "a_refund_ok.otlp.pb"))
+        pipeline.ingest("protobuf", encode_request(spans).SerializeToString())
+    finally:
+        pipeline.shutdown()
+    assert seen == [(0, 0)]  # nothing released before the request's spans were counted
+    stats = pipeline.stats()
+    assert stats["spans_released"] == stats["spans_received"] == len(spans)
+
+
+def test_with_workers_spans_are_counted_received_before_they_are_sent(monkeypatch: Any) -> None:
+    """The router of ``--workers`` did the same: it passed a request's spans to the workers,
+    then counted them received. Its thread held in between (at most 5 s here) let a worker
+    judge, release and publish them first."""
+    from tooltrail.serve import workers as serve_workers
+    from tooltrail.serve.config import ServeConfig
+
+    seen: list[tuple[int, int]] = []  # (released, received) when spans are counted received
+    holder: list[Any] = []
+
+    class HeldCounters(ReceiverCounters):
+        def add(self, **deltas: int) -> None:
+            if "spans_received" in deltas:
+                deadline = time.monotonic() + 5
+                while released() == 0 and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                seen.append((released(), self.spans_received))
+            ReceiverCounters.add(self, **deltas)
+
+    def released() -> int:
+        return int(holder[0].stats()["spans_released"])
+
+    monkeypatch.setattr(serve_workers, "ReceiverCounters", HeldCounters)
+    pool = serve_workers.WorkerPool(ServeConfig(grace=0.0, workers=2), SUITE)
+    holder.append(pool)
+    try:
+        spans = list(read_spans(DATA / "corpus" / "pydantic-ai" / "a_refund_ok.otlp.pb"))
+        pool.ingest("protobuf", encode_request(spans).SerializeToString())
+    finally:
+        pool.shutdown()
+    assert seen == [(0, 0)]  # nothing released before the request's spans were counted
+    stats = pool.stats()
+    assert stats["spans_released"] == stats["spans_received"] > 0

@@ -240,8 +240,7 @@ class TraceIntake:
         received, contexts = self._group_spans(
             spans, body if body.__class__ is bytes else None, encoding
         )
-        self._admit(received, contexts)
-        self._counters.add(spans_received=len(received), spans_rejected=len(reasons))
+        self._admit(received, contexts, spans_received=len(received), spans_rejected=len(reasons))
         message = "; ".join(reasons[:_MAX_REASONS])
         if len(reasons) > _MAX_REASONS:
             message += f"; and {len(reasons) - _MAX_REASONS} more"
@@ -260,8 +259,10 @@ class TraceIntake:
         self._admit(received, counts)
         return len(received)
 
-    def _admit(self, received: list[Received], contexts: dict[int, int]) -> None:
-        """Hand ``received`` to the buffer, or refuse all of it (``Throttled``)."""
+    def _admit(self, received: list[Received], contexts: dict[int, int], **counts: int) -> None:
+        """Hand ``received`` to the buffer, or refuse all of it (``Throttled``). ``counts``
+        are added to the counters first: a trace judged and released at once is never seen
+        released before it is seen received."""
         with self._lock:
             if self._closed:
                 raise ShuttingDown("tooltrail serve is shutting down")
@@ -273,6 +274,8 @@ class TraceIntake:
             held = self._held
             for trace_id, count in contexts.items():
                 held[trace_id] = held.get(trace_id, 0) + count
+            if counts:
+                self._counters.add(**counts)
             # Inside the lock: a request is either wholly in the buffer before shutdown
             # starts flushing it, or refused.
             add = self._buffer.add

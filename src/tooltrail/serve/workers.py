@@ -385,12 +385,13 @@ class WorkerPool:
             held = self._held_spans()
             if held and held + split.accepted > self.config.max_buffered_spans:
                 raise self._throttled(held)
+            reasons = split.rejected
+            # Counted before a worker can judge and release them (as the intake counts).
+            self.counters.add(spans_received=split.accepted, spans_rejected=len(reasons))
             for worker, part, spans in zip(self._workers, split.parts, split.spans, strict=True):
                 if part is not None:
                     worker.send(part, spans)
             self._room_enough()
-        reasons = split.rejected
-        self.counters.add(spans_received=split.accepted, spans_rejected=len(reasons))
         message = "; ".join(reasons[:_MAX_REASONS])
         if len(reasons) > _MAX_REASONS:
             message += f"; and {len(reasons) - _MAX_REASONS} more"
