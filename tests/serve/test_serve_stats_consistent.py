@@ -272,3 +272,97 @@ def test_with_workers_spans_are_counted_received_before_they_are_sent(monkeypatc
     assert seen == [(0, 0)]  # nothing released before the request's spans were counted
     stats = pool.stats()
     assert stats["spans_released"] == stats["spans_received"] > 0
+
+
+def test_log_records_are_counted_received_before_they_can_be_released(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """The same for a logs request: its records were counted received after the buffer had
+    them. Here they come after their trace's verdict (a late piece, judged again at once) and
+    the request thread is held there until they are released (at most 2 s)."""
+    import json
+
+    from tooltrail.serve import pipeline as serve_pipeline
+    from tooltrail.serve.config import ServeConfig
+
+    seen: list[tuple[int, int]] = []  # (released, received) when records are counted
+    holder: list[Any] = []
+
+    class HeldCounters(ReceiverCounters):
+        def add(self, **deltas: int) -> None:
+            if deltas.get("log_records_received"):
+                intake = holder[0].intake
+                before = intake.released_spans
+                deadline = time.monotonic() + 2
+                while intake.released_spans == before and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                seen.append(
+                    (intake.released_spans, self.spans_received + self.log_records_received)
+                )
+            ReceiverCounters.add(self, **deltas)
+
+    monkeypatch.setattr(serve_pipeline, "ReceiverCounters", HeldCounters)
+    pipeline = serve_pipeline.TracePipeline(
+        ServeConfig(suite=tmp_path / "unused.yaml", grace=0.0, logs_grace=0.0), SUITE
+    )
+    holder.append(pipeline)
+    doc = json.loads((DATA / "logs" / "openai_v2_weather.json").read_text())
+    try:
+        pipeline.ingest("json", json.dumps({"resourceSpans": doc["resourceSpans"]}).encode())
+        deadline = time.monotonic() + 60
+        while pipeline.intake.released_spans == 0:  # the trace judged: the records come late
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        pipeline.ingest_logs("json", json.dumps({"resourceLogs": doc["resourceLogs"]}).encode())
+    finally:
+        pipeline.shutdown()
+    [(released, received)] = seen
+    assert released <= received  # nothing released before it was counted received
+    stats = pipeline.stats()
+    assert stats["log_records_received"] > 0 and stats["log_records_late"] > 0
+    assert stats["spans_released"] == stats["spans_received"] + stats["log_records_received"]
+
+
+def test_with_workers_log_records_are_counted_received_before_they_are_sent(
+    monkeypatch: Any,
+) -> None:
+    """The router's logs requests likewise (its thread held at most 5 s)."""
+    import json
+
+    from tooltrail.serve import workers as serve_workers
+    from tooltrail.serve.config import ServeConfig
+
+    seen: list[tuple[int, int]] = []  # (released, received) when records are counted
+    holder: list[Any] = []
+
+    def released() -> int:
+        return int(holder[0].stats()["spans_released"])
+
+    class HeldCounters(ReceiverCounters):
+        def add(self, **deltas: int) -> None:
+            if deltas.get("log_records_received"):
+                before = released()
+                deadline = time.monotonic() + 5
+                while released() == before and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                seen.append((released(), self.spans_received + self.log_records_received))
+            ReceiverCounters.add(self, **deltas)
+
+    monkeypatch.setattr(serve_workers, "ReceiverCounters", HeldCounters)
+    pool = serve_workers.WorkerPool(ServeConfig(grace=0.0, logs_grace=0.0, workers=2), SUITE)
+    holder.append(pool)
+    doc = json.loads((DATA / "logs" / "openai_v2_weather.json").read_text())
+    try:
+        pool.ingest("json", json.dumps({"resourceSpans": doc["resourceSpans"]}).encode())
+        deadline = time.monotonic() + 60
+        while released() == 0:  # the trace judged: the records come late
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        pool.ingest_logs("json", json.dumps({"resourceLogs": doc["resourceLogs"]}).encode())
+    finally:
+        pool.shutdown()
+    [(released_then, received)] = seen
+    assert released_then <= received  # nothing released before it was counted received
+    stats = pool.stats()
+    assert stats["log_records_received"] > 0
+    assert stats["spans_released"] == stats["spans_received"] + stats["log_records_received"]

@@ -246,17 +246,20 @@ class TraceIntake:
             message += f"; and {len(reasons) - _MAX_REASONS} more"
         return Accepted(len(received), len(reasons), message)
 
-    def take_logs(self, records: list[LogRecord]) -> int:
+    def take_logs(self, records: list[LogRecord], **counts: int) -> int:
         """Hold ``records`` (each with a trace id) with their traces, under the same limits as
-        spans (raises ``Throttled`` or ``ShuttingDown`` and takes none). Returns how many."""
+        spans (raises ``Throttled`` or ``ShuttingDown`` and takes none). Returns how many.
+        ``counts`` are added to the counters once taken, before the buffer has them."""
         if self._closed:
             raise ShuttingDown("tooltrail serve is shutting down")
         if not records:
+            if counts:
+                self._counters.add(**counts)
             return 0
         if self._full():
             raise self._throttled()
-        received, counts = self._group_logs(records)
-        self._admit(received, counts)
+        received, contexts = self._group_logs(records)
+        self._admit(received, contexts, **counts)
         return len(received)
 
     def _admit(self, received: list[Received], contexts: dict[int, int], **counts: int) -> None:

@@ -57,15 +57,20 @@ def rejection_message(reasons: list[str]) -> str:
     return message
 
 
-def count_logs(counters: ReceiverCounters, decoded: DecodedLogs, taken: int) -> Accepted:
-    """Count a taken logs request; its ``Accepted`` (records taken, kept or not)."""
-    counters.add(
-        log_records_received=taken,
-        log_records_rejected=len(decoded.rejected),
-        log_records_without_trace=decoded.without_trace,
-        log_records_not_content=decoded.not_content,
-    )
-    accepted = taken + decoded.without_trace + decoded.not_content
+def logs_counts(decoded: DecodedLogs) -> dict[str, int]:
+    """What a taken logs request adds to the counters: added before its records can be judged
+    and released, as a request's spans are (``TraceIntake``)."""
+    return {
+        "log_records_received": len(decoded.records),
+        "log_records_rejected": len(decoded.rejected),
+        "log_records_without_trace": decoded.without_trace,
+        "log_records_not_content": decoded.not_content,
+    }
+
+
+def logs_accepted(decoded: DecodedLogs) -> Accepted:
+    """A taken logs request's ``Accepted`` (records taken, kept or not)."""
+    accepted = len(decoded.records) + decoded.without_trace + decoded.not_content
     return Accepted(accepted, len(decoded.rejected), rejection_message(decoded.rejected))
 
 
@@ -192,7 +197,8 @@ class TracePipeline:
         ``Undecodable``, ``Throttled``, ``ShuttingDown``)."""
         decoded = decode_logs(encoding, body, self._limits)
         self.logs_arrived()
-        return count_logs(self.counters, decoded, self.intake.take_logs(decoded.records))
+        self.intake.take_logs(decoded.records, **logs_counts(decoded))
+        return logs_accepted(decoded)
 
     def logs_arrived(self) -> None:
         """From now on traces may hold log records, and a complete trace waits ``logs_grace``
