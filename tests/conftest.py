@@ -20,6 +20,7 @@ name (``from test_live_buffer import Collect``); for that, and for pytest's defa
 from __future__ import annotations
 
 import gc
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,7 +58,20 @@ def collector_on() -> Iterator[None]:
 def pytest_configure(config: pytest.Config) -> None:
     """Pick the reading path once, before any test captures output: without the compiled
     core its one notice goes to the session's stderr, not into the first test that reads
-    (tests/test_core_switch.py checks the notice in a process of its own)."""
+    (tests/test_core_switch.py checks the notice in a process of its own). And SIGINT as usual
+    (``sigint_as_usual``)."""
     from tooltrail.otlp.read.core import core_module
 
     core_module()
+    sigint_as_usual()
+
+
+def sigint_as_usual() -> None:
+    """SIGINT raises ``KeyboardInterrupt`` in this process and ends the processes it starts
+    until they set their own handler, however the run was started. A script that starts
+    pytest in the background (``pytest &``) leaves SIGINT ignored, and an ignored signal stays
+    ignored across ``exec``: a test's ``tooltrail serve`` signalled before it installs its
+    handler then ran on for good (test_serve_process_tree, ``at once-INT``). A handler set
+    here is reset to the default in every child."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -104,7 +104,7 @@ class LogsReceiver(logs_service_pb2_grpc.LogsServiceServicer):
         with self._lock:
             return list(self._records)
 
-    def wait_for(self, count: int, timeout: float = 20.0) -> list[logs_pb2.LogRecord]:
+    def wait_for(self, count: int, timeout: float = 60.0) -> list[logs_pb2.LogRecord]:
         with self._arrived:
             self._arrived.wait_for(lambda: len(self._records) >= count, timeout)
             return list(self._records)

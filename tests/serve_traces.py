@@ -80,8 +80,14 @@ def body_of(spans: list[Span]) -> bytes:
     return encode_request(spans).SerializeToString()
 
 
+#: Sockets bound and never listening, kept open until the process ends: see ``closed_port``.
+_HELD_PORTS: list[socket.socket] = []
+
+
 def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port nothing listens on: bound and never listening, and kept so (released,
+    another process on the machine could take it and listen)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _HELD_PORTS.append(sock)
+    return int(sock.getsockname()[1])

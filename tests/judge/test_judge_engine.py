@@ -123,11 +123,11 @@ def test_a_reply_slower_than_the_timeout_is_an_error(judge_server: JudgeServer) 
 
 
 def test_an_unreachable_endpoint_is_an_error(judge_server: JudgeServer) -> None:
-    with socket.socket() as probe:  # a loopback port that nothing listens on once closed
+    with socket.socket() as probe:  # bound, never listening: no one else can listen there
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    client = completion_for_model(MODEL, base_url=f"http://127.0.0.1:{port}/v1", timeout_s=5)
-    outcome = JudgeRunner(client, retries=1, backoff_s=0.01).judge("p")
+        client = completion_for_model(MODEL, base_url=f"http://127.0.0.1:{port}/v1", timeout_s=5)
+        outcome = JudgeRunner(client, retries=1, backoff_s=0.01).judge("p")
     assert outcome.error is not None
     assert outcome.error.startswith("judge unavailable after 2 attempts: could not connect: ")
 

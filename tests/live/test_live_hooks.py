@@ -91,7 +91,8 @@ def test_a_blocking_on_result_is_reported_once_and_the_other_sinks_go_on(
         assert len(stuck_warnings(caplog)) == 1
         started = time.monotonic()
         buffer.shutdown()
-        assert time.monotonic() - started < 3
+        # Its 1 s limit, not the 10 s default nor for ever (generous for a loaded machine).
+        assert time.monotonic() - started < 8
         assert good.shut
     finally:
         release.set()
@@ -132,7 +133,8 @@ def test_a_sink_blocking_in_shutdown_does_not_hold_shutdown() -> None:
     started = time.monotonic()
     try:
         buffer.shutdown()
-        assert time.monotonic() - started < 2
+        # Its 0.5 s limit, not the 10 s default nor for ever (generous for a loaded machine).
+        assert time.monotonic() - started < 8
         assert buffer.stats().sinks_stuck == 1
     finally:
         release.set()

@@ -103,7 +103,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., RunningReceiver]]:
         receiver.stop()
 
 
-def wait_for(receiver: RunningReceiver, key: str, value: int, timeout: float = 15) -> dict:
+def wait_for(receiver: RunningReceiver, key: str, value: int, timeout: float = 60) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         stats = receiver.receiver.stats()
@@ -112,9 +112,9 @@ def wait_for(receiver: RunningReceiver, key: str, value: int, timeout: float = 1
         time.sleep(0.02)
 
 
-def verdicts(tmp_path: Path, count: int = 0, timeout: float = 15) -> list[dict[str, Any]]:
-    """The results file's lines, once it holds at least ``count`` of them (bounded wait): the
-    evaluator counts a trace in /stats before its line reaches the file."""
+def verdicts(tmp_path: Path, count: int = 0, timeout: float = 60) -> list[dict[str, Any]]:
+    """The results file's lines, once it holds at least ``count`` of them (a bounded wait:
+    the tests that read them after ``/stats`` counted their traces need none)."""
     path = tmp_path / "results.jsonl"
     deadline = time.monotonic() + timeout
     while True:
@@ -434,6 +434,7 @@ def test_a_receiver_without_logs_keeps_its_grace(serve, tmp_path: Path) -> None:
     started = time.monotonic()
     assert post(receiver.http_port, spans_json(), JSON)[0] == 200
     wait_for(receiver, "traces_evaluated", 1)
-    assert time.monotonic() - started < 5
+    # Well under the logs grace (30 s) it would have waited, however loaded the machine.
+    assert time.monotonic() - started < 20
     stats = receiver.receiver.stats()
     assert stats["log_records_received"] == 0 and stats["traces_evaluated"] == 1

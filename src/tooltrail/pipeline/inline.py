@@ -58,8 +58,8 @@ from tooltrail.suite import TestSuite
 _log = logging.getLogger(__name__)
 
 ResultCallback = Callable[[EvalTrace, list[CaseResult]], None]
-#: A judgment: the trace, its results and its results line.
-_Outcome = tuple[EvalTrace, list[CaseResult], bytes]
+#: A judgment: the trace and its results (its results line is written already).
+_Outcome = tuple[EvalTrace, list[CaseResult]]
 #: ``reason`` of the line naming late data that could not revise a verdict.
 UNJUDGED = "late_unjudged"
 #: Same switch as the evaluation events: explanations may quote argument values.
@@ -350,9 +350,8 @@ class InlineEvaluator:
             return
         if outcome is None:
             return
-        eval_trace, results, line = outcome
+        eval_trace, results = outcome
         self._count(results_count=len(results))
-        self._write_line(line)
         for callback in self.callbacks:
             try:
                 callback(eval_trace, results)
@@ -430,17 +429,15 @@ class InlineEvaluator:
             judged = prior  # the same entry, judged once more
             judged.kept, judged.size, judged.partial = kept, len(items), partial
             judged.rejudged += 1
-        if cases and eval_trace is not None and judged.revision < 0:
-            # Before ``_judged``: a reader of the counters that sees a trace evaluated sees
-            # its cases counted too.
-            self._first_verdict(results)
-        if eval_trace is not None and not judged.converted:
-            judged.converted = True
-            self._judged(trace, eval_trace, bool(cases))
+        first_conversion = eval_trace is not None and not judged.converted
+        judged.converted = judged.converted or first_conversion
         if not cases or eval_trace is None:
             with self._store_lock:
                 self.revisions.keep(trace.trace_id, judged)
+            if eval_trace is not None and first_conversion:
+                self._judged(trace, eval_trace, False)
             return None
+        first_verdict = judged.revision < 0
         verdict = verdict_of(partial, results)
         calls = len(eval_trace.tool_calls)
         revision = judged.revision + 1
@@ -451,9 +448,7 @@ class InlineEvaluator:
                 eval_trace.metadata["supersedes_revision"] = judged.revision
                 before = self._results_before(trace, items[: judged.judged_items], judged)
                 changed = changes(judged, verdict, calls, before, results)
-            self._count(traces_revised=1, verdicts_changed=int(judged.verdict != verdict))
-        else:
-            self._count(traces_evaluated=1)
+        verdict_changed = judged.verdict != verdict
         judged.revision, judged.verdict, judged.calls, judged.judged_items = (
             revision,
             verdict,
@@ -473,7 +468,19 @@ class InlineEvaluator:
             revision=revision,
             changed=changed,
         )
-        return eval_trace, results, line
+        # The line first, then the counts: a reader of the counters that sees the trace
+        # evaluated (or revised) finds its line in the results file.
+        self._write_line(line)
+        if revision > 0:
+            self._count(traces_revised=1, verdicts_changed=int(verdict_changed))
+        else:
+            self._count(traces_evaluated=1)
+        if first_verdict:
+            # Before ``_judged``: a reader that sees a trace evaluated sees its cases too.
+            self._first_verdict(results)
+        if first_conversion:
+            self._judged(trace, eval_trace, True)
+        return eval_trace, results
 
     def _results_before(
         self, trace: CompletedTrace, items: list[Any], judged: Judged
@@ -491,11 +498,12 @@ class InlineEvaluator:
     def _unjudged(self, trace: CompletedTrace, why: str) -> None:
         """Late data that cannot revise: counted, and its trace named in one line."""
         spans, records = self._sizes(trace.spans)
-        self._count(late_spans_unjudged=spans, log_records_unjudged=records)
         with self._store_lock:
             first = self.revisions.name_once(trace.trace_id, why)
         if first:
             self._write_line(unjudged_line(trace.trace_id_hex, why, spans, records))
+        # After the line: who sees the spans counted finds the trace named.
+        self._count(late_spans_unjudged=spans, log_records_unjudged=records)
         self._warn.warn(
             "late-unjudged",
             "tooltrail: late spans of judged traces could not revise the verdict (%s; "

@@ -240,28 +240,32 @@ class TraceIntake:
         received, contexts = self._group_spans(
             spans, body if body.__class__ is bytes else None, encoding
         )
-        self._admit(received, contexts)
-        self._counters.add(spans_received=len(received), spans_rejected=len(reasons))
+        self._admit(received, contexts, spans_received=len(received), spans_rejected=len(reasons))
         message = "; ".join(reasons[:_MAX_REASONS])
         if len(reasons) > _MAX_REASONS:
             message += f"; and {len(reasons) - _MAX_REASONS} more"
         return Accepted(len(received), len(reasons), message)
 
-    def take_logs(self, records: list[LogRecord]) -> int:
+    def take_logs(self, records: list[LogRecord], **counts: int) -> int:
         """Hold ``records`` (each with a trace id) with their traces, under the same limits as
-        spans (raises ``Throttled`` or ``ShuttingDown`` and takes none). Returns how many."""
+        spans (raises ``Throttled`` or ``ShuttingDown`` and takes none). Returns how many.
+        ``counts`` are added to the counters once taken, before the buffer has them."""
         if self._closed:
             raise ShuttingDown("tooltrail serve is shutting down")
         if not records:
+            if counts:
+                self._counters.add(**counts)
             return 0
         if self._full():
             raise self._throttled()
-        received, counts = self._group_logs(records)
-        self._admit(received, counts)
+        received, contexts = self._group_logs(records)
+        self._admit(received, contexts, **counts)
         return len(received)
 
-    def _admit(self, received: list[Received], contexts: dict[int, int]) -> None:
-        """Hand ``received`` to the buffer, or refuse all of it (``Throttled``)."""
+    def _admit(self, received: list[Received], contexts: dict[int, int], **counts: int) -> None:
+        """Hand ``received`` to the buffer, or refuse all of it (``Throttled``). ``counts``
+        are added to the counters first: a trace judged and released at once is never seen
+        released before it is seen received."""
         with self._lock:
             if self._closed:
                 raise ShuttingDown("tooltrail serve is shutting down")
@@ -273,6 +277,8 @@ class TraceIntake:
             held = self._held
             for trace_id, count in contexts.items():
                 held[trace_id] = held.get(trace_id, 0) + count
+            if counts:
+                self._counters.add(**counts)
             # Inside the lock: a request is either wholly in the buffer before shutdown
             # starts flushing it, or refused.
             add = self._buffer.add

@@ -57,15 +57,20 @@ def rejection_message(reasons: list[str]) -> str:
     return message
 
 
-def count_logs(counters: ReceiverCounters, decoded: DecodedLogs, taken: int) -> Accepted:
-    """Count a taken logs request; its ``Accepted`` (records taken, kept or not)."""
-    counters.add(
-        log_records_received=taken,
-        log_records_rejected=len(decoded.rejected),
-        log_records_without_trace=decoded.without_trace,
-        log_records_not_content=decoded.not_content,
-    )
-    accepted = taken + decoded.without_trace + decoded.not_content
+def logs_counts(decoded: DecodedLogs) -> dict[str, int]:
+    """What a taken logs request adds to the counters: added before its records can be judged
+    and released, as a request's spans are (``TraceIntake``)."""
+    return {
+        "log_records_received": len(decoded.records),
+        "log_records_rejected": len(decoded.rejected),
+        "log_records_without_trace": decoded.without_trace,
+        "log_records_not_content": decoded.not_content,
+    }
+
+
+def logs_accepted(decoded: DecodedLogs) -> Accepted:
+    """A taken logs request's ``Accepted`` (records taken, kept or not)."""
+    accepted = len(decoded.records) + decoded.without_trace + decoded.not_content
     return Accepted(accepted, len(decoded.rejected), rejection_message(decoded.rejected))
 
 
@@ -192,7 +197,8 @@ class TracePipeline:
         ``Undecodable``, ``Throttled``, ``ShuttingDown``)."""
         decoded = decode_logs(encoding, body, self._limits)
         self.logs_arrived()
-        return count_logs(self.counters, decoded, self.intake.take_logs(decoded.records))
+        self.intake.take_logs(decoded.records, **logs_counts(decoded))
+        return logs_accepted(decoded)
 
     def logs_arrived(self) -> None:
         """From now on traces may hold log records, and a complete trace waits ``logs_grace``
@@ -206,7 +212,11 @@ class TracePipeline:
         self.intake.close()
 
     def stats(self) -> dict[str, Any]:
-        """Counters since start, plus what is held now."""
+        """Counters since start, plus what is held now. The spans released are read first:
+        a trace's spans are released after its counts are added, so every trace they count
+        done is counted in the snapshot read after (read the other way round, a reader saw
+        every span released and a revision not yet counted)."""
+        released = self.intake.released_spans
         stats: dict[str, Any] = self.counters.snapshot()
         # What the exporter confirmed; events it could not build or send are failed.
         stats["scores_sent"] = self.scores.sent if self.scores is not None else 0
@@ -221,7 +231,7 @@ class TracePipeline:
         stats["traces_dropped"] = buffered.traces_dropped
         stats["spans_held"] = self.intake.held_spans
         stats["traces_held"] = self.intake.held_traces
-        stats["spans_released"] = self.intake.released_spans
+        stats["spans_released"] = released
         stats["reading_path"] = self.intake.reading_path
         revisions = self.evaluator.revisions
         stats["revision_spans_kept"] = revisions.items_kept

@@ -43,7 +43,7 @@ from tooltrail.serve.intake import intake_reading_path
 from tooltrail.serve.logs import decode_logs, logs_request
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled
 from tooltrail.serve.parent import ParentGone, ParentWatch
-from tooltrail.serve.pipeline import buffer_shutdown_timeout, count_logs
+from tooltrail.serve.pipeline import buffer_shutdown_timeout, logs_accepted, logs_counts
 from tooltrail.serve.shard import split_json, split_protobuf, worker_of
 from tooltrail.serve.signals import StartCancelled
 from tooltrail.suite import TestSuite
@@ -385,12 +385,13 @@ class WorkerPool:
             held = self._held_spans()
             if held and held + split.accepted > self.config.max_buffered_spans:
                 raise self._throttled(held)
+            reasons = split.rejected
+            # Counted before a worker can judge and release them (as the intake counts).
+            self.counters.add(spans_received=split.accepted, spans_rejected=len(reasons))
             for worker, part, spans in zip(self._workers, split.parts, split.spans, strict=True):
                 if part is not None:
                     worker.send(part, spans)
             self._room_enough()
-        reasons = split.rejected
-        self.counters.add(spans_received=split.accepted, spans_rejected=len(reasons))
         message = "; ".join(reasons[:_MAX_REASONS])
         if len(reasons) > _MAX_REASONS:
             message += f"; and {len(reasons) - _MAX_REASONS} more"
@@ -420,12 +421,14 @@ class WorkerPool:
             held = self._held_spans()
             if held and held + taken > self.config.max_buffered_spans:
                 raise self._throttled(held)
+            # Counted before a worker can judge and release them (as the intake counts).
+            self.counters.add(**logs_counts(decoded))
             for worker, part, group in zip(self._workers, parts, groups, strict=True):
                 if part is not None:
                     worker.send(part, len(group))
             self._logs_seen = True
             self._room_enough()
-        return count_logs(self.counters, decoded, taken)
+        return logs_accepted(decoded)
 
     def _throttled(self, held: int) -> Throttled:
         self._ask_for_room()
