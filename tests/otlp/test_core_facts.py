@@ -478,9 +478,10 @@ VERCEL = Path(__file__).parents[1] / "data/corpus/vercel-ai/a_refund_ok.otlp.pb"
 def test_the_core_reads_the_tool_spans_of_a_vercel_fixture(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Its three ``ai.toolCall`` spans come as facts (the agent and model spans, whose replies
-    are Vercel's own keys, stay the Python readers'), and read as the Python path reads them."""
-    assert _counts(VERCEL, monkeypatch) == (3, 5, 0)
+    """Every span comes as facts: the three ``ai.toolCall`` spans, and the agent and model
+    spans with Vercel's own reply and listed calls (``ai.response.text``,
+    ``ai.response.toolCalls``: 3 of 8 before), and reads as the Python path reads it."""
+    assert _counts(VERCEL, monkeypatch) == (8, 0, 0)
     assert_same(VERCEL, monkeypatch, usage=True)
 
 
@@ -492,10 +493,11 @@ POSITIONAL = Path(__file__).parents[1] / "data/corpus/traceloop/j_positional_arg
 def test_the_core_reads_the_tool_spans_of_a_traceloop_fixture(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The three ``@tool`` spans (``{"args": [], "kwargs": {...}}`` inputs) come as facts too
-    (4 before); in the fixture with positional values, the two tools called so stay Python's."""
-    assert _counts(TRACELOOP, monkeypatch) == (7, 2, 0)
-    assert _counts(POSITIONAL, monkeypatch) == (5, 4, 0)
+    """The three ``@tool`` spans (``{"args": [], "kwargs": {...}}`` inputs) come as facts, and
+    so do the agent and root spans with their ``traceloop.entity.output`` reply (7 of 9
+    before); in the fixture with positional values, the two tools called so stay Python's."""
+    assert _counts(TRACELOOP, monkeypatch) == (9, 0, 0)
+    assert _counts(POSITIONAL, monkeypatch) == (7, 2, 0)
     for path in (TRACELOOP, POSITIONAL):
         assert_same(path, monkeypatch, usage=True)
 
@@ -609,9 +611,9 @@ def test_plain_openinference_tool_spans_are_read_by_the_core(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """OpenInference tool spans with JSON or structured arguments, or a call envelope without
-    positional values (``unwrap_call_envelope``), come as facts; a Python repr and an
-    envelope with positional values go to the Python readers (and so does the root ``AGENT``
-    span: not the tool readers' port)."""
+    positional values (``unwrap_call_envelope``), come as facts (and so does the root
+    ``AGENT`` span); a Python repr and an envelope with positional values go to the Python
+    readers."""
     data = TracesData()
     ss = data.resource_spans.add().scope_spans.add()
     ss.scope.name = "openinference.instrumentation.langchain"
@@ -635,7 +637,7 @@ def test_plain_openinference_tool_spans_are_read_by_the_core(
         span.attributes.append(KeyValue(key="input.value", value=_tool_value(value)))
     path = tmp_path / "in.pb"
     path.write_bytes(frame(data.SerializeToString()))
-    assert _counts(path, monkeypatch) == (3, 3, 0)
+    assert _counts(path, monkeypatch) == (4, 2, 0)
     (trace,) = read_traces(path)
     assert [(c.name, c.args, c.call_id) for c in trace.tool_calls] == [
         ("t0", {"order_id": "ORD-7731", "amount": 49.99}, "call-0"),
