@@ -3,12 +3,14 @@
 //!
 //! The port covers the GenAI semantic conventions' common case: `execute_tool` spans with
 //! `gen_ai.tool.call.arguments` (JSON text or a structured value), the common case of the
-//! OpenInference, Vercel and Traceloop tool readers (`tools.rs`), agent, workflow and model
-//! spans (`gen_ai.output.messages` read for calls and reply), root spans (labels,
-//! conversation and case ids), usage counts, and every span classified as "other". Any span
+//! OpenInference, Vercel, Traceloop, Pydantic AI v2, MLflow and LangSmith tool readers
+//! (`tools.rs`), agent, workflow and root spans (the reply under any `agents.reply` key of
+//! encoding `reply`, else a model's; labels, conversation and case ids), model spans
+//! (`gen_ai.output.messages` read for calls and reply, else Vercel's listed calls and reply
+//! and OpenInference's reply), usage counts, and every span classified as "other". Any span
 //! it does not cover exactly is `Outcome::Full`: handed to Python as a whole `Span`, which
-//! the Python readers classify. The differential test (`tests/otlp/test_core_differential.py`)
-//! holds the two equal.
+//! the Python readers classify. The differential tests (`tests/otlp/test_core_differential.py`,
+//! `test_core_facts.py`) hold the two equal.
 
 use crate::jsontext::{self, Json};
 use crate::rules::{
@@ -376,13 +378,14 @@ fn has_reply_event(rules: &Rules, span: &Span<'_>) -> bool {
 }
 
 /// `spans.agent_reply`: the first `agents.reply` key present decides (its text read by
-/// `reply_text`); without one, `model_reply`. `Err` for MLflow's twice-encoded output and
-/// a value that is not text (its `str()` is Python's).
+/// `reply_text`); without one, `model_reply`. `Err` for a row of another encoding than
+/// `reply` (MLflow's twice-encoded output) and a value that is not text (its `str()` is
+/// Python's).
 fn agent_reply(rules: &Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Read<Option<String>> {
     for row in &rules.agent_reply {
         match attrs.get(row.slot) {
             None => {}
-            Some(_) if row.twice => return Err(Fallback),
+            Some(_) if row.declined => return Err(Fallback),
             Some(AnyValue::None) if !row.decides => {}
             Some(AnyValue::Str(text)) => return reply_text(rules, text),
             Some(_) => return Err(Fallback),

@@ -167,8 +167,9 @@ pub struct PlainTool {
 #[derive(Debug)]
 pub struct ReplyRow {
     pub slot: Slot,
-    /// JSON encoded twice (MLflow): declined.
-    pub twice: bool,
+    /// An encoding the port does not read (`json_twice`: MLflow's; any but `reply`): the
+    /// span is declined when the key is there.
+    pub declined: bool,
     /// `"answers": "present"`: the key decides even when its value is empty.
     pub decides: bool,
 }
@@ -317,7 +318,7 @@ impl Rules {
             let slot = r.slot_of(&string(row, &["key"])?);
             r.agent_reply.push(ReplyRow {
                 slot,
-                twice: string(row, &["encoding"])? == "json_twice",
+                declined: string(row, &["encoding"])? != "reply",
                 decides: row.get("answers").and_then(Value::as_str) == Some("present"),
             });
         }
@@ -720,8 +721,11 @@ mod tests {
         assert_eq!(source(rules.mlflow.args_source), "mlflow:mlflow.spanInputs");
         let first = &rules.agent_reply[0];
         assert_eq!(rules.slot("final_result"), Some(first.slot));
-        assert!(!first.twice && !first.decides);
-        assert!(rules.agent_reply.iter().any(|row| row.twice && row.decides));
+        assert!(!first.declined && !first.decides);
+        assert!(rules
+            .agent_reply
+            .iter()
+            .any(|row| row.declined && row.decides));
         // only ADK's response is left to the Python readers
         let adk = rules.slot("gcp.vertex.agent.llm_response");
         assert_eq!(rules.reply_elsewhere, adk.into_iter().collect::<Vec<_>>());

@@ -1,13 +1,16 @@
 //! The tool readers of other conventions than GenAI (`dialects/tools.py`), in their common
 //! case: OpenInference `TOOL` spans (`read_openinference`), Vercel `ai.toolCall` spans
-//! (`read_vercel`) and Traceloop `@tool` spans (`read_traceloop`). Every attribute key comes
-//! from rules.json (`Rules::openinference`, `vercel`, `traceloop`); the envelope members below
+//! (`read_vercel`), Traceloop `@tool` spans (`read_traceloop`), Pydantic AI v2 `running tool`
+//! spans (`read_pydantic_v2`), MLflow `TOOL` spans (`read_mlflow`) and LangSmith `tool` spans
+//! (`read_langsmith`). Every attribute key comes from rules.json (`Rules::openinference`,
+//! `vercel`, `traceloop`, `pydantic_v2`, `mlflow`, `langsmith`); the envelope members below
 //! are those of `dialects/values.py`.
 //!
 //! What the port does not read exactly is `Fallback`, and the span goes to Python whole: Python
 //! reprs, LangChain envelopes, call envelopes with positional values
-//! (`{"args": [1], "kwargs": {...}}`), structured call envelopes, empty or byte values, JSON
-//! text the two Python parsers might read differently, built-in final-answer tools.
+//! (`{"args": [1], "kwargs": {...}}`), structured call or single-input envelopes, empty or
+//! byte values, JSON text the two Python parsers might read differently, built-in
+//! final-answer tools.
 
 use crate::facts::{ident, text_args, Args, Call};
 use crate::jsontext::{self, Json};

@@ -896,6 +896,28 @@ def test_generated_replies_and_tool_spans_read_the_same_both_ways(
     path = tmp_path / "in.pb"
     path.write_bytes(frame(data.SerializeToString()))
     assert_same(path, monkeypatch, usage=True)
+    # the span facts themselves, fields the traces may not show included (a listed call's
+    # arguments, a model's empty reply)
+    assert _span_facts(path, monkeypatch, core.CORE) == _span_facts(path, monkeypatch, core.PYTHON)
+
+
+def _span_facts(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> list[str]:
+    """``repr`` of every ``SpanFact`` ``TraceFacts`` keeps reading ``path`` through ``which``
+    path (with usage), in span order."""
+    kept: list[SpanFact] = []
+    add = TraceFacts.add
+
+    def keep(self: TraceFacts, span: Any) -> bool:
+        added = add(self, span)
+        if added and span.span_id in self.facts:
+            kept.append(self.facts[span.span_id])
+        return added
+
+    with reading_with(monkeypatch, which):
+        monkeypatch.setattr(TraceFacts, "add", keep)
+        assert list(read_traces(path, usage=True))
+        monkeypatch.setattr(TraceFacts, "add", add)
+    return [repr(fact) for fact in sorted(kept, key=lambda fact: fact.span_id)]
 
 
 def _one_span_trace(*spans: tuple[str, dict[str, Any]]) -> TracesData:
@@ -924,6 +946,7 @@ def test_plain_replies_and_listed_calls_are_read_by_the_core(
         {"toolCallId": "c1", "toolName": "lookup", "input": '{"order_id": "ORD-1"}'},
         {"toolCallId": 2, "toolName": "refund", "args": {"amount": 5}},
         {"toolName": "<elided>", "input": "{}"},
+        {"toolName": "both", "input": '{"a": 1}', "args": '{"b": 2}'},
     ]
     data = _one_span_trace(
         ("agent run", {"final_result": "Refund issued."}),
@@ -931,12 +954,27 @@ def test_plain_replies_and_listed_calls_are_read_by_the_core(
         ("ai.generateText", {"ai.response.text": '"Quoted."'}),
         ("ai.generateText.doGenerate", {"ai.response.toolCalls": json.dumps(calls)}),
         ("ai.generateText.doGenerate", {"ai.response.text": "Done."}),
+        (
+            "ai.generateText.doGenerate",
+            {"ai.response.text": "", "ai.response.finishReason": "tool-calls"},
+        ),
         ("agent run", {"final_result": "AgentRunResult(output='x')"}),
         ("call_llm", {"gcp.vertex.agent.llm_response": "{}"}),
+        # a listed call as JSON text of its own: the Python readers'
+        (
+            "ai.generateText.doGenerate",
+            {"ai.response.toolCalls": json.dumps([json.dumps(calls[0])])},
+        ),
     )
     path = tmp_path / "in.pb"
     path.write_bytes(frame(data.SerializeToString()))
-    assert _counts(path, monkeypatch) == (6, 2, 0)
+    assert _counts(path, monkeypatch) == (7, 3, 0)
+    facts = _facts_of(path, monkeypatch)
+    assert [(f.reply, f.asked_unlisted) for f in facts if f.name.endswith("doGenerate")] == [
+        (None, False),
+        ("Done.", False),
+        (None, True),  # an empty reply is none: the finish reason tells of calls not listed
+    ]
     replies = [span.reply for span in _facts_of(path, monkeypatch) if span.reply is not None]
     assert replies == ["Refund issued.", "Wrapped.", "Quoted.", "Done."]
     listed = [
@@ -947,6 +985,7 @@ def test_plain_replies_and_listed_calls_are_read_by_the_core(
     assert listed == [
         ("lookup", "c1", {"order_id": "ORD-1"}, "model:ai.response.toolCalls"),
         ("refund", "2", {"amount": 5}, "model:ai.response.toolCalls"),
+        ("both", None, {"a": 1}, "model:ai.response.toolCalls"),  # ``input`` first
     ]
     assert_same(path, monkeypatch, usage=True)
 
@@ -973,8 +1012,8 @@ def test_plain_tool_spans_of_pydantic_v2_mlflow_and_langsmith_are_read_by_the_co
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Pydantic AI v2 ``running tool``, MLflow ``TOOL`` (arguments encoded once more) and
-    LangSmith ``tool`` spans (a single ``input`` holding JSON) come as facts; LangSmith's
-    Python repr does not."""
+    LangSmith ``tool`` spans (a single ``input`` holding JSON, text that is no object) come
+    as facts; LangSmith's Python reprs do not."""
     data = _one_span_trace(
         (
             "running tool",
@@ -988,10 +1027,16 @@ def test_plain_tool_spans_of_pydantic_v2_mlflow_and_langsmith_are_read_by_the_co
         ("search", {"langsmith.span.kind": "tool", "gen_ai.prompt": '{"input": "{\\"q\\": 1}"}'}),
         ("notes", {"langsmith.span.kind": "tool", "gen_ai.prompt": '{"input": "plain"}'}),
         ("repr", {"langsmith.span.kind": "tool", "gen_ai.prompt": "{'input': 'x'}"}),
+        # a repr after a space Python's ``lstrip`` takes and ASCII trimming does not
+        ("nbsp", {"langsmith.span.kind": "tool", "gen_ai.prompt": "\u00a0{'a': 1}"}),
+        ("text", {"langsmith.span.kind": "tool", "gen_ai.prompt": " plain"}),
+        ("structured", {"mlflow.spanType": "TOOL", "mlflow.spanInputs": {"amount": 7}}),
+        # a structured single input holding JSON text: the Python readers'
+        ("single", {"langsmith.span.kind": "tool", "gen_ai.prompt": {"input": '{"a": 1}'}}),
     )
     path = tmp_path / "in.pb"
     path.write_bytes(frame(data.SerializeToString()))
-    assert _counts(path, monkeypatch) == (5, 1, 0)
+    assert _counts(path, monkeypatch) == (7, 3, 0)
     (trace,) = read_traces(path)
     assert [(c.name, c.args, c.call_id) for c in trace.tool_calls][:4] == [
         ("lookup", {"order_id": "ORD-1"}, "c1"),
@@ -999,4 +1044,5 @@ def test_plain_tool_spans_of_pydantic_v2_mlflow_and_langsmith_are_read_by_the_co
         ("search", {"q": 1}, None),
         ("notes", {"input": "plain"}, None),
     ]
+    assert ("structured", {"amount": 7}) in [(c.name, c.args) for c in trace.tool_calls]
     assert_same(path, monkeypatch, usage=True)
