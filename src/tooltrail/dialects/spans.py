@@ -261,9 +261,7 @@ def _vercel_calls(raw: Any) -> list[ModelCall]:
         if name is None:
             continue
         args = args_from(item.get(_VERCEL_INPUT, item.get(_VERCEL_ARGS)))
-        calls.append(
-            ModelCall(name, ident(item.get(_VERCEL_ID)), args, len(calls), _VERCEL_SOURCE)
-        )
+        calls.append(ModelCall(name, ident(item.get(_VERCEL_ID)), args, len(calls), _VERCEL_SOURCE))
     return calls
 
 
