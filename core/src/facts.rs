@@ -3,12 +3,14 @@
 //!
 //! The port covers the GenAI semantic conventions' common case: `execute_tool` spans with
 //! `gen_ai.tool.call.arguments` (JSON text or a structured value), the common case of the
-//! OpenInference, Vercel and Traceloop tool readers (`tools.rs`), agent, workflow and model
-//! spans (`gen_ai.output.messages` read for calls and reply), root spans (labels,
-//! conversation and case ids), usage counts, and every span classified as "other". Any span
+//! OpenInference, Vercel, Traceloop, Pydantic AI v2, MLflow and LangSmith tool readers
+//! (`tools.rs`), agent, workflow and root spans (the reply under any `agents.reply` key of
+//! encoding `reply`, else a model's; labels, conversation and case ids), model spans
+//! (`gen_ai.output.messages` read for calls and reply, else Vercel's listed calls and reply
+//! and OpenInference's reply), usage counts, and every span classified as "other". Any span
 //! it does not cover exactly is `Outcome::Full`: handed to Python as a whole `Span`, which
-//! the Python readers classify. The differential test (`tests/otlp/test_core_differential.py`)
-//! holds the two equal.
+//! the Python readers classify. The differential tests (`tests/otlp/test_core_differential.py`,
+//! `test_core_facts.py`) hold the two equal.
 
 use crate::jsontext::{self, Json};
 use crate::rules::{
@@ -59,6 +61,8 @@ pub struct ModelCall {
     pub call_id: Option<String>,
     /// `None`: not captured; else the arguments (an object).
     pub args: Option<Json>,
+    /// Its `source`: an index into `Rules::sources`.
+    pub source: usize,
 }
 
 /// The `SpanFact` of one span, and the trace notes `TraceFacts.add` takes from it.
@@ -286,7 +290,7 @@ fn facts<'s, 'a>(
         }
         ROLE_AGENT => {
             out.agent = agent_name(rules, span, attrs, true)?;
-            out.reply = reply(rules, span, attrs)?;
+            out.reply = agent_reply(rules, span, attrs)?;
         }
         ROLE_MODEL => {
             let (calls, reply) = model_output(rules, span, attrs)?;
@@ -297,7 +301,7 @@ fn facts<'s, 'a>(
             out.model_calls = calls;
             out.usage = usage(rules, attrs)?;
         }
-        _ => out.reply = reply(rules, span, attrs)?, // workflow and other spans
+        _ => out.reply = agent_reply(rules, span, attrs)?, // workflow and other spans
     }
     if role == ROLE_AGENT || role == ROLE_OTHER || !parent {
         out.labels = Some(labels(rules, &span.attributes));
@@ -373,36 +377,208 @@ fn has_reply_event(rules: &Rules, span: &Span<'_>) -> bool {
         .any(|e| e.name == rules.details_event || e.name == rules.choice_event)
 }
 
-/// `spans.agent_reply` where no reply key of another convention is there: the GenAI output
-/// messages' text.
-fn reply(rules: &Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Read<Option<String>> {
-    Ok(model_output(rules, span, attrs)?.1)
+/// `spans.agent_reply`: the first `agents.reply` key present decides (its text read by
+/// `reply_text`); without one, `model_reply`. `Err` for a row of another encoding than
+/// `reply` (MLflow's twice-encoded output) and a value that is not text (its `str()` is
+/// Python's).
+fn agent_reply(rules: &Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Read<Option<String>> {
+    for row in &rules.agent_reply {
+        match attrs.get(row.slot) {
+            None => {}
+            Some(_) if row.declined => return Err(Fallback),
+            Some(AnyValue::None) if !row.decides => {}
+            Some(AnyValue::Str(text)) => return reply_text(rules, text),
+            Some(_) => return Err(Fallback),
+        }
+    }
+    model_reply(rules, span, attrs)
 }
 
-/// `spans.model_output` from `gen_ai.output.messages`; `Err` when anything else could
-/// answer (other conventions' keys, reply events).
+/// `spans._reply_text` of text: JSON text parsed as `values.json_value` parses it (an
+/// object, a list, a string), a framework's wrapper unwrapped, else the text itself.
+fn reply_text(rules: &Rules, text: &str) -> Read<Option<String>> {
+    let parsed = match text.as_bytes().first() {
+        Some(b'{') if jsontext::has_long_digits(text) => return Err(Fallback),
+        Some(b'{' | b'[' | b'"') => jsontext::parse(text)?,
+        _ => return Ok(reply_str(text)?.map(str::to_owned)),
+    };
+    match &parsed {
+        Json::Str(inner) => Ok(reply_str(inner)?.map(str::to_owned)),
+        other => Ok(Some(
+            unwrap_reply(rules, other, 0)?.unwrap_or_else(|| text.to_owned()),
+        )),
+    }
+}
+
+/// `spans._unwrap_reply` of a string: itself unless empty; `Err` for text ending in `)`,
+/// which may be a result object's repr (`dialects/reprs.py`, the Python readers').
+fn reply_str(text: &str) -> Read<Option<&str>> {
+    if text.ends_with(')') {
+        return Err(Fallback);
+    }
+    Ok((!text.is_empty()).then_some(text))
+}
+
+/// `spans._unwrap_reply` of a parsed value: the first wrapper key (`agents.reply_wrappers`)
+/// of an object, followed to `MAX_WRAPPERS` deep, else `values.message_text`.
+fn unwrap_reply(rules: &Rules, value: &Json, depth: usize) -> Read<Option<String>> {
+    match value {
+        Json::Str(text) => Ok(reply_str(text)?.map(str::to_owned)),
+        Json::Object(_) if depth < MAX_WRAPPERS => {
+            for key in &rules.reply_wrappers {
+                if let Some(inner) = value.get(key) {
+                    return unwrap_reply(rules, inner, depth + 1);
+                }
+            }
+            Ok(message_text(rules, value))
+        }
+        _ => Ok(message_text(rules, value)),
+    }
+}
+
+/// `spans._unwrap_reply`'s depth limit.
+const MAX_WRAPPERS: usize = 4;
+
+/// `values.message_text` of a parsed value that is not a string: a list's text blocks
+/// joined, an object's `text` (else `content`).
+fn message_text(rules: &Rules, value: &Json) -> Option<String> {
+    fn text<'j>(rules: &Rules, value: Option<&'j Json>) -> Option<&'j str> {
+        match value {
+            Some(Json::Str(s)) if !rules.placeholders.contains(s.as_str()) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+    match value {
+        Json::Array(blocks) => {
+            let parts: Vec<&str> = blocks
+                .iter()
+                .filter_map(|b| text(rules, b.get("text")))
+                .collect();
+            (!parts.is_empty()).then(|| parts.concat())
+        }
+        Json::Object(_) => {
+            text(rules, value.get("text").or_else(|| value.get("content"))).map(str::to_owned)
+        }
+        _ => None,
+    }
+}
+
+/// `spans.model_reply`: the text of GenAI output messages, else Vercel's or OpenInference's
+/// reply key; `Err` for ADK's response and reply events (the Python readers').
+fn model_reply(rules: &Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Read<Option<String>> {
+    if let Some(value) = attrs.get(rules.genai_output) {
+        return Ok(genai_value(rules, value)?.1);
+    }
+    match attrs.get(rules.vercel_reply) {
+        None | Some(AnyValue::None) => {}
+        Some(AnyValue::Str(text)) => return Ok((!text.is_empty()).then(|| (*text).to_owned())),
+        Some(_) => return Ok(None),
+    }
+    if let Some(AnyValue::Str(text)) = attrs.get(rules.openinference_reply) {
+        if !text.is_empty() {
+            return Ok(Some((*text).to_owned()));
+        }
+    }
+    if rules.reply_elsewhere.iter().any(|slot| attrs.has(*slot)) || has_reply_event(rules, span) {
+        return Err(Fallback);
+    }
+    Ok(None)
+}
+
+/// `spans.model_output`: the calls and reply of GenAI output messages, else `model_calls`
+/// and `model_reply`; `Err` for ADK's response (the Python readers').
 fn model_output(
     rules: &Rules,
     span: &Span<'_>,
     attrs: &Slots<'_, '_>,
 ) -> Read<(Vec<ModelCall>, Option<String>)> {
+    if let Some(value) = attrs.get(rules.genai_output) {
+        return genai_value(rules, value);
+    }
     if rules.reply_elsewhere.iter().any(|slot| attrs.has(*slot)) {
         return Err(Fallback);
     }
-    match attrs.get(rules.genai_output) {
-        None => {
-            if has_reply_event(rules, span) {
-                return Err(Fallback);
-            }
-            Ok((Vec::new(), None))
+    let calls = model_calls(rules, span, attrs)?;
+    Ok((calls, model_reply(rules, span, attrs)?))
+}
+
+/// `spans.model_calls` of a span without GenAI output messages: Vercel's listed calls;
+/// `Err` for OpenInference's flattened calls and calls in events (the Python readers').
+fn model_calls(rules: &Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Read<Vec<ModelCall>> {
+    match attrs.get(rules.vercel_calls.slot) {
+        None => {}
+        Some(AnyValue::Str(text)) => return vercel_calls(rules, text),
+        Some(_) => return Err(Fallback),
+    }
+    let (marker, llm) = &rules.openinference_llm;
+    if matches!(attrs.get(*marker), Some(AnyValue::Str(kind)) if kind == llm) {
+        let (prefix, infix) = &rules.openinference_calls;
+        let flattened =
+            |key: &str| key.starts_with(prefix.as_str()) && key.contains(infix.as_str());
+        if span.attributes.iter().any(|(key, _)| flattened(key)) {
+            return Err(Fallback);
         }
-        Some(AnyValue::Str(text)) if text.starts_with('[') => genai_output(rules, text),
+        return Ok(Vec::new());
+    }
+    if span.events.iter().any(|e| e.name == rules.details_event) {
+        return Err(Fallback);
+    }
+    Ok(Vec::new())
+}
+
+/// `spans._vercel_calls` of JSON text: the listed objects with a name, their arguments
+/// (`input`, else `args`) read as `values.args_from` reads them. `Err` for JSON text encoded
+/// once more and list items that are JSON text themselves.
+fn vercel_calls(rules: &Rules, text: &str) -> Read<Vec<ModelCall>> {
+    let v = &rules.vercel_calls;
+    let items = match text.as_bytes().first() {
+        Some(b'[') => jsontext::parse(text)?,
+        Some(b'"') => return Err(Fallback),
+        _ => return Ok(Vec::new()), // an object or other text: no list, no calls
+    };
+    let Json::Array(items) = &items else {
+        return Ok(Vec::new());
+    };
+    let mut calls = Vec::new();
+    for item in items {
+        match item {
+            Json::Object(_) => {}
+            Json::Str(inner) if inner.starts_with('{') => return Err(Fallback),
+            _ => continue,
+        }
+        let Some(Json::Str(name)) = item.get(&v.name) else {
+            continue;
+        };
+        if rules.placeholders.contains(name.as_str()) {
+            continue;
+        }
+        let raw = v.args.iter().find_map(|key| item.get(key));
+        let args = match raw {
+            Some(Json::Str(text)) => text_args(rules, text)?,
+            Some(Json::Object(_)) => Some(copy(raw.expect("matched"))),
+            _ => None,
+        };
+        calls.push(ModelCall {
+            name: name.clone(),
+            call_id: json_ident(rules, item.get(&v.call_id)),
+            args,
+            source: v.source,
+        });
+    }
+    Ok(calls)
+}
+
+/// What `gen_ai.output.messages` holds: JSON text of a list read by `genai_output`; any
+/// other text or value is no calls and no reply; `Err` for an empty value or a list value.
+fn genai_value(rules: &Rules, value: &AnyValue<'_>) -> Read<(Vec<ModelCall>, Option<String>)> {
+    match value {
+        AnyValue::Str(text) if text.starts_with('[') => genai_output(rules, text),
         // JSON text of anything but a list, or a structured value that is no list
-        Some(AnyValue::Str(_) | AnyValue::Kv(_) | AnyValue::Int(_) | AnyValue::Double(_)) => {
+        AnyValue::Str(_) | AnyValue::Kv(_) | AnyValue::Int(_) | AnyValue::Double(_) => {
             Ok((Vec::new(), None))
         }
-        Some(AnyValue::Bool(_) | AnyValue::Bytes(_)) => Ok((Vec::new(), None)),
-        Some(AnyValue::None | AnyValue::Array(_)) => Err(Fallback),
+        AnyValue::Bool(_) | AnyValue::Bytes(_) => Ok((Vec::new(), None)),
+        AnyValue::None | AnyValue::Array(_) => Err(Fallback),
     }
 }
 
@@ -449,6 +625,7 @@ fn genai_output(rules: &Rules, text: &str) -> Read<(Vec<ModelCall>, Option<Strin
                         name: name.to_owned(),
                         call_id: json_ident(rules, part.get("id")),
                         args,
+                        source: rules.genai_output_source,
                     });
                 }
                 Some(Json::Str(kind)) if kind == "text" => {
@@ -466,21 +643,23 @@ fn genai_output(rules: &Rules, text: &str) -> Read<(Vec<ModelCall>, Option<Strin
 
 /// A copy of an object member (the arguments a model listed), kept apart from the messages.
 fn take(object: &Json, key: &str) -> Json {
-    fn copy(value: &Json) -> Json {
-        match value {
-            Json::Null => Json::Null,
-            Json::Bool(b) => Json::Bool(*b),
-            Json::Int(i) => Json::Int(*i),
-            Json::UInt(u) => Json::UInt(*u),
-            Json::Float(f) => Json::Float(*f),
-            Json::Str(s) => Json::Str(s.clone()),
-            Json::Array(items) => Json::Array(items.iter().map(copy).collect()),
-            Json::Object(members) => {
-                Json::Object(members.iter().map(|(k, v)| (k.clone(), copy(v))).collect())
-            }
+    object.get(key).map_or(Json::Null, copy)
+}
+
+/// A copy of a parsed value.
+fn copy(value: &Json) -> Json {
+    match value {
+        Json::Null => Json::Null,
+        Json::Bool(b) => Json::Bool(*b),
+        Json::Int(i) => Json::Int(*i),
+        Json::UInt(u) => Json::UInt(*u),
+        Json::Float(f) => Json::Float(*f),
+        Json::Str(s) => Json::Str(s.clone()),
+        Json::Array(items) => Json::Array(items.iter().map(copy).collect()),
+        Json::Object(members) => {
+            Json::Object(members.iter().map(|(k, v)| (k.clone(), copy(v))).collect())
         }
     }
-    object.get(key).map_or(Json::Null, copy)
 }
 
 /// `spans.asked_for_tools`: a finish reason that says the response asked for tools.

@@ -57,7 +57,6 @@ struct FactsMode {
     model_call: PyObject,
     /// The `source` texts of the calls the port reads (`Rules::sources`), made once.
     call_sources: Vec<Py<PyString>>,
-    output_source: Py<PyString>,
 }
 
 /// The fields, in order, the core builds each class with (checked against the classes'
@@ -150,11 +149,9 @@ impl Reader {
                 let call_sources = (rules.sources.iter())
                     .map(|s| PyString::intern(py, s).unbind())
                     .collect();
-                let output_source = PyString::intern(py, &rules.genai_output_source).unbind();
                 Some(FactsMode {
                     rules,
                     call_sources,
-                    output_source,
                     carrier,
                     span_fact,
                     dialect_call,
@@ -424,7 +421,7 @@ fn span_fact<'a, 'py>(
                 optional_str(py, made.call_id.as_deref()),
                 args,
                 position,
-                mode.output_source.bind(py),
+                mode.call_sources[made.source].bind(py),
             );
             list.append(mode.model_call.bind(py).call1(fields)?)?;
         }

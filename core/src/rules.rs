@@ -48,6 +48,9 @@ pub struct Rules {
     pub openinference: OpenInferenceTool,
     pub vercel: VercelTool,
     pub traceloop: TraceloopTool,
+    pub pydantic_v2: PlainTool,
+    pub mlflow: PlainTool,
+    pub langsmith: PlainTool,
     /// The `source` texts of the calls the port reads; a `Call` holds an index.
     pub sources: Vec<String>,
     pub agent_name: Vec<Slot>,
@@ -56,11 +59,24 @@ pub struct Rules {
     pub invoke_prefix: String,
     /// `agents.invoked_name.span_name`: (kind keys, values naming an agent by span name).
     pub invoked_span_name: (Vec<Slot>, Vec<String>),
-    /// Keys whose presence sends a span's reply to the Python path (reprs, wrappers, other
-    /// conventions' outputs): `agents.reply` and the model keys the port does not read.
+    /// `agents.reply`, in order: the first key present decides an agent span's reply.
+    pub agent_reply: Vec<ReplyRow>,
+    /// `agents.reply_wrappers`: the keys a framework wraps its final answer under, in order.
+    pub reply_wrappers: Vec<String>,
+    /// Keys whose presence sends a model span's output to the Python path: the rows of
+    /// `models` the port does not read (ADK's response, and any row added later).
     pub reply_elsewhere: Vec<Slot>,
     pub genai_output: Slot,
-    pub genai_output_source: String,
+    /// The `source` of the calls GenAI output messages list (index into `sources`).
+    pub genai_output_source: usize,
+    pub vercel_calls: VercelCalls,
+    /// `models.vercel_reply`, `models.openinference_reply`: a model's text under one key.
+    pub vercel_reply: Slot,
+    pub openinference_reply: Slot,
+    /// `models.openinference_marker`: (key, the value of an OpenInference model span).
+    pub openinference_llm: (Slot, String),
+    /// `models.openinference_calls`: (prefix, infix) of the flattened calls (declined).
+    pub openinference_calls: (String, String),
     pub details_event: String,
     pub choice_event: String,
     pub exception_event: String,
@@ -134,6 +150,39 @@ pub struct TraceloopTool {
     /// row `tools._traceloop_args` reads.
     pub input: Slot,
     pub input_source: usize,
+}
+
+/// `tools.pydantic_v2`, `tools.mlflow`, `tools.langsmith` of rules.json: a name, maybe a
+/// call id, and one argument key with its source.
+#[derive(Debug, Default)]
+pub struct PlainTool {
+    /// `None`: the span name names the tool (`"name": {"from": "span_name"}`).
+    pub name: Option<Slot>,
+    pub call_id: Option<Slot>,
+    pub args: Slot,
+    pub args_source: usize,
+}
+
+/// A row of `agents.reply`.
+#[derive(Debug)]
+pub struct ReplyRow {
+    pub slot: Slot,
+    /// An encoding the port does not read (`json_twice`: MLflow's; any but `reply`): the
+    /// span is declined when the key is there.
+    pub declined: bool,
+    /// `"answers": "present"`: the key decides even when its value is empty.
+    pub decides: bool,
+}
+
+/// `models.vercel_calls`: the calls a Vercel model span lists, and the members of each.
+#[derive(Debug, Default)]
+pub struct VercelCalls {
+    pub slot: Slot,
+    pub source: usize,
+    pub name: String,
+    pub call_id: String,
+    /// Argument members, in order: the first one present decides.
+    pub args: Vec<String>,
 }
 
 /// `tools.genai.failure`'s ADK rows: the retry plugin hides a failure in the result, marked.
@@ -245,6 +294,9 @@ impl Rules {
         r.openinference = r.openinference_tool(&root)?;
         r.vercel = r.vercel_tool(&root)?;
         r.traceloop = r.traceloop_tool(&root)?;
+        r.pydantic_v2 = r.plain_tool(&root, "pydantic_v2")?;
+        r.mlflow = r.plain_tool(&root, "mlflow")?;
+        r.langsmith = r.plain_tool(&root, "langsmith")?;
         r.agent_name = r.keys(&root, &["agents", "name"])?;
         let traceloop = at(&root, &["agents", "invoked_name", "traceloop"])?;
         r.invoked_traceloop = (
@@ -259,23 +311,53 @@ impl Rules {
             kinds.iter().map(|k| r.slot_of(k)).collect(),
             strings(by_name, &["values"])?,
         );
-        // every other row of `models` (Vercel, ADK, OpenInference outputs, and any row added
-        // later): a span with one of those keys is the Python readers'
-        let mut elsewhere = r.keys(&root, &["agents", "reply"])?;
-        let models = at(&root, &["models"])?
+        for row in at(&root, &["agents", "reply"])?
+            .as_array()
+            .ok_or_else(|| RulesError("rules.json: agents.reply is not a list".into()))?
+        {
+            let slot = r.slot_of(&string(row, &["key"])?);
+            r.agent_reply.push(ReplyRow {
+                slot,
+                declined: string(row, &["encoding"])? != "reply",
+                decides: row.get("answers").and_then(Value::as_str) == Some("present"),
+            });
+        }
+        r.reply_wrappers = strings(&root, &["agents", "reply_wrappers"])?;
+        let m = at(&root, &["models"])?;
+        r.genai_output = r.slot_of(&string(m, &["genai_output", "key"])?);
+        r.genai_output_source = r.source_of(string(m, &["genai_output", "source"])?);
+        r.vercel_calls = r.vercel_calls(m)?;
+        r.vercel_reply = r.slot_of(&string(m, &["vercel_reply", "key"])?);
+        r.openinference_reply = r.slot_of(&string(m, &["openinference_reply", "key"])?);
+        r.openinference_llm = (
+            r.slot_of(&string(m, &["openinference_marker", "key"])?),
+            string(m, &["openinference_marker", "value"])?,
+        );
+        r.openinference_calls = (
+            string(m, &["openinference_calls", "prefix"])?,
+            string(m, &["openinference_calls", "infix"])?,
+        );
+        // every other row of `models` (ADK's response, and any row added later): a model
+        // span with one of those keys is the Python readers'
+        let read = [
+            "genai_output",
+            "vercel_calls",
+            "vercel_reply",
+            "openinference_reply",
+            "openinference_marker",
+        ];
+        let models = m
             .as_object()
             .ok_or_else(|| RulesError("rules.json: models is not an object".into()))?;
         for (name, row) in models {
-            if let (false, Some(key)) = (name == "genai_output", row.get("key")) {
+            if let (false, Some(key)) = (read.contains(&name.as_str()), row.get("key")) {
                 let key = key
                     .as_str()
                     .ok_or_else(|| RulesError(format!("models.{name}.key")))?;
-                elsewhere.push(r.slot_of(key));
+                let slot = r.slot_of(key);
+                r.reply_elsewhere.push(slot);
             }
         }
-        r.reply_elsewhere = elsewhere;
-        r.genai_output = r.slot_of(&string(&root, &["models", "genai_output", "key"])?);
-        r.genai_output_source = string(&root, &["models", "genai_output", "source"])?;
         r.details_event = string(&root, &["events", "details"])?;
         r.choice_event = string(&root, &["events", "choice"])?;
         r.exception_event = string(&root, &["events", "exception_event"])?;
@@ -336,14 +418,24 @@ impl Rules {
             openinference: OpenInferenceTool::default(),
             vercel: VercelTool::default(),
             traceloop: TraceloopTool::default(),
+            pydantic_v2: PlainTool::default(),
+            mlflow: PlainTool::default(),
+            langsmith: PlainTool::default(),
             sources: Vec::new(),
             agent_name: Vec::new(),
             invoked_traceloop: (0, Vec::new(), 0),
             invoke_prefix: String::new(),
             invoked_span_name: (Vec::new(), Vec::new()),
+            agent_reply: Vec::new(),
+            reply_wrappers: Vec::new(),
             reply_elsewhere: Vec::new(),
             genai_output: 0,
-            genai_output_source: String::new(),
+            genai_output_source: 0,
+            vercel_calls: VercelCalls::default(),
+            vercel_reply: 0,
+            openinference_reply: 0,
+            openinference_llm: (0, String::new()),
+            openinference_calls: (String::new(), String::new()),
             details_event: String::new(),
             choice_event: String::new(),
             exception_event: String::new(),
@@ -464,6 +556,42 @@ impl Rules {
         })
     }
 
+    /// `tools.{reader}` of a reader with one argument key: Pydantic AI v2 (name and call id
+    /// from keys), MLflow and LangSmith (the span name is the tool).
+    fn plain_tool(&mut self, root: &Value, reader: &str) -> Got<PlainTool> {
+        let t = at(root, &["tools", reader])?;
+        let name = match at(t, &["name"])?.get("from").and_then(Value::as_str) {
+            Some("span_name") => None,
+            Some(other) => {
+                return Err(RulesError(format!(
+                    "rules.json: tools.{reader}.name from {other:?}"
+                )))
+            }
+            None => Some(self.slot_of(&string(t, &["name", "key"])?)),
+        };
+        let call_id = match t.get("call_id") {
+            Some(row) => Some(self.slot_of(&string(row, &["key"])?)),
+            None => None,
+        };
+        Ok(PlainTool {
+            name,
+            call_id,
+            args: self.slot_of(&string(t, &["args", "key"])?),
+            args_source: self.source_of(string(t, &["args", "source"])?),
+        })
+    }
+
+    fn vercel_calls(&mut self, models: &Value) -> Got<VercelCalls> {
+        let row = at(models, &["vercel_calls"])?;
+        Ok(VercelCalls {
+            slot: self.slot_of(&string(row, &["key"])?),
+            source: self.source_of(string(row, &["source"])?),
+            name: string(row, &["fields", "name"])?,
+            call_id: string(row, &["fields", "call_id"])?,
+            args: strings(row, &["fields", "args"])?,
+        })
+    }
+
     /// The index of a call's `source` text in `sources`.
     fn source_of(&mut self, text: String) -> usize {
         if let Some(at) = self.sources.iter().position(|s| *s == text) {
@@ -581,6 +709,26 @@ mod tests {
             (source(t.name_source), t.name_suffix.as_str()),
             ("traceloop:name", ".tool")
         );
+        let v = &rules.vercel_calls;
+        assert_eq!(source(v.source), "model:ai.response.toolCalls");
+        assert_eq!((v.name.as_str(), v.args.len()), ("toolName", 2));
+        assert_eq!(
+            source(rules.genai_output_source),
+            "model:gen_ai.output.messages"
+        );
+        assert!(rules.mlflow.name.is_none() && rules.langsmith.call_id.is_none());
+        assert!(rules.pydantic_v2.name.is_some() && rules.pydantic_v2.call_id.is_some());
+        assert_eq!(source(rules.mlflow.args_source), "mlflow:mlflow.spanInputs");
+        let first = &rules.agent_reply[0];
+        assert_eq!(rules.slot("final_result"), Some(first.slot));
+        assert!(!first.declined && !first.decides);
+        assert!(rules
+            .agent_reply
+            .iter()
+            .any(|row| row.declined && row.decides));
+        // only ADK's response is left to the Python readers
+        let adk = rules.slot("gcp.vertex.agent.llm_response");
+        assert_eq!(rules.reply_elsewhere, adk.into_iter().collect::<Vec<_>>());
     }
 
     #[test]

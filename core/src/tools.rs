@@ -1,16 +1,19 @@
 //! The tool readers of other conventions than GenAI (`dialects/tools.py`), in their common
 //! case: OpenInference `TOOL` spans (`read_openinference`), Vercel `ai.toolCall` spans
-//! (`read_vercel`) and Traceloop `@tool` spans (`read_traceloop`). Every attribute key comes
-//! from rules.json (`Rules::openinference`, `vercel`, `traceloop`); the envelope members below
+//! (`read_vercel`), Traceloop `@tool` spans (`read_traceloop`), Pydantic AI v2 `running tool`
+//! spans (`read_pydantic_v2`), MLflow `TOOL` spans (`read_mlflow`) and LangSmith `tool` spans
+//! (`read_langsmith`). Every attribute key comes from rules.json (`Rules::openinference`,
+//! `vercel`, `traceloop`, `pydantic_v2`, `mlflow`, `langsmith`); the envelope members below
 //! are those of `dialects/values.py`.
 //!
 //! What the port does not read exactly is `Fallback`, and the span goes to Python whole: Python
 //! reprs, LangChain envelopes, call envelopes with positional values
-//! (`{"args": [1], "kwargs": {...}}`), structured call envelopes, empty or byte values, JSON
-//! text the two Python parsers might read differently, built-in final-answer tools.
+//! (`{"args": [1], "kwargs": {...}}`), structured call or single-input envelopes, empty or
+//! byte values, JSON text the two Python parsers might read differently, built-in
+//! final-answer tools.
 
 use crate::facts::{ident, text_args, Args, Call};
-use crate::jsontext::Json;
+use crate::jsontext::{self, Json};
 use crate::rules::{Rules, Slots};
 use crate::traces::{AnyValue, Span};
 use crate::wire::{Fallback, Read};
@@ -27,6 +30,9 @@ pub fn call<'s, 'a>(
         "openinference" => openinference(rules, span, attrs)?,
         "vercel" => vercel(rules, attrs)?,
         "traceloop" => traceloop(rules, span, attrs)?,
+        "pydantic_v2" => pydantic_v2(rules, attrs)?,
+        "mlflow" => mlflow(rules, span, attrs)?,
+        "langsmith" => langsmith(rules, span, attrs)?,
         _ => return Err(Fallback),
     };
     match found {
@@ -125,6 +131,122 @@ fn traceloop<'s, 'a>(
     }))
 }
 
+/// `tools.read_pydantic_v2`: the name and id from their keys, arguments JSON text or a
+/// structured value.
+fn pydantic_v2<'s, 'a>(rules: &Rules, attrs: &Slots<'s, 'a>) -> Read<Option<Call<'s, 'a>>> {
+    let t = &rules.pydantic_v2;
+    let Some(name) = t.name.and_then(|slot| rules.text(attrs.get(slot))) else {
+        return Ok(None);
+    };
+    let args = match attrs.get(t.args) {
+        None => Args::None,
+        Some(value) => structured_args(rules, value, Unwrap::None)?,
+    };
+    Ok(Some(Call {
+        name: name.to_owned(),
+        args,
+        call_id: t.call_id.and_then(|slot| ident(rules, attrs.get(slot))),
+        source: t.args_source,
+    }))
+}
+
+/// `tools.read_mlflow`: the span name is the tool, `mlflow.spanInputs` the arguments, JSON
+/// text of an object, or JSON text of a string holding it (`values.double_json`).
+fn mlflow<'s, 'a>(
+    rules: &Rules,
+    span: &Span<'a>,
+    attrs: &Slots<'s, 'a>,
+) -> Read<Option<Call<'s, 'a>>> {
+    let t = &rules.mlflow;
+    if rules.placeholders.contains(span.name) {
+        return Ok(None);
+    }
+    let args = match attrs.get(t.args) {
+        Some(AnyValue::Str(text)) => match text.as_bytes().first() {
+            Some(b'{') => text_args(rules, text)?.map_or(Args::None, Args::Json),
+            Some(b'"') => match jsontext::parse(text)? {
+                Json::Str(inner) if inner.starts_with('{') => {
+                    text_args(rules, &inner)?.map_or(Args::None, Args::Json)
+                }
+                _ => Args::None,
+            },
+            _ => Args::None, // a list, a number, other text: no object
+        },
+        Some(value @ AnyValue::Kv(_)) => Args::Value(value),
+        _ => Args::None, // absent, empty, bytes, a list: `double_json` gives no dict
+    };
+    Ok(Some(Call {
+        name: span.name.to_owned(),
+        args,
+        call_id: None,
+        source: t.args_source,
+    }))
+}
+
+/// `tools.read_langsmith`: the span name is the tool, `gen_ai.prompt` the run's inputs
+/// (`args_from(..., literal=True)`), a single `input` holding the arguments as text
+/// unwrapped (`values.unwrap_single_input`). Python reprs are declined.
+fn langsmith<'s, 'a>(
+    rules: &Rules,
+    span: &Span<'a>,
+    attrs: &Slots<'s, 'a>,
+) -> Read<Option<Call<'s, 'a>>> {
+    let t = &rules.langsmith;
+    if rules.placeholders.contains(span.name) {
+        return Ok(None);
+    }
+    let args = match attrs.get(t.args) {
+        None | Some(AnyValue::None) => Args::None,
+        Some(AnyValue::Str(text)) => match literal_args(rules, text)? {
+            Some(json) => Args::Json(single_input(rules, json)?),
+            None => Args::None,
+        },
+        Some(value @ AnyValue::Kv(pairs)) => {
+            let single = !pairs.is_empty() && pairs.iter().all(|(k, _)| *k == SINGLE_INPUT);
+            if single && matches!(pairs.last(), Some((_, AnyValue::Str(_)))) {
+                return Err(Fallback); // its text read as arguments: the Python readers'
+            }
+            Args::Value(value)
+        }
+        Some(AnyValue::Bytes(_)) => return Err(Fallback),
+        Some(_) => Args::None,
+    };
+    Ok(Some(Call {
+        name: span.name.to_owned(),
+        args,
+        call_id: None,
+        source: t.args_source,
+    }))
+}
+
+/// `values.args_from(text, literal=True)`: JSON text of an object, else no arguments; text
+/// that may be a Python literal (`{` after whitespace, not JSON) is declined.
+fn literal_args(rules: &Rules, text: &str) -> Read<Option<Json>> {
+    if rules.placeholders.contains(text) {
+        return Ok(None);
+    }
+    let rest = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    match rest.chars().next() {
+        Some('{') => text_args(rules, text),
+        // whitespace to Python's `str.lstrip` (other scripts', `\x1c`..`\x1f`), not to Rust's
+        Some(c) if !c.is_ascii() || c.is_ascii_control() => Err(Fallback),
+        _ => Ok(None), // no object in JSON, and no literal tried
+    }
+}
+
+/// `values.unwrap_single_input`: an object whose one member is `input` holding text: the
+/// arguments that text holds, when it holds an object; any other object as it is.
+fn single_input(rules: &Rules, args: Json) -> Read<Json> {
+    let Json::Object(members) = &args else {
+        return Ok(args);
+    };
+    let single = !members.is_empty() && members.iter().all(|(k, _)| k == SINGLE_INPUT);
+    let Some(Json::Str(inner)) = args.get(SINGLE_INPUT).filter(|_| single) else {
+        return Ok(args);
+    };
+    Ok(literal_args(rules, inner)?.unwrap_or(args))
+}
+
 /// The envelopes `dialects/tools.py` unwraps around a reader's arguments, in this order.
 #[derive(Clone, Copy)]
 enum Unwrap {
@@ -210,6 +332,9 @@ fn call_envelope(json: Json) -> Read<Json> {
 /// keyword arguments, and OpenLLMetry's flag.
 const CALL_KEYS: [&str; 3] = ["args", KWARGS, "sanitize_inputs_outputs"];
 const KWARGS: &str = "kwargs";
+/// The one member of a LangChain run's inputs holding the arguments as text
+/// (`values.unwrap_single_input`).
+const SINGLE_INPUT: &str = "input";
 /// The members that make an object OpenLLMetry's LangChain envelope.
 const LANGCHAIN_KEYS: [&str; 2] = ["input_str", "inputs"];
 

@@ -26,7 +26,7 @@ from tooltrail.batch.chunks import Chunk
 from tooltrail.batch.tasks import read_chunk
 from tooltrail.convert import read_traces
 from tooltrail.convert.collect import TraceCollector
-from tooltrail.convert.facts import READ_FACTS, SpanFact
+from tooltrail.convert.facts import READ_FACTS, SpanFact, TraceFacts
 from tooltrail.dialects import DialectCall, ModelCall
 from tooltrail.otlp import encode_for_file, frame, json_line
 from tooltrail.otlp.decode.span import Diagnostic, FactSpan, Span, SpanEvent, SpanHead
@@ -478,9 +478,10 @@ VERCEL = Path(__file__).parents[1] / "data/corpus/vercel-ai/a_refund_ok.otlp.pb"
 def test_the_core_reads_the_tool_spans_of_a_vercel_fixture(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Its three ``ai.toolCall`` spans come as facts (the agent and model spans, whose replies
-    are Vercel's own keys, stay the Python readers'), and read as the Python path reads them."""
-    assert _counts(VERCEL, monkeypatch) == (3, 5, 0)
+    """Every span comes as facts: the three ``ai.toolCall`` spans, and the agent and model
+    spans with Vercel's own reply and listed calls (``ai.response.text``,
+    ``ai.response.toolCalls``: 3 of 8 before), and reads as the Python path reads it."""
+    assert _counts(VERCEL, monkeypatch) == (8, 0, 0)
     assert_same(VERCEL, monkeypatch, usage=True)
 
 
@@ -492,10 +493,11 @@ POSITIONAL = Path(__file__).parents[1] / "data/corpus/traceloop/j_positional_arg
 def test_the_core_reads_the_tool_spans_of_a_traceloop_fixture(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The three ``@tool`` spans (``{"args": [], "kwargs": {...}}`` inputs) come as facts too
-    (4 before); in the fixture with positional values, the two tools called so stay Python's."""
-    assert _counts(TRACELOOP, monkeypatch) == (7, 2, 0)
-    assert _counts(POSITIONAL, monkeypatch) == (5, 4, 0)
+    """The three ``@tool`` spans (``{"args": [], "kwargs": {...}}`` inputs) come as facts, and
+    so do the agent and root spans with their ``traceloop.entity.output`` reply (7 of 9
+    before); in the fixture with positional values, the two tools called so stay Python's."""
+    assert _counts(TRACELOOP, monkeypatch) == (9, 0, 0)
+    assert _counts(POSITIONAL, monkeypatch) == (7, 2, 0)
     for path in (TRACELOOP, POSITIONAL):
         assert_same(path, monkeypatch, usage=True)
 
@@ -609,9 +611,9 @@ def test_plain_openinference_tool_spans_are_read_by_the_core(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """OpenInference tool spans with JSON or structured arguments, or a call envelope without
-    positional values (``unwrap_call_envelope``), come as facts; a Python repr and an
-    envelope with positional values go to the Python readers (and so does the root ``AGENT``
-    span: not the tool readers' port)."""
+    positional values (``unwrap_call_envelope``), come as facts (and so does the root
+    ``AGENT`` span); a Python repr and an envelope with positional values go to the Python
+    readers."""
     data = TracesData()
     ss = data.resource_spans.add().scope_spans.add()
     ss.scope.name = "openinference.instrumentation.langchain"
@@ -635,7 +637,7 @@ def test_plain_openinference_tool_spans_are_read_by_the_core(
         span.attributes.append(KeyValue(key="input.value", value=_tool_value(value)))
     path = tmp_path / "in.pb"
     path.write_bytes(frame(data.SerializeToString()))
-    assert _counts(path, monkeypatch) == (3, 3, 0)
+    assert _counts(path, monkeypatch) == (4, 2, 0)
     (trace,) = read_traces(path)
     assert [(c.name, c.args, c.call_id) for c in trace.tool_calls] == [
         ("t0", {"order_id": "ORD-7731", "amount": 49.99}, "call-0"),
@@ -645,3 +647,402 @@ def test_plain_openinference_tool_spans_are_read_by_the_core(
         ("t4", {"order_id": "ORD-7731", "args": [1]}, "call-4"),
     ]
     assert_same(path, monkeypatch)
+
+
+# -- replies of agent and root spans, model spans of Vercel and OpenInference, and the tool
+# -- spans of Pydantic AI v2, MLflow and LangSmith (``core/src/facts.rs``, ``tools.rs``) ------
+
+#: What an ``agents.reply`` key (or Vercel's model reply) may hold: text, text ending like a
+#: repr, JSON strings, objects with a framework's wrappers (nested past the depth limit too),
+#: text blocks, placeholders, numbers, JSON either parser reads alone, structured values.
+_REPLIES: list[Any] = [
+    "Refund issued.",
+    "",
+    "<elided>",
+    "AgentRunResult(output='Refund issued.')",
+    "done (see above)",
+    '"Refund issued."',
+    '"f(x)"',
+    '""',
+    '"<elided>"',
+    '{"output": "Refund issued."}',
+    '{"outputs": {"output": "ok"}, "answer": "no"}',
+    '{"answer": {"answer": {"answer": {"answer": {"answer": "deep"}}}}}',
+    '{"answer": {"answer": {"answer": {"answer": {"text": "deep"}}}}}',
+    '{"result": 5}',
+    '{"result": ""}',
+    '{"text": "hi"}',
+    '{"text": null, "content": "c"}',
+    '{"content": "c"}',
+    '{"order_id": 1}',
+    '{"output": "RunResult(final_output=\'x\')"}',
+    '{"output": [{"text": "a"}, {"text": "b"}]}',
+    '[{"text": "a"}, {"text": "b"}, 1, {"text": "<elided>"}, {"text": 2}]',
+    "[]",
+    "[1, 2]",
+    "{'output': 'x'}",
+    "[not json",
+    '{"a": 1234567890123456789012}',
+    '{"a": 12345678901234567890}',
+    "NaN",
+    '{"a": NaN}',
+    '"\\ud800"',
+    7,
+    1.5,
+    True,
+    {"output": "x"},
+    ["a"],
+]
+
+
+def _reply(draw: st.DrawFn) -> AnyValue:
+    if draw(st.integers(0, 4)):
+        return _tool_value(draw(st.sampled_from(_REPLIES)))
+    return _tool_value(draw(_json_text()))
+
+
+#: Keys that hold an agent's or a model's reply, of every convention.
+_REPLY_KEYS = [
+    "final_result",
+    "ai.response.text",
+    "output.value",
+    "traceloop.entity.output",
+    "mlflow.spanOutputs",
+    "gen_ai.output.messages",
+    "llm.output_messages.0.message.content",
+]
+
+
+def _vercel_calls(draw: st.DrawFn) -> AnyValue:
+    """``ai.response.toolCalls``: a JSON list of listed calls (each with or without its
+    members; some items JSON text themselves), or text and values that are no list."""
+    items: list[Any] = []
+    for i in range(draw(st.integers(0, 3))):
+        item: dict[str, Any] = {}
+        for member in draw(st.lists(st.sampled_from(["toolCallId", "toolName", "input", "args"]))):
+            if member == "toolCallId":
+                item[member] = draw(st.sampled_from([f"call-{i}", i, None, True, "<elided>"]))
+            elif member == "toolName":
+                item[member] = draw(st.sampled_from(["lookup", "", "<elided>", 3]))
+            else:
+                plain = st.sampled_from(['{"a": 1}', "{}", "[1]", "", {"a": [1]}, None, 2])
+                odd = st.sampled_from(["{'a': 1}", '{"a": 1, "a": NaN}', "<elided>"])
+                item[member] = draw(st.one_of(plain, plain, plain, odd, _arguments()))
+        items.append(json.dumps(item) if draw(st.integers(0, 9)) == 0 else item)
+    items += draw(st.lists(st.sampled_from(["x", 1, None, ["y"]]), max_size=1))
+    text = json.dumps(items)
+    odd = ['{"toolName": "x"}', json.dumps(text), "", "calls", "[1,", {"toolName": "x"}, ["a"]]
+    return _tool_value(text if draw(st.integers(0, 4)) else draw(st.sampled_from(odd)))
+
+
+#: ``tool_arguments``, ``mlflow.spanInputs``, ``gen_ai.prompt``: JSON text of an object,
+#: encoded once more (MLflow), a LangChain run's single ``input`` holding JSON or a repr,
+#: text a Python literal or whitespace may start, structured values.
+_PLAIN_ARGS: list[Any] = [
+    json.dumps('{"a": 1}'),
+    json.dumps("[1]"),
+    json.dumps(""),
+    json.dumps("{bad"),
+    json.dumps('{"a": 1234567890123456789012}'),
+    '"\\ud800"',
+    "null",
+    '{"input": "{\'a\': 1}"}',
+    '{"input": "{\\"a\\": 1}"}',
+    '{"input": "plain text"}',
+    '{"input": " {\\"a\\": 1}"}',
+    '{"input": "\\u00a0{\'a\': 1}"}',
+    '{"input": "\\u001c{}"}',
+    '{"input": "[1]"}',
+    '{"input": 1}',
+    '{"input": "x", "other": 1}',
+    '{"input": "<elided>"}',
+    '{"input": "{}", "input": "{\\"b\\": 2}"}',
+    '{"input": {"a": 1}}',
+    "\u00a0{'a': 1}",
+    "\x1c{}",
+    " plain",
+    "\x0b{}",
+    {"input": "x"},
+    {"input": 3},
+    {"input": "a", "b": "c"},
+]
+
+
+def _plain_tool_span(draw: st.DrawFn, span: Any) -> None:
+    names = st.sampled_from(["lookup", "final_result", "", "<elided>"])
+    kind = draw(st.sampled_from(["pydantic_v2", "mlflow", "langsmith"]))
+    if kind == "pydantic_v2":
+        span.name = "running tool"
+        keys = ["gen_ai.tool.name", "gen_ai.tool.call.id", "tool_arguments"]
+    elif kind == "mlflow":
+        span.name = draw(names)
+        span.attributes.append(_kv("mlflow.spanType", draw(st.sampled_from(['"TOOL"', "TOOL"]))))
+        keys = ["mlflow.spanInputs", "mlflow.spanOutputs"]
+    else:
+        span.name = draw(names)
+        span.attributes.append(_kv("langsmith.span.kind", draw(st.sampled_from(["tool", "TOOL"]))))
+        keys = ["gen_ai.prompt", "gen_ai.completion"]
+    for key in draw(st.lists(st.sampled_from(keys), unique=True)):
+        if key == "gen_ai.tool.name":
+            value = _kv(key, draw(names)).value
+        elif key == "gen_ai.tool.call.id":
+            value = _kv(key, draw(st.sampled_from(["call-1", 7, "", "<elided>"]))).value
+        else:
+            choice = draw(st.integers(0, 3))
+            if choice == 0:
+                value = _tool_value(draw(st.sampled_from(_TOOL_ARGS)))
+            elif choice == 1:
+                value = _tool_value(json.dumps(draw(_arguments())))  # encoded once more
+            else:
+                value = _tool_value(draw(st.sampled_from(_PLAIN_ARGS)))
+        span.attributes.append(KeyValue(key=key, value=value))
+
+
+def _reply_span(draw: st.DrawFn, span: Any) -> None:
+    """An agent span of one convention (or a workflow span) with reply keys of any."""
+    kind = draw(st.sampled_from(["vercel", "traceloop", "openinference", "pydantic", "workflow"]))
+    if kind == "vercel":
+        span.name = "ai.generateText"
+        span.attributes.append(_kv("ai.telemetry.functionId", "shop"))
+    elif kind == "traceloop":
+        span.name = "refund_agent.agent"
+        span.attributes.append(_kv("traceloop.span.kind", "agent"))
+        span.attributes.append(_kv("traceloop.entity.name", "refund_agent"))
+    elif kind == "openinference":
+        span.name = "Agent"
+        span.attributes.append(_kv("openinference.span.kind", "AGENT"))
+    elif kind == "pydantic":
+        span.name = "agent run"
+    else:
+        span.name = "invocation"
+    _reply_keys(draw, span)
+
+
+def _reply_keys(draw: st.DrawFn, span: Any, keys: list[str] = _REPLY_KEYS) -> None:
+    for key in draw(st.lists(st.sampled_from(keys), unique=True, max_size=3)):
+        span.attributes.append(KeyValue(key=key, value=_reply(draw)))
+    if draw(st.integers(0, 5)) == 0:
+        event = span.events.add(name=draw(st.sampled_from(["gen_ai.choice", "exception"])))
+        event.attributes.append(_kv("message", "from an event"))
+
+
+def _other_model_span(draw: st.DrawFn, span: Any) -> None:
+    """A Vercel ``doGenerate`` or OpenInference ``LLM`` span: listed calls, reply, finish
+    reason, usage; sometimes ADK's response or GenAI output messages besides."""
+    if draw(st.booleans()):
+        span.name = "ai.generateText.doGenerate"
+        if draw(st.integers(0, 3)):
+            span.attributes.append(KeyValue(key="ai.response.toolCalls", value=_vercel_calls(draw)))
+        finish = draw(st.sampled_from([None, None, "tool-calls", "stop", "TOOL-CALLS", "ſtop"]))
+        if finish is not None:
+            span.attributes.append(_kv("ai.response.finishReason", finish))
+        for key in draw(
+            st.lists(st.sampled_from(["ai.usage.inputTokens", "ai.usage.outputTokens"]))
+        ):
+            span.attributes.append(_kv(key, draw(st.sampled_from([5, "12", -1]))))
+        span.attributes.append(_kv("ai.model.id", "m1"))
+    else:
+        span.name = "llm"
+        span.attributes.append(_kv("openinference.span.kind", "LLM"))
+        if draw(st.integers(0, 3)) == 0:
+            key = "llm.output_messages.0.message.tool_calls.0.tool_call.function.name"
+            span.attributes.append(_kv(key, "lookup"))
+    if draw(st.integers(0, 3)):  # a model's own reply keys, mostly
+        _reply_keys(draw, span, ["ai.response.text", "llm.output_messages.0.message.content"])
+    else:
+        _reply_keys(draw, span)
+    if draw(st.integers(0, 6)) == 0:
+        span.attributes.append(_kv("gcp.vertex.agent.llm_response", "{}"))
+
+
+@st.composite
+def reply_traces(draw: st.DrawFn) -> TracesData:
+    """A trace whose root (an agent span of some convention, or a span no dialect names)
+    records a reply under any convention's key, with agent, model and tool spans below."""
+    data = TracesData()
+    ss = data.resource_spans.add().scope_spans.add()
+    ss.scope.name = draw(st.sampled_from(["ai", "pydantic-ai", "traceloop"]))
+    trace_id = b"\x01" * 16
+    root = ss.spans.add(trace_id=trace_id, span_id=b"\x02" * 8, start_time_unix_nano=10)
+    if draw(st.booleans()):
+        _reply_span(draw, root)
+    else:
+        root.name = "handle request"
+        _reply_keys(draw, root)
+    for n in range(draw(st.integers(1, 4))):
+        span = ss.spans.add(trace_id=trace_id, parent_span_id=b"\x02" * 8)
+        span.span_id = bytes([3 + n]) * 8
+        span.start_time_unix_nano = 20 + n
+        kind = draw(st.sampled_from(["agent", "model", "tool"]))
+        if kind == "agent":
+            _reply_span(draw, span)
+        elif kind == "model":
+            _other_model_span(draw, span)
+        else:
+            _plain_tool_span(draw, span)
+    return data
+
+
+@needs_core
+@settings(
+    max_examples=250,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=reply_traces())
+def test_generated_replies_and_tool_spans_read_the_same_both_ways(
+    data: TracesData, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert_same(path, monkeypatch, usage=True)
+    # the span facts themselves, fields the traces may not show included (a listed call's
+    # arguments, a model's empty reply)
+    assert _span_facts(path, monkeypatch, core.CORE) == _span_facts(path, monkeypatch, core.PYTHON)
+
+
+def _span_facts(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> list[str]:
+    """``repr`` of every ``SpanFact`` ``TraceFacts`` keeps reading ``path`` through ``which``
+    path (with usage), in span order."""
+    kept: list[SpanFact] = []
+    add = TraceFacts.add
+
+    def keep(self: TraceFacts, span: Any) -> bool:
+        added = add(self, span)
+        if added and span.span_id in self.facts:
+            kept.append(self.facts[span.span_id])
+        return added
+
+    with reading_with(monkeypatch, which):
+        monkeypatch.setattr(TraceFacts, "add", keep)
+        assert list(read_traces(path, usage=True))
+        monkeypatch.setattr(TraceFacts, "add", add)
+    return [repr(fact) for fact in sorted(kept, key=lambda fact: fact.span_id)]
+
+
+def _one_span_trace(*spans: tuple[str, dict[str, Any]]) -> TracesData:
+    """A root ``invoke_agent`` span and, under it, a span of each (name, attributes)."""
+    data = TracesData()
+    ss = data.resource_spans.add().scope_spans.add()
+    ss.scope.name = "ai"
+    trace_id = b"\x01" * 16
+    ss.spans.add(trace_id=trace_id, span_id=b"\x02" * 8, name="invoke_agent shop")
+    for n, (name, attributes) in enumerate(spans):
+        span = ss.spans.add(trace_id=trace_id, parent_span_id=b"\x02" * 8, name=name)
+        span.span_id = bytes([3 + n]) * 8
+        span.start_time_unix_nano = 20 + n
+        for key, value in attributes.items():
+            span.attributes.append(KeyValue(key=key, value=_tool_value(value)))
+    return data
+
+
+@needs_core
+def test_plain_replies_and_listed_calls_are_read_by_the_core(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Agent spans with a framework's reply key (text, JSON text, a wrapper) and Vercel model
+    spans with their listed calls come as facts; a repr and an ADK response do not."""
+    calls = [
+        {"toolCallId": "c1", "toolName": "lookup", "input": '{"order_id": "ORD-1"}'},
+        {"toolCallId": 2, "toolName": "refund", "args": {"amount": 5}},
+        {"toolName": "<elided>", "input": "{}"},
+        {"toolName": "both", "input": '{"a": 1}', "args": '{"b": 2}'},
+    ]
+    data = _one_span_trace(
+        ("agent run", {"final_result": "Refund issued."}),
+        ("agent run", {"final_result": '{"outputs": {"output": "Wrapped."}}'}),
+        ("ai.generateText", {"ai.response.text": '"Quoted."'}),
+        ("ai.generateText.doGenerate", {"ai.response.toolCalls": json.dumps(calls)}),
+        ("ai.generateText.doGenerate", {"ai.response.text": "Done."}),
+        (
+            "ai.generateText.doGenerate",
+            {"ai.response.text": "", "ai.response.finishReason": "tool-calls"},
+        ),
+        ("agent run", {"final_result": "AgentRunResult(output='x')"}),
+        ("call_llm", {"gcp.vertex.agent.llm_response": "{}"}),
+        # a listed call as JSON text of its own: the Python readers'
+        (
+            "ai.generateText.doGenerate",
+            {"ai.response.toolCalls": json.dumps([json.dumps(calls[0])])},
+        ),
+    )
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert _counts(path, monkeypatch) == (7, 3, 0)
+    facts = _facts_of(path, monkeypatch)
+    assert [(f.reply, f.asked_unlisted) for f in facts if f.name.endswith("doGenerate")] == [
+        (None, False),
+        ("Done.", False),
+        (None, True),  # an empty reply is none: the finish reason tells of calls not listed
+    ]
+    replies = [span.reply for span in _facts_of(path, monkeypatch) if span.reply is not None]
+    assert replies == ["Refund issued.", "Wrapped.", "Quoted.", "Done."]
+    listed = [
+        (c.name, c.call_id, c.args, c.source)
+        for span in _facts_of(path, monkeypatch)
+        for c in span.model_calls
+    ]
+    assert listed == [
+        ("lookup", "c1", {"order_id": "ORD-1"}, "model:ai.response.toolCalls"),
+        ("refund", "2", {"amount": 5}, "model:ai.response.toolCalls"),
+        ("both", None, {"a": 1}, "model:ai.response.toolCalls"),  # ``input`` first
+    ]
+    assert_same(path, monkeypatch, usage=True)
+
+
+def _facts_of(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[SpanFact]:
+    """The span facts the core hands out (``FactSpan``) reading ``path``, in span order."""
+    collected: list[SpanFact] = []
+    add = TraceFacts.add
+
+    def keep(self: TraceFacts, span: Any) -> bool:
+        if isinstance(span, FactSpan):
+            collected.append(span.fact)
+        return add(self, span)
+
+    with reading_with(monkeypatch, core.CORE):
+        monkeypatch.setattr(TraceFacts, "add", keep)
+        assert list(read_traces(path))
+        monkeypatch.setattr(TraceFacts, "add", add)
+    return sorted(collected, key=lambda fact: fact.start_ns)
+
+
+@needs_core
+def test_plain_tool_spans_of_pydantic_v2_mlflow_and_langsmith_are_read_by_the_core(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Pydantic AI v2 ``running tool``, MLflow ``TOOL`` (arguments encoded once more) and
+    LangSmith ``tool`` spans (a single ``input`` holding JSON, text that is no object) come
+    as facts; LangSmith's Python reprs do not."""
+    data = _one_span_trace(
+        (
+            "running tool",
+            {
+                "gen_ai.tool.name": "lookup",
+                "gen_ai.tool.call.id": "c1",
+                "tool_arguments": '{"order_id": "ORD-1"}',
+            },
+        ),
+        ("refund", {"mlflow.spanType": '"TOOL"', "mlflow.spanInputs": json.dumps('{"amount": 5}')}),
+        ("search", {"langsmith.span.kind": "tool", "gen_ai.prompt": '{"input": "{\\"q\\": 1}"}'}),
+        ("notes", {"langsmith.span.kind": "tool", "gen_ai.prompt": '{"input": "plain"}'}),
+        ("repr", {"langsmith.span.kind": "tool", "gen_ai.prompt": "{'input': 'x'}"}),
+        # a repr after a space Python's ``lstrip`` takes and ASCII trimming does not
+        ("nbsp", {"langsmith.span.kind": "tool", "gen_ai.prompt": "\u00a0{'a': 1}"}),
+        ("text", {"langsmith.span.kind": "tool", "gen_ai.prompt": " plain"}),
+        ("structured", {"mlflow.spanType": "TOOL", "mlflow.spanInputs": {"amount": 7}}),
+        # a structured single input holding JSON text: the Python readers'
+        ("single", {"langsmith.span.kind": "tool", "gen_ai.prompt": {"input": '{"a": 1}'}}),
+    )
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert _counts(path, monkeypatch) == (7, 3, 0)
+    (trace,) = read_traces(path)
+    assert [(c.name, c.args, c.call_id) for c in trace.tool_calls][:4] == [
+        ("lookup", {"order_id": "ORD-1"}, "c1"),
+        ("refund", {"amount": 5}, None),
+        ("search", {"q": 1}, None),
+        ("notes", {"input": "plain"}, None),
+    ]
+    assert ("structured", {"amount": 7}) in [(c.name, c.args) for c in trace.tool_calls]
+    assert_same(path, monkeypatch, usage=True)

@@ -177,7 +177,7 @@ def _message_results(messages: list[Any], found: dict[str, Any]) -> None:
             if kind == "tool_call_response":
                 call_id, raw = part.get("id"), part.get("response")
             elif kind == "tool-result":
-                call_id, raw = part.get("toolCallId"), part.get("output", part.get("result"))
+                call_id, raw = part.get(_VERCEL_ID), part.get("output", part.get("result"))
                 if isinstance(raw, dict) and raw.get("type") in _VERCEL_OUTPUT:
                     raw = raw.get("value")  # Vercel v5: {"type": "json" | "text", "value"}
             elif kind == "tool_result":
@@ -193,6 +193,8 @@ def _message_results(messages: list[Any], found: dict[str, Any]) -> None:
 
 
 _VERCEL_OUTPUT = ("json", "text", "error-text", "error-json")
+#: A Vercel tool result's call id: the member naming a listed call's (``models.vercel_calls``).
+_VERCEL_ID = rules.at("models", "vercel_calls", "fields", "call_id")
 
 
 def _flat_results(

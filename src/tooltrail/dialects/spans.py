@@ -109,6 +109,10 @@ _GENAI_OUTPUT = rules.key(*_M, "genai_output", encoding="messages")
 _GENAI_SOURCE = rules.source(*_M, "genai_output", encoding="messages")
 _VERCEL_CALLS = rules.key(*_M, "vercel_calls", encoding="json")
 _VERCEL_SOURCE = rules.source(*_M, "vercel_calls", encoding="json")
+_VERCEL_FIELDS = rules.row(*_M, "vercel_calls", encoding="json")["fields"]
+#: A listed call's members: its name, id, and arguments (``input``, else v4's ``args``).
+_VERCEL_NAME, _VERCEL_ID = _VERCEL_FIELDS["name"], _VERCEL_FIELDS["call_id"]
+_VERCEL_INPUT, _VERCEL_ARGS = _VERCEL_FIELDS["args"]
 _OI_MARKER = rules.row(*_M, "openinference_marker", encoding="text")
 _OI_MARKER_KEY, _OI_LLM = _OI_MARKER["key"], _OI_MARKER["value"]
 _OI_CALLS = rules.row(*_M, "openinference_calls", encoding="flat_list")
@@ -253,13 +257,11 @@ def _vercel_calls(raw: Any) -> list[ModelCall]:
         item = json_value(item)  # the attribute may also be a list of JSON strings
         if not isinstance(item, dict):
             continue
-        name = text(item.get("toolName"))
+        name = text(item.get(_VERCEL_NAME))
         if name is None:
             continue
-        args = args_from(item.get("input", item.get("args")))
-        calls.append(
-            ModelCall(name, ident(item.get("toolCallId")), args, len(calls), _VERCEL_SOURCE)
-        )
+        args = args_from(item.get(_VERCEL_INPUT, item.get(_VERCEL_ARGS)))
+        calls.append(ModelCall(name, ident(item.get(_VERCEL_ID)), args, len(calls), _VERCEL_SOURCE))
     return calls
 
 
