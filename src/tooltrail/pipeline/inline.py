@@ -102,7 +102,7 @@ def result_line(
     }
     if changed is not None:
         line["changed"] = changed
-    return orjson.dumps(line) + b"\n"
+    return orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def score_map(results: list[CaseResult]) -> dict[str, bool]:
@@ -156,7 +156,7 @@ def unjudged_line(trace_id_hex: str, why: str, late_spans: int, late_log_records
         "late_spans": late_spans,
         "late_log_records": late_log_records,
     }
-    return orjson.dumps(line) + b"\n"
+    return orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def verdict_of(partial: bool, results: list[CaseResult]) -> str:
@@ -181,7 +181,7 @@ def dropped_line(trace: CompletedTrace) -> bytes:
         "results": [],
         "spans_dropped": trace.dropped_spans,
     }
-    return orjson.dumps(line) + b"\n"
+    return orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def _explanations_default() -> bool:
@@ -351,7 +351,6 @@ class InlineEvaluator:
         if outcome is None:
             return
         eval_trace, results, line = outcome
-        self._count(results_count=len(results))
         self._write_line(line)
         for callback in self.callbacks:
             try:
@@ -451,9 +450,13 @@ class InlineEvaluator:
                 eval_trace.metadata["supersedes_revision"] = judged.revision
                 before = self._results_before(trace, items[: judged.judged_items], judged)
                 changed = changes(judged, verdict, calls, before, results)
-            self._count(traces_revised=1, verdicts_changed=int(judged.verdict != verdict))
+            self._count(
+                traces_revised=1,
+                verdicts_changed=int(judged.verdict != verdict),
+                results_count=len(results),
+            )
         else:
-            self._count(traces_evaluated=1)
+            self._count(traces_evaluated=1, results_count=len(results))
         judged.revision, judged.verdict, judged.calls, judged.judged_items = (
             revision,
             verdict,
