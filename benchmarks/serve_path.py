@@ -8,7 +8,8 @@ then judges each trace (``ReceivedTraceEvaluator.export_trace``, revisions kept 
 them), with serve's defaults. The difference between the counts of 40 and 20 requests, over
 the 10,200 spans between them, is the path's instructions per span, start-up left out; the
 machine's load does not change it (docs/serve.md, Revisions). Run it with ``PYTHONPATH``
-naming another tree to compare.
+naming another tree to compare. The garbage collector is set as a ``tooltrail serve`` process
+sets it (``serve.collector``), in a tree that has that module.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.intake import Received, TraceIntake
 from tooltrail.serve.sinks import ReceivedTraceEvaluator, ResultsFile
 from tooltrail.suite import TestSuite
+
+try:
+    from tooltrail.serve.collector import set_for_serving
+except ImportError:  # a tree from before it: the collector's defaults
+
+    def set_for_serving() -> None:
+        return None
 
 
 class Collect:
@@ -46,6 +54,7 @@ def main() -> int:
         evaluator = ReceivedTraceEvaluator(
             suite, ReceiverCounters(), results=ResultsFile(Path(tmp, "results.jsonl")), **off
         )
+        set_for_serving()
         for body in bodies:
             buffer = Collect()
             unbounded = 1 << 30

@@ -102,7 +102,7 @@ def result_line(
     }
     if changed is not None:
         line["changed"] = changed
-    return orjson.dumps(line) + b"\n"
+    return orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def score_map(results: list[CaseResult]) -> dict[str, bool]:
@@ -156,7 +156,7 @@ def unjudged_line(trace_id_hex: str, why: str, late_spans: int, late_log_records
         "late_spans": late_spans,
         "late_log_records": late_log_records,
     }
-    return orjson.dumps(line) + b"\n"
+    return orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def verdict_of(partial: bool, results: list[CaseResult]) -> str:
@@ -181,7 +181,7 @@ def dropped_line(trace: CompletedTrace) -> bytes:
         "results": [],
         "spans_dropped": trace.dropped_spans,
     }
-    return orjson.dumps(line) + b"\n"
+    return orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def _explanations_default() -> bool:
@@ -351,7 +351,6 @@ class InlineEvaluator:
         if outcome is None:
             return
         eval_trace, results = outcome
-        self._count(results_count=len(results))
         for callback in self.callbacks:
             try:
                 callback(eval_trace, results)
@@ -471,10 +470,15 @@ class InlineEvaluator:
         # The line first, then the counts: a reader of the counters that sees the trace
         # evaluated (or revised) finds its line in the results file.
         self._write_line(line)
+        # One locked update per trace, its results with it.
         if revision > 0:
-            self._count(traces_revised=1, verdicts_changed=int(verdict_changed))
+            self._count(
+                traces_revised=1,
+                verdicts_changed=int(verdict_changed),
+                results_count=len(results),
+            )
         else:
-            self._count(traces_evaluated=1)
+            self._count(traces_evaluated=1, results_count=len(results))
         if first_verdict:
             # Before ``_judged``: a reader that sees a trace evaluated sees its cases too.
             self._first_verdict(results)

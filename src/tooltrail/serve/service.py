@@ -17,6 +17,7 @@ from typing import Any
 
 from tooltrail.checks import default_registry
 from tooltrail.checks.plugins import load_plugins
+from tooltrail.serve.collector import set_for_serving
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.listeners import Listeners
 from tooltrail.serve.pipeline import TracePipeline
@@ -117,11 +118,14 @@ class TraceReceiver:
         on_ready: Callable[[], None] | None = None,
         signals: StopSignals | None = None,
     ) -> dict[str, Any]:
-        """``run`` until SIGTERM or SIGINT (main thread only). ``signals``: handlers installed
-        since start-up (a signal that came before the loop ran stops it at once)."""
+        """``run`` until SIGTERM or SIGINT (main thread only: for a process that is the receiver,
+        whose garbage collector this sets, see ``serve.collector``). ``signals``: handlers
+        installed since start-up (a signal that came before the loop ran stops it at once)."""
         if signals is None:
             with StopSignals() as own:
                 return await self.run_until_signal(on_ready=on_ready, signals=own)
+        # This owns the process (the CLI): the collector is set for serving (``collector``).
+        set_for_serving()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         signals.attach(loop, stop)

@@ -212,7 +212,9 @@ class ReceivedTraceEvaluator(InlineEvaluator):
 
     def _count(self, **deltas: int) -> None:
         super()._count(**deltas)
-        self._counters.add(**{k: v for k, v in deltas.items() if v and k in _COUNTED})
+        counted = {k: v for k, v in deltas.items() if v and k in _COUNTED}
+        if counted:  # (every judged trace counts ``traces_evaluated``, not a receiver counter)
+            self._counters.add(**counted)
 
     def _write_line(self, data: bytes) -> None:
         if self._results is not None:

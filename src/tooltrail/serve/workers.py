@@ -171,6 +171,7 @@ def _serve_parts(
     watch: ParentWatch,
 ) -> None:
     from tooltrail.checks.plugins import load_plugins
+    from tooltrail.serve.collector import set_for_serving
     from tooltrail.serve.pipeline import TracePipeline
 
     load_plugins(config.plugins)  # a spawned process starts with only the built-in checks
@@ -180,6 +181,7 @@ def _serve_parts(
         dump=worker_path(config.dump, index) if config.dump is not None else None,
     )
     pipeline = TracePipeline(own, suite, admission=False)
+    set_for_serving()  # the worker's own process (``serve.collector``)
     row = (index - 1) * len(WORKER_STATS)
     stop = threading.Event()
 
