@@ -47,7 +47,8 @@ def test_the_judging_process_runs_with_startup_frozen_and_fewer_collections(
     tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "gc_probe.py").write_text(PROBE, encoding="utf-8")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ["PYTHONPATH"]]))
+    inherited = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), *inherited]))
     results = tmp_path / "results.jsonl"
     process, port = start_serve(
         "--suite", str(write_suite(tmp_path, SUITE)), "--plugin", "gc_probe",
