@@ -180,3 +180,46 @@ def test_cli_serve_names_the_logs_path_and_refuses_a_negative_logs_grace() -> No
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 2 and "--logs-grace" in done.stderr
+
+
+#: A plug-in whose module, loaded by ``serve``, holds the process in its exit: it says so in a
+#: file, then waits, so a signal can be sent exactly while ``serve`` exits.
+EXITING = """
+import atexit
+import os
+import time
+
+def _hold():
+    with open(os.environ["EXIT_MARKER"], "w") as marker:
+        marker.write("exiting")
+    time.sleep(3)
+
+atexit.register(_hold)
+TOOLTRAIL_CHECKS = {}
+"""
+
+
+def test_a_signal_while_serve_exits_leaves_its_clean_stop_clean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: leaving its signal handlers put the defaults back, so a second SIGTERM (a
+    supervisor's) during the exit killed ``serve`` after it had printed its summary: -15."""
+    (tmp_path / "exit_probe.py").write_text(EXITING, encoding="utf-8")
+    inherited = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), *inherited]))
+    marker = tmp_path / "exiting"
+    monkeypatch.setenv("EXIT_MARKER", str(marker))
+    process, _ = start_serve("--plugin", "exit_probe", "--no-grpc", "--http-port", "0")
+    try:
+        process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert marker.exists(), "serve never reached its exit"
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "tooltrail serve: stopped;" in err
+    assert process.returncode == 0, err

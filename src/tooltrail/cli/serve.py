@@ -364,7 +364,7 @@ def serve_command(
         judge_budget=judge_budget,
         judge_queue=judge_queue,
     )
-    with StopSignals() as signals:
+    with StopSignals(restore=False) as signals:  # to the process's last moment
         _serve(config, signals)
 
 

@@ -23,9 +23,15 @@ class StartCancelled(Exception):
 
 
 class StopSignals:
-    """``with StopSignals() as signals:`` SIGTERM and SIGINT set ``signals.requested``."""
+    """``with StopSignals() as signals:`` SIGTERM and SIGINT set ``signals.requested``.
 
-    def __init__(self) -> None:
+    ``restore``: put the previous handlers back on leaving. The CLI passes ``False``: its
+    process ends right after, and a second signal while it exits (a supervisor that sends
+    SIGTERM twice) would otherwise meet the default action and turn a clean stop, its summary
+    already printed, into an exit by signal."""
+
+    def __init__(self, *, restore: bool = True) -> None:
+        self.restore = restore
         self.requested = threading.Event()
         #: The first signal received, if any.
         self.signum: int | None = None
@@ -43,6 +49,8 @@ class StopSignals:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        if not self.restore:
+            return
         for signum, previous in self._previous.items():
             if previous is not None:  # None: a handler not set from Python, left as it is
                 signal.signal(signum, previous)  # type: ignore[arg-type]
