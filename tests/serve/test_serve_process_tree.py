@@ -90,7 +90,12 @@ class Serve:
         while True:
             self.process.poll()  # reap the router itself
             alive = self.processes()
-            if not alive or time.monotonic() > deadline:
+            if not alive:
+                # It may have ended just after the poll (a zombie is not alive): reap it now,
+                # so its return code is known.
+                self.process.wait(timeout=GONE_WITHIN_S)
+                return alive
+            if time.monotonic() > deadline:
                 return alive
             time.sleep(0.05)
 

@@ -25,10 +25,12 @@ class StartCancelled(Exception):
 class StopSignals:
     """``with StopSignals() as signals:`` SIGTERM and SIGINT set ``signals.requested``.
 
-    ``restore``: put the previous handlers back on leaving. The CLI passes ``False``: its
-    process ends right after, and a second signal while it exits (a supervisor that sends
-    SIGTERM twice) would otherwise meet the default action and turn a clean stop, its summary
-    already printed, into an exit by signal."""
+    ``restore``: put the previous handlers back on leaving. The CLI passes ``False``, and both
+    signals are ignored from then on: its process ends right after, and a second signal while
+    it exits (a supervisor that sends SIGTERM twice) would otherwise meet the default action
+    and turn a clean stop, its summary already printed, into an exit by signal. (Keeping this
+    class's handler would not do: the interpreter puts the default back for every Python
+    handler while it finalizes, before the process is gone.) SIGKILL still ends it."""
 
     def __init__(self, *, restore: bool = True) -> None:
         self.restore = restore
@@ -50,6 +52,8 @@ class StopSignals:
         traceback: TracebackType | None,
     ) -> None:
         if not self.restore:
+            for signum in SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
             return
         for signum, previous in self._previous.items():
             if previous is not None:  # None: a handler not set from Python, left as it is
