@@ -52,8 +52,8 @@ class StopSignals:
         traceback: TracebackType | None,
     ) -> None:
         if not self.restore:
-            for signum in SIGNALS:
-                signal.signal(signum, signal.SIG_IGN)
+            for ignored in SIGNALS:
+                signal.signal(ignored, signal.SIG_IGN)
             return
         for signum, previous in self._previous.items():
             if previous is not None:  # None: a handler not set from Python, left as it is
