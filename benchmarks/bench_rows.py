@@ -12,16 +12,19 @@ too), the best of ``--repeat`` runs:
 - ``summary``: ``EvaluationReport.from_results`` over the spilled rows (a walk);
 - ``text report``: the text report of those rows written to a file (another walk).
 
-``--phase NAME`` runs the phases up to and including NAME once, without timing, for
-``valgrind --tool=callgrind``: the difference between two such counts is one phase's
-instructions, whatever the machine's load. Usage:
-``python benchmarks/bench_rows.py DUMP SUITE [--repeat 3] [--phase checks]``.
+``--callgrind`` counts instructions instead, whatever the machine's load: a fresh process
+per phase runs the phases up to and including it once, untimed (``--phase NAME``), under
+``valgrind --tool=callgrind``; the difference between two counts is one phase's instructions.
+Usage: ``python benchmarks/bench_rows.py DUMP SUITE [--repeat 3] [--callgrind]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import re
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -91,18 +94,50 @@ def cpu(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
     return best, result
 
 
+def instructions(dump: str, suite: str, phase: str) -> tuple[int, int]:
+    """Instructions callgrind counts for a process running the phases up to ``phase``, and
+    the number of traces it read."""
+    with tempfile.TemporaryDirectory() as directory:
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={directory}/cg.out"]
+            + [sys.executable, __file__, dump, suite, "--phase", phase],
+            capture_output=True,
+            text=True,
+        )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"valgrind failed: {done.stderr[-2000:]}")
+    return int(found.group(1)), int(done.stdout.split()[0])
+
+
+def callgrind(dump: str, suite: str) -> None:
+    """Instructions per trace of each phase (the difference of two fresh processes' counts)."""
+    before, traces = instructions(dump, suite, PHASES[0])
+    print(f"{traces} traces; instructions per trace of each phase (callgrind)")
+    total = 0
+    for phase in PHASES[1:]:
+        count, _ = instructions(dump, suite, phase)
+        total += count - before
+        print(f"{phase:12s} {(count - before) / traces:12,.0f}")
+        before = count
+    print(f"{'total':12s} {total / traces:12,.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dump")
     parser.add_argument("suite")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--phase", choices=PHASES, help="run up to this phase once, untimed")
+    parser.add_argument("--callgrind", action="store_true", help="count instructions instead")
     options = parser.parse_args()
+    if options.callgrind:
+        callgrind(options.dump, options.suite)
+        return
     suite = TestSuite.load(options.suite)
     gc.disable()
     traces = list(read_traces(options.dump))
     gc.enable()
-    spans = sum(len(t.spans) for t in traces)
     last = PHASES.index(options.phase) if options.phase else len(PHASES) - 1
     repeat = 1 if options.phase else options.repeat
     steps: list[tuple[str, Callable[[Any], Any]]] = [
@@ -112,7 +147,10 @@ def main() -> None:
         ("summary", lambda done: EvaluationReport.from_results(suite, done[0])),
         ("text report", text_report),
     ]
-    print(f"{len(traces)} traces, {spans} spans; CPU s per phase (best of {repeat})")
+    if options.phase:
+        print(f"{len(traces)} traces; phases up to {options.phase}, once")
+    else:
+        print(f"{len(traces)} traces; CPU s per phase (best of {repeat})")
     value: Any = None
     total = 0.0
     for number, (name, step) in enumerate(steps, start=1):
