@@ -346,12 +346,13 @@ class _CasePlan:
     builtin_scorers: list[bool]
     #: The exception type name when the case's fields could not be compiled to checks.
     broken: str | None = None
+    #: Whether a scorer of the case is not tooltrail's own: the case's checks then run
+    #: through ``checks.timelimit``, that scorer under the case's time limit. Worked out once
+    #: per plan, not on every trace ``evaluate_cases`` is given.
+    timed: bool = field(init=False)
 
-    @property
-    def timed(self) -> bool:
-        """Whether a scorer of the case is not tooltrail's own: the case's checks then run
-        through ``checks.timelimit``, that scorer under the case's time limit."""
-        return not all(self.builtin_scorers)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "timed", not all(self.builtin_scorers))
 
 
 def _plan(case: TestCase, registry: Registry | None) -> _CasePlan:

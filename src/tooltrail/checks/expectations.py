@@ -45,8 +45,8 @@ def _spell(check: object, **texts: str) -> None:
     checks for every trace (``evaluate.CasePlans``): a text spelled per trace costs an
     f-string and a ``repr`` each time, and makes a new string that the row's redaction hashes
     and the task's ``RowCompactor`` looks up again; one spelled here is one object in every
-    score (together 15% of these checks' time, ``benchmarks/bench_rows.py``). The
-    configuration is not changed once the check is built."""
+    score (5% of the instructions of a trace's checks and row, ``benchmarks/bench_rows.py``).
+    The configuration is not changed once the check is built."""
     for name, text in texts.items():
         object.__setattr__(check, name, text)
 
