@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 from tooltrail.checks.expectations import case_checks
 from tooltrail.checks.protocol import Check, CheckContext, case_context, run_checks
@@ -74,6 +75,14 @@ class CaseResult:
         if not self.label:
             self.label = self.case_id
 
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
+        """Pickled as its field values, rebuilt by one positional call, as ``Score`` is (see
+        ``Score.__reduce_ex__``: the batch pass pickles every row once or twice and reads
+        spilled rows back on every walk). A subclass pickles as it always did."""
+        if self.__class__ is not CaseResult:
+            return object.__reduce_ex__(self, protocol)
+        return CaseResult, _row_values(self)
+
     @property
     def failures(self) -> list[Score]:
         """The scores that make this row fail (``Score.failed``), in order."""
@@ -101,6 +110,11 @@ class CaseResult:
             trace_id=data.get("trace_id"),
             label=str(data.get("label") or data["case_id"]),
         )
+
+
+#: A row's field values in ``__init__``'s order (every field is an argument of it), for
+#: ``CaseResult.__reduce_ex__``.
+_row_values = attrgetter(*(f.name for f in fields(CaseResult)))
 
 
 @dataclass(slots=True)
@@ -332,12 +346,13 @@ class _CasePlan:
     builtin_scorers: list[bool]
     #: The exception type name when the case's fields could not be compiled to checks.
     broken: str | None = None
+    #: Whether a scorer of the case is not tooltrail's own: the case's checks then run
+    #: through ``checks.timelimit``, that scorer under the case's time limit. Worked out once
+    #: per plan, not on every trace ``evaluate_cases`` is given.
+    timed: bool = field(init=False)
 
-    @property
-    def timed(self) -> bool:
-        """Whether a scorer of the case is not tooltrail's own: the case's checks then run
-        through ``checks.timelimit``, that scorer under the case's time limit."""
-        return not all(self.builtin_scorers)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "timed", not all(self.builtin_scorers))
 
 
 def _plan(case: TestCase, registry: Registry | None) -> _CasePlan:

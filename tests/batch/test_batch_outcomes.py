@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+import pickletools
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,19 @@ def test_rows_and_scores_of_other_kinds_travel_as_they_are() -> None:
     assert _described(back) == _described(outcome)
     first, second = back.groups[0].results
     assert type(first.scores[1]) is FlaggedScore and type(second) is AnnotatedResult
+
+
+def _opcodes(value: object) -> set[str]:
+    return {op.name for op, _, _ in pickletools.genops(pickle.dumps(value, protocol=5))}
+
+
+def test_rows_and_scores_pickle_as_their_values_without_a_state_dict(tmp_path: Path) -> None:
+    """What a worker sends and the spill writes: each group, row and score is rebuilt by one
+    call of its values (REDUCE), not made empty and filled from a state dict (BUILD), the
+    slower way."""
+    outcome = _chunk_outcome(tmp_path)
+    groups = [g for g in outcome.groups if g.results]
+    assert groups and _opcodes(groups) >= {"REDUCE"} and "BUILD" not in _opcodes(groups)
+    judged = Score("judge:tone", "judge", float("nan"), False, "?", judge={"model": "m"})
+    back = pickle.loads(pickle.dumps(judged))
+    assert repr(back) == repr(judged) and "BUILD" not in _opcodes(judged)

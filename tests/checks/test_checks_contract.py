@@ -508,6 +508,8 @@ def _written_explanations() -> list[tuple[str, str]]:
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             given = [kw.value for kw in node.keywords if kw.arg == "explanation"]
+            if name == "_spell":  # a check's texts spelled once: ``passed_text=...``
+                given += [kw.value for kw in node.keywords if (kw.arg or "").endswith("_text")]
             at = EXPLAINING.get(name)
             if at is not None and len(node.args) > at:
                 given.append(node.args[at])

@@ -93,3 +93,26 @@ def test_look_alike_arguments_are_not_duplicates():
         ToolCall("pay", {"amount": 0.0}),
     ]
     assert CallView(calls).duplicates() == []
+
+
+def test_only_calls_of_tools_called_more_than_once_are_spelled(monkeypatch) -> None:
+    """A call of a tool called once repeats nothing: its arguments are never serialized (the
+    serializing is most of the search's time)."""
+    import tooltrail.checks.view as view_module
+
+    spelled = []
+
+    def counting(args, **options):
+        spelled.append(args)
+        return view_module.__dict__["_real_dumps"](args, **options)
+
+    monkeypatch.setitem(view_module.__dict__, "_real_dumps", view_module.dumps)
+    monkeypatch.setattr(view_module, "dumps", counting)
+    calls = [
+        ToolCall("lookup", {"id": 1}),
+        ToolCall("verify", {"who": "c"}),
+        ToolCall("lookup", {"id": 1}),
+        ToolCall("refund", {"amount": 2**70}),  # too wide for orjson: it must not matter
+    ]
+    assert CallView(calls).duplicates() == [2] == reference_duplicates(calls)
+    assert spelled == [{"id": 1}] * 3  # each lookup once, the repeat once more (its exact key)

@@ -47,9 +47,20 @@ class RowCompactor:
             row.label = case_id
         scores = row.scores
         shared_scores = self._scores
+        strings = self._strings
         for i, score in enumerate(scores):
             if score.span_ids:
-                self._share_fields(score)
+                # The strings a check spells once (its name, its usual texts) are known: found
+                # here at once, without a call per field (``_share_fields`` for the others).
+                name, metric, explanation = score.name, score.metric, score.explanation
+                if (
+                    strings.get(name) is name
+                    and strings.get(metric) is metric
+                    and strings.get(explanation) is explanation
+                ):
+                    self._share_value(score)
+                else:
+                    self._share_fields(score)
                 continue
             key = _whole_trace_key(score)
             shared = shared_scores.get(key)
@@ -64,6 +75,9 @@ class RowCompactor:
         score.name = self._string(score.name)
         score.metric = self._string(score.metric)
         score.explanation = self._string(score.explanation)
+        self._share_value(score)
+
+    def _share_value(self, score: Score) -> None:
         value = self._floats.get(score.value)
         if value is not None:
             score.value = value

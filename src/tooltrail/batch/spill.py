@@ -3,8 +3,9 @@
 A nightly dump has hundreds of thousands of rows (about 1.8 KB each in memory), and the driver
 can only order them once every chunk is in. Past ``spill_rows`` rows, each arriving chunk
 outcome's rows go to a private temporary file instead (``tempfile.mkdtemp``: mode 0700),
-written in blocks of consecutive groups as ``ChunkOutcome`` pickles (compact: each distinct
-score once per block). In memory stay only what planning and ordering need, packed per outcome
+written in blocks of consecutive groups, each block one pickle of its groups' rows (compact:
+each distinct score once per block; rows and scores pickle as their field values, see
+``outcomes``). In memory stay only what planning and ordering need, packed per outcome
 (``SpilledGroups``: keys, and an array of positions, extents and where each group's rows
 lie), and the label counts: about 0.25 KB a trace, against ~0.75 KB as ``GroupOutcome``
 objects and ~1.8 KB for its row.
@@ -30,7 +31,7 @@ from typing import overload
 
 from tooltrail.batch.chunks import Extent
 from tooltrail.batch.matching import UnmatchedTrace
-from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
+from tooltrail.batch.outcomes import GroupOutcome, Position
 from tooltrail.evaluate import CaseResult
 from tooltrail.gc_pause import gc_paused
 
@@ -75,7 +76,7 @@ class RowSpill:
         """Write the groups' rows; return the groups as planning needs them, without rows."""
         counts = self.label_counts
         spilled = SpilledGroups()
-        block: list[GroupOutcome] = []
+        block: list[list[CaseResult]] = []
         size = 0
         for group in sorted(groups, key=_position):  # read back in this order: see SpilledRows
             rows = group.results
@@ -85,7 +86,7 @@ class RowSpill:
             for row in rows:
                 counts[row.label] = counts.get(row.label, 0) + 1
             spilled.append(group, len(self._offsets), len(block), len(rows))
-            block.append(GroupOutcome("", (), (0, 0), None, rows))
+            block.append(rows)
             size += len(rows)
             if size >= self.block_rows:
                 self._write(block)
@@ -100,8 +101,8 @@ class RowSpill:
             raise ValueError("the spilled rows were closed")
         data = os.pread(self._fd, self._lengths[number], self._offsets[number])
         with gc_paused():  # thousands of objects, none in a cycle: see ``gc_pause``
-            outcome = pickle.loads(data)  # our own file, written by ``_write`` in this process
-        return [group.results for group in outcome.groups]
+            rows: list[list[CaseResult]] = pickle.loads(data)  # our own file, see ``_write``
+        return rows
 
     def rows(self, ordered: Iterable[Placed], discarded: Iterable[Placed]) -> SpilledRows:
         """The rows of the ``ordered`` groups (``SpilledGroups.placed``), in that order; the
@@ -125,8 +126,8 @@ class RowSpill:
         """Remove the file and its directory (again: nothing happens)."""
         self._remove()
 
-    def _write(self, block: list[GroupOutcome]) -> None:
-        data = pickle.dumps(ChunkOutcome(0, block, [], 0, 0), protocol=pickle.HIGHEST_PROTOCOL)
+    def _write(self, block: list[list[CaseResult]]) -> None:
+        data = pickle.dumps(block, protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(data)
         while view:
             n = os.pwrite(self._fd, view, self._size)

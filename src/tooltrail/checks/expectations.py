@@ -40,6 +40,22 @@ def _span_ids(calls: list[ToolCall]) -> tuple[str, ...]:
     return tuple(c.span_id for c in calls if c.span_id)
 
 
+def _spell(check: object, **texts: str) -> None:
+    """Set a frozen check's texts, spelled once when it is built. A batch task keeps its
+    checks for every trace (``evaluate.CasePlans``): a text spelled per trace costs an
+    f-string and a ``repr`` each time, and makes a new string that the row's redaction hashes
+    and the task's ``RowCompactor`` looks up again; one spelled here is one object in every
+    score (5% of the instructions of a trace's checks and row, ``benchmarks/bench_rows.py``).
+    The configuration is not changed once the check is built."""
+    for name, text in texts.items():
+        object.__setattr__(check, name, text)
+
+
+#: A text of a check spelled once (``_spell``): not an argument, not shown, not compared.
+def _text() -> Any:
+    return field(init=False, repr=False, compare=False)
+
+
 @dataclass(slots=True, frozen=True)
 class Contains:
     """``contains:{text}``: the casefolded text occurs in the stripped, casefolded reply."""
@@ -48,21 +64,30 @@ class Contains:
     #: It reads the reply, not the calls (``checks.uncaptured``).
     reads_calls: ClassVar[bool] = False
     reads_reply: ClassVar[bool] = True
+    score_name: str = _text()
+    passed_text: str = _text()
+    failed_text: str = _text()
+    folded: str = _text()
+
+    def __post_init__(self) -> None:
+        text = self.text
+        _spell(
+            self,
+            score_name=f"contains:{text}",
+            passed_text=f"Output contains required text: {text!r}.",
+            failed_text=f"Output is missing required text: {text!r}.",
+            folded=str(text).casefold(),
+        )
 
     def evaluate(self, ctx: CheckContext) -> Score:
-        text = self.text
         output = ctx.output
         if output is None:
             reply = ""
         else:
             reply = (output if isinstance(output, str) else str(output)).strip().casefold()
-        if str(text).casefold() in reply:
-            return Score.passing(
-                f"contains:{text}", "contains", f"Output contains required text: {text!r}."
-            )
-        return Score.failing(
-            f"contains:{text}", "contains", f"Output is missing required text: {text!r}."
-        )
+        if self.folded in reply:
+            return Score.passing(self.score_name, "contains", self.passed_text)
+        return Score.failing(self.score_name, "contains", self.failed_text)
 
 
 @dataclass(slots=True, frozen=True)
@@ -70,6 +95,18 @@ class RequiredTool:
     """``required_tool:{t}``: ``t`` was called (the first call is the evidence)."""
 
     tool: str
+    score_name: str = _text()
+    passed_text: str = _text()
+    failed_text: str = _text()
+
+    def __post_init__(self) -> None:
+        tool = self.tool
+        _spell(
+            self,
+            score_name=f"required_tool:{tool}",
+            passed_text=f"Required tool {tool!r} was called.",
+            failed_text=f"Required tool {tool!r} was not called.",
+        )
 
     def evaluate(self, ctx: CheckContext) -> Score:
         tool = self.tool
@@ -77,14 +114,12 @@ class RequiredTool:
         if tool in view.counts:
             span_id = view.calls[view.names.index(tool)].span_id
             return Score.passing(
-                f"required_tool:{tool}",
+                self.score_name,
                 "required_tool",
-                f"Required tool {tool!r} was called.",
+                self.passed_text,
                 span_ids=(span_id,) if span_id else (),
             )
-        return Score.failing(
-            f"required_tool:{tool}", "required_tool", f"Required tool {tool!r} was not called."
-        )
+        return Score.failing(self.score_name, "required_tool", self.failed_text)
 
 
 @dataclass(slots=True, frozen=True)
@@ -92,19 +127,30 @@ class ForbiddenTool:
     """``forbidden_tool:{t}``: ``t`` was not called (every call of it is evidence against)."""
 
     tool: str
+    score_name: str = _text()
+    passed_text: str = _text()
+    failed_text: str = _text()
+
+    def __post_init__(self) -> None:
+        tool = self.tool
+        _spell(
+            self,
+            score_name=f"forbidden_tool:{tool}",
+            passed_text=f"Forbidden tool {tool!r} was not called.",
+            failed_text=f"Forbidden tool {tool!r} was called.",
+        )
 
     def evaluate(self, ctx: CheckContext) -> Score:
         tool = self.tool
         view = ctx.view
-        name = f"forbidden_tool:{tool}"
         if tool in view:
             return Score.failing(
-                name,
+                self.score_name,
                 "forbidden_tool",
-                f"Forbidden tool {tool!r} was called.",
+                self.failed_text,
                 span_ids=_span_ids(view.calls_of(tool)),
             )
-        return Score.passing(name, "forbidden_tool", f"Forbidden tool {tool!r} was not called.")
+        return Score.passing(self.score_name, "forbidden_tool", self.passed_text)
 
 
 @dataclass(slots=True, frozen=True)
@@ -114,14 +160,24 @@ class ToolArgs:
     tool: str
     keys: list[str]
     #: ``keys`` as the texts show it, spelled once (as ``ToolArgValues.shown``).
-    shown: str = field(init=False, repr=False, compare=False)
+    shown: str = _text()
+    score_name: str = _text()
+    passed_text: str = _text()
+    failed_text: str = _text()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "shown", str(self.keys))
+        tool, shown = self.tool, str(self.keys)
+        _spell(
+            self,
+            shown=shown,
+            score_name=f"tool_args:{tool}",
+            passed_text=f"Tool {tool!r} included required arguments {shown}.",
+            failed_text=f"Tool {tool!r} did not include required arguments {shown}.",
+        )
 
     def evaluate(self, ctx: CheckContext) -> Score:
         tool, keys, view = self.tool, self.keys, ctx.view
-        name = f"tool_args:{tool}"
+        name = self.score_name
         if isinstance(keys, (str, bytes)) or not isinstance(keys, (list, tuple)):
             return config_error(
                 name, "tool_args", f"required_tool_arguments[{tool!r}] must be a list of names."
@@ -132,14 +188,11 @@ class ToolArgs:
                 return Score.passing(
                     name,
                     "tool_args",
-                    f"Tool {tool!r} included required arguments {self.shown}.",
+                    self.passed_text,
                     span_ids=(call.span_id,) if call.span_id else (),
                 )
         return Score.failing(
-            name,
-            "tool_args",
-            f"Tool {tool!r} did not include required arguments {self.shown}.",
-            span_ids=_span_ids(view.calls_of(tool)),
+            name, "tool_args", self.failed_text, span_ids=_span_ids(view.calls_of(tool))
         )
 
 
@@ -153,25 +206,32 @@ class ToolArgValues:
     #: ``{"order_id": "ORD-7731", "amount": 49.99}`` costs about 2 us, as much as the rest of
     #: the check, and a batch task keeps its checks for every trace (``evaluate.CasePlans``).
     #: The configuration is not changed once the check is built.
-    shown: str = field(init=False, repr=False, compare=False)
+    shown: str = _text()
+    score_name: str = _text()
+    passed_text: str = _text()
+    #: The text when ``tool`` was not called (the other failure shows the calls' arguments).
+    missing_text: str = _text()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "shown", str(self.expected))
+        tool, shown = self.tool, str(self.expected)
+        _spell(
+            self,
+            shown=shown,
+            score_name=f"tool_arg_values:{tool}",
+            passed_text=f"Tool {tool!r} was called with {shown}.",
+            missing_text=f"Tool {tool!r} was not called, so {shown} was not passed.",
+        )
 
     def evaluate(self, ctx: CheckContext) -> Score:
         tool, expected, view = self.tool, self.expected, ctx.view
-        name = f"tool_arg_values:{tool}"
+        name = self.score_name
         if not isinstance(expected, dict):
             return config_error(
                 name, "tool_arg_values", f"expected_tool_arguments[{tool!r}] must be a mapping."
             )
         count = view.counts.get(tool, 0)
         if not count:
-            return Score.failing(
-                name,
-                "tool_arg_values",
-                f"Tool {tool!r} was not called, so {self.shown} was not passed.",
-            )
+            return Score.failing(name, "tool_arg_values", self.missing_text)
         index = view.names.index
         calls = view.calls
         at = -1
@@ -183,7 +243,7 @@ class ToolArgValues:
                 return Score.passing(
                     name,
                     "tool_arg_values",
-                    f"Tool {tool!r} was called with {self.shown}.",
+                    self.passed_text,
                     span_ids=(span_id,) if span_id else (),
                 )
         matched = view.calls_of(tool)
@@ -202,10 +262,16 @@ class ToolOrder:
 
     order: list[str]
     #: ``order`` as the texts show it, spelled once (as ``ToolArgValues.shown``).
-    shown: str = field(init=False, repr=False, compare=False)
+    shown: str = _text()
+    passed_text: str = _text()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "shown", str(self.order))
+        shown = str(self.order)
+        _spell(
+            self,
+            shown=shown,
+            passed_text=f"Tools were first called in the required order {shown}.",
+        )
 
     def evaluate(self, ctx: CheckContext) -> Score:
         order, view = self.order, ctx.view
@@ -233,11 +299,7 @@ class ToolOrder:
                     f"{order[n - 1]!r}.",
                     span_ids=(span_id,) if span_id else (),
                 )
-        return Score.passing(
-            "tool_order",
-            "tool_order",
-            f"Tools were first called in the required order {self.shown}.",
-        )
+        return Score.passing("tool_order", "tool_order", self.passed_text)
 
 
 def trace_turn_count(trace: EvalTrace) -> int | None:

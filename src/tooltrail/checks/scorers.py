@@ -94,22 +94,13 @@ class ToolCallPrecision:
         ok = sum([counts.get(tool, 0) for tool in allowed])
         value = ok / total
         span_ids: tuple[str, ...] = ()
-        if ok < total:  # the calls outside the allowed set are the evidence
-            outside: list[int] = []
-            for tool in counts:
-                if tool not in allowed:
-                    outside.extend(view.positions(tool))
-            outside.sort()
-            calls = view.calls
-            span_ids = tuple(s for s in [calls[i].span_id for i in outside] if s)
-        return Score(
-            name=name,
-            metric=name,
-            value=value,
-            passed=value >= 1.0,
-            explanation=f"{ok}/{total} tool calls were in the allowed set {shown}.",
-            span_ids=span_ids,
-        )
+        if ok < total:  # the calls outside the allowed set are the evidence, in call order
+            span_ids = tuple(
+                [call.span_id for call in view.calls if call.span_id and call.name not in allowed]
+            )
+        explanation = f"{ok}/{total} tool calls were in the allowed set {shown}."
+        # Positional, as ``Score.passing`` builds its scores (a keyword call costs 2.5x).
+        return Score(name, name, value, value >= 1.0, explanation, True, False, span_ids)
 
 
 @dataclass(slots=True, frozen=True)
@@ -161,14 +152,10 @@ class NoRedundantToolCalls:
         if not duplicates:
             return Score.passing(name, name, explanation)
         calls = view.calls
-        return Score(
-            name=name,
-            metric=name,
-            value=1.0 - len(duplicates) / total,
-            passed=False,
-            explanation=explanation,
-            span_ids=tuple(s for s in [calls[i].span_id for i in duplicates] if s),
-        )
+        span_ids = tuple([s for s in [calls[i].span_id for i in duplicates] if s])
+        value = 1.0 - len(duplicates) / total
+        # Positional, as ``Score.failing`` builds its scores (a keyword call costs 2.5x).
+        return Score(name, name, value, False, explanation, True, False, span_ids)
 
 
 @dataclass(slots=True, frozen=True)

@@ -94,17 +94,23 @@ class CallView:
             return []
         first: dict[tuple[str, bytes], int] = {}  # (name, canonical args) -> first position
         claim = first.setdefault
+        counts = self.counts
+        # A call of a tool called once repeats nothing: its arguments are not spelled (the
+        # spelling is most of this function's time, and most tools of a trace are called once).
         try:  # canonical arguments: one C call per call
             candidates = [
                 i
                 for i, c in enumerate(calls)
-                if claim((c.name, dumps(c.args, option=OPT_SORT_KEYS)), i) != i
+                if counts[c.name] > 1
+                and claim((c.name, dumps(c.args, option=OPT_SORT_KEYS)), i) != i
             ]
             exact_key: Callable[[Any], bytes] = _exact_key
         except (TypeError, JSONEncodeError):  # wide ints, odd keys: spell everything exactly
             first.clear()
             candidates = [
-                i for i, c in enumerate(calls) if claim((c.name, args_fingerprint(c.args)), i) != i
+                i
+                for i, c in enumerate(calls)
+                if counts[c.name] > 1 and claim((c.name, args_fingerprint(c.args)), i) != i
             ]
             exact_key = args_fingerprint
         if not candidates:
