@@ -127,3 +127,53 @@ def test_labels_of_agents_after_the_root_agent_win_in_their_order() -> None:
         ("tier", "sub"),
         ("region", "eu"),
     ]
+
+
+def _asked(trace: str, span_id: str, start: int, tool: str, call_id: str) -> Span:
+    """A chat span whose response asked for one call of ``tool``, with ``{"n": 1}``."""
+    output = (
+        '[{"role": "assistant", "parts": [{"type": "tool_call", '
+        f'"id": "{call_id}", "name": "{tool}", "arguments": {{"n": 1}}}}]}}]'
+    )
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.output.messages": output}
+    return _span(trace, span_id, "a000000000000001", "chat m", start, attrs, {})
+
+
+def _run(trace: str, order: list[int]) -> list[Span]:
+    """Three model responses, each asking for a call of a tool that then ran (its span records
+    no arguments: the model's are taken), sent in ``order`` of their start, agent last."""
+    steps = []
+    for i in range(3):
+        steps.append(_asked(trace, f"c00000000000000{i}", 10 * i + 1, f"t{i}", f"call-{i}"))
+        ran = _tool(f"t{i}", f"call-{i}")
+        del ran["gen_ai.tool.call.arguments"]
+        steps.append(_span(trace, f"b00000000000000{i}", "a000000000000001", f"execute_tool t{i}",
+                           10 * i + 5, ran, {}))  # fmt: skip
+    agent = _span(trace, "a000000000000001", "", "invoke_agent shop", 0, AGENT, {})
+    return [steps[i] for i in order] + [agent]
+
+
+@pytest.fixture
+def join_keys(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What the model join was asked sort keys for (model spans, then calls)."""
+    seen: list[Any] = []
+    for name in ("_MODEL_ORDER", "_RECORD_ORDER"):
+        key = getattr(calls, name)
+        monkeypatch.setattr(calls, name, lambda item, key=key: seen.append(item) or key(item))
+    return seen
+
+
+def test_the_model_join_does_not_sort_what_arrives_in_start_order(join_keys: list[Any]) -> None:
+    trace = to_eval_trace(_run("1" * 32, [0, 1, 2, 3, 4, 5]))
+    assert [(c.name, c.args, c.call_id) for c in trace.tool_calls] == [
+        ("t0", {"n": 1}, "call-0"), ("t1", {"n": 1}, "call-1"), ("t2", {"n": 1}, "call-2"),
+    ]  # fmt: skip
+    assert join_keys == []
+
+
+def test_the_model_join_sorts_what_arrives_out_of_start_order(join_keys: list[Any]) -> None:
+    trace = to_eval_trace(_run("2" * 32, [5, 4, 3, 2, 1, 0]))
+    assert [(c.name, c.args, c.call_id) for c in trace.tool_calls] == [
+        ("t0", {"n": 1}, "call-0"), ("t1", {"n": 1}, "call-1"), ("t2", {"n": 1}, "call-2"),
+    ]  # fmt: skip
+    assert len(join_keys) == 6  # three model spans, three calls
