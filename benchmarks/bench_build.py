@@ -8,8 +8,11 @@ collected`` and ``--stop built``, and divide the difference by the spans::
     valgrind --tool=callgrind python benchmarks/bench_build.py DUMP --stop collected
     valgrind --tool=callgrind python benchmarks/bench_build.py DUMP --stop built
 
-Usage: ``python benchmarks/bench_build.py DUMP [--usage-content] [--repeat R] [--stop S]``;
-make a dump with ``bench_eval.write_dumps`` (``bench_core.py --dir DIR`` leaves one there).
+Usage: ``python benchmarks/bench_build.py DUMP [--usage-content] [--facts] [--repeat R]
+[--stop S]``; make a dump with ``bench_eval.write_dumps`` (``bench_core.py --dir DIR`` leaves
+one there). ``--facts`` collects as ``tooltrail eval`` does when the compiled core is installed
+(``convert.facts.READ_FACTS``: the core builds each span's facts); without it the spans are
+read with ``dialects.INTEREST`` and their facts built by ``TraceFacts.add``.
 """
 
 from __future__ import annotations
@@ -23,14 +26,15 @@ from tooltrail import dialects
 from tooltrail.convert.build import build_eval_trace
 from tooltrail.convert.collect import TraceCollector
 from tooltrail.convert.decoded import is_log_record
-from tooltrail.convert.facts import TraceFacts
+from tooltrail.convert.facts import TraceFacts, interest_for
 from tooltrail.otlp.read.mixed import read_spans_and_logs
 
 
-def collect(path: str, usage_content: bool) -> list[TraceFacts]:
-    """The facts of every trace of ``path``."""
+def collect(path: str, usage_content: bool, facts: bool = False) -> list[TraceFacts]:
+    """The facts of every trace of ``path`` (``facts``: read in the core's facts mode)."""
     collector = TraceCollector(usage=usage_content, content=usage_content)
-    for item in read_spans_and_logs([path], interest=dialects.INTEREST):
+    interest = interest_for(usage_content) if facts else dialects.INTEREST
+    for item in read_spans_and_logs([path], interest=interest):
         if is_log_record(item):
             collector.add_log(item)
         else:
@@ -42,13 +46,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dump")
     parser.add_argument("--usage-content", action="store_true", help="read usage and content")
+    parser.add_argument("--facts", action="store_true", help="collect in the core's facts mode")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument(
         "--stop", choices=("collected", "built"), help="stop after collecting, or one build"
     )
     options = parser.parse_args()
     gc.disable()  # as read_traces pauses it while a trace is made
-    traces = collect(options.dump, options.usage_content)
+    traces = collect(options.dump, options.usage_content, options.facts)
     if options.stop == "collected":
         return
     if options.stop == "built":
