@@ -366,3 +366,27 @@ def test_with_workers_log_records_are_counted_received_before_they_are_sent(
     stats = pool.stats()
     assert stats["log_records_received"] > 0
     assert stats["spans_released"] == stats["spans_received"] + stats["log_records_received"]
+
+
+class FullDisk:
+    """A results file whose every write fails, as on a full disk."""
+
+    def append(self, data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_results_line_that_cannot_be_written_is_a_sink_error_not_an_evaluation_error() -> None:
+    """The line is written inside judging (before the counts): a write that fails must not
+    count the judged trace as an evaluation error, nor lose its counts."""
+    counters = ReceiverCounters()
+    judge = ReceivedTraceEvaluator(SUITE, counters, results=FullDisk())  # type: ignore[arg-type]
+    trace_id, items = items_of_a_trace()
+    judge.export_trace(CompletedTrace(trace_id, items))
+    seen = counters.snapshot()
+    assert seen["evaluation_errors"] == 0
+    assert judge.errors == 1  # /stats sink_errors
+    assert seen["traces_evaluated"] == 1
+    assert (seen["cases_passed"], seen["cases_failed"]) == (1, 1)

@@ -469,7 +469,13 @@ class InlineEvaluator:
         )
         # The line first, then the counts: a reader of the counters that sees the trace
         # evaluated (or revised) finds its line in the results file.
-        self._write_line(line)
+        try:
+            self._write_line(line)
+        except OSError as exc:  # the trace was judged: a sink error, not an evaluation error
+            self._count(errors=1)
+            self._warn.warn(
+                "results-line", "tooltrail: could not write a results line (%s)", type(exc).__name__
+            )
         # One locked update per trace, its results with it.
         if revision > 0:
             self._count(
