@@ -12,7 +12,7 @@ response of the last turn that asked for no tool call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -361,7 +361,11 @@ def _metadata(
     first = ordered[0] if ordered else None
     attributes: dict[str, Any] = {}
     if first is not None:
-        attributes = _scalar_attributes(first.resource)
+        attributes = {
+            key: value
+            for key, value in first.resource.items()
+            if isinstance(value, (str, bool, int, float))
+        }
         service = first.resource.get("service.name")
         if isinstance(service, str):
             meta["service.name"] = service
@@ -377,8 +381,7 @@ def _metadata(
     if len(agents) > 1:
         agents.sort(key=_SPAN_ORDER)
     for agent in agents:
-        # the root agent's labels again, right after they were added, would change nothing
-        if agent.labels and not (agent is root and agent is agents[0]):
+        if agent.labels:
             attributes.update(agent.labels)
     first_top = None
     for turn_key in turn_keys:
@@ -431,28 +434,6 @@ def _metadata(
         meta["turn_latency_ms"] = _turn_latencies(ordered, turns, turn_keys)
         _note_model_usage(ordered, kept, meta)
     return meta
-
-
-#: The resource last read by ``_scalar_attributes`` and its scalar attributes.
-_last_resource: tuple[Mapping[str, Any], dict[str, Any]] = ({}, {})
-
-
-def _scalar_attributes(resource: Mapping[str, Any]) -> dict[str, Any]:
-    """The scalar attributes of ``resource`` (a new dict: the caller adds labels to it).
-
-    The traces of a dump share a few resource objects (the readers hand every span of one
-    ResourceSpans the same one, never changed after), so the last one's are kept and copied:
-    sorting out the values took 3% of building a trace with a resource of four attributes
-    (callgrind, ``benchmarks/bench_build.py``), more with the dozens an SDK's detectors add."""
-    global _last_resource
-    last = _last_resource  # one read: a thread building at the same time swaps the tuple
-    if last[0] is resource:
-        return dict(last[1])
-    attributes = {
-        key: value for key, value in resource.items() if isinstance(value, (str, bool, int, float))
-    }
-    _last_resource = (resource, attributes)
-    return dict(attributes)
 
 
 def _turn_latencies(
