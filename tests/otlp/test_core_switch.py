@@ -111,3 +111,61 @@ def test_readers_without_an_interest_keep_the_wire_form(tmp_path: Path) -> None:
     assert kept.wire is not None and kept.wire_group is not None
     (converted,) = read_spans_and_logs(path, interest=dialects.INTEREST)
     assert converted.wire is None  # read by the core: what the converter reads, no more
+
+
+#: Reads a dump and prints what the converter made of it, the reading path and the core's
+#: counts (facts, spans, heads), after the lines of set-up it is given.
+_READ_ALL = (
+    "from tooltrail.convert import read_traces\n"
+    "from tooltrail.otlp.read.core import facts_counts, reading_path\n"
+    f"traces = list(read_traces({str(REFUND_DUMP)!r}))\n"
+    "print(repr([(t.trace_id, t.tool_calls, t.output, t.metadata, t.turns) for t in traces]))\n"
+    "print(reading_path())\n"
+    "print(*facts_counts())\n"
+)
+
+#: A core newer than the package: it needs a row of the dialect rules that this package's
+#: ``rules.json`` does not have (the text the core is handed loses one; the Python readers
+#: keep their own copy, parsed at import).
+_OLDER_RULES = (
+    "import orjson\nfrom tooltrail.dialects import rules\n"
+    "table = orjson.loads(rules.TEXT)\ndel table['models']\n"
+    "rules.TEXT = orjson.dumps(table).decode()\n"
+)
+
+
+@pytest.mark.skipif(tooltrail_core is None, reason="the compiled core is not installed")
+def test_a_core_that_cannot_read_the_packages_rules_reads_without_its_facts_mode() -> None:
+    reference = _run(_READ_ALL, **{CORE_ENV: PYTHON})
+    assert reference.returncode == 0, reference.stderr
+    done = _run(_OLDER_RULES + _READ_ALL)
+    assert done.returncode == 0, done.stderr
+    found, path, counts = done.stdout.splitlines()
+    assert found == reference.stdout.splitlines()[0]
+    assert path == f"core {tooltrail_core.__version__}"
+    facts, spans, _ = map(int, counts.split())
+    assert facts == 0 and spans > 0  # the core read the records, Python classified them
+    said = [line for line in done.stderr.splitlines() if "does not fit" in line]
+    assert len(said) == 1, done.stderr
+    assert "rules.json: no models" in said[0] and "its facts mode is off" in said[0]
+
+
+@pytest.mark.skipif(tooltrail_core is None, reason="the compiled core is not installed")
+def test_a_core_that_refuses_the_packages_classes_is_not_used() -> None:
+    """A core whose ``Reader`` takes other arguments (a different release) is said once and
+    left: every record is read by the Python path, nothing is lost."""
+    reference = _run(_READ_ALL, **{CORE_ENV: PYTHON})
+    refusing = (
+        "import tooltrail_core\n"
+        "def Reader(*args):\n"
+        "    raise TypeError(f'Reader() takes 7 positional arguments but {len(args)} were given')\n"
+        "tooltrail_core.Reader = Reader  # as a core of another release would answer\n"
+    )
+    done = _run(refusing + _READ_ALL)
+    assert done.returncode == 0, done.stderr
+    found, _, counts = done.stdout.splitlines()
+    assert found == reference.stdout.splitlines()[0]
+    assert counts.split() == ["0", "0", "0"]
+    said = [line for line in done.stderr.splitlines() if "does not fit" in line]
+    assert len(said) == 2, done.stderr  # the facts mode refused, then the reader itself
+    assert "reading with the Python path" in said[1] and "takes 7 positional" in said[1]

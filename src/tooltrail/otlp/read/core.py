@@ -100,7 +100,8 @@ def traces_from_bytes(interest: Interest | None) -> Callable[[bytes, Where], lis
     reader = _readers(module, interest)
 
     def core(data: bytes, where: Where) -> list[Any]:
-        spans: list[Any] | None = reader(where.limits).traces(data, where.origin)
+        made = reader(where.limits)
+        spans: list[Any] | None = None if made is None else made.traces(data, where.origin)
         if spans is None:  # a record the Python path reads (and reports on)
             return spans_from_bytes(data, where, lazy=True, interest=interest)
         return spans
@@ -118,8 +119,8 @@ def json_lines(interest: Interest | None) -> Callable[[bytes, Where], list[Any] 
     reader = _readers(module, interest)
 
     def core(line: bytes, where: Where) -> list[Any] | None:
-        spans: list[Any] | None = reader(where.limits).json_line(line, where.origin)
-        return spans
+        made = reader(where.limits)
+        return None if made is None else made.json_line(line, where.origin)  # type: ignore[no-any-return]
 
     return core
 
@@ -150,7 +151,8 @@ def facts_counts() -> tuple[int, int, int]:
 
 def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
     """The core's ``Reader`` for ``interest`` and a ``Limits``, made once per process (a reader
-    of single requests, ``decode_mixed_json``, asks for it per request)."""
+    of single requests, ``decode_mixed_json``, asks for it per request); ``None`` when this core
+    cannot make one at all (``_made``), and the record goes to the Python path."""
     terms = (
         None
         if interest is None
@@ -158,27 +160,53 @@ def _readers(module: Any, interest: Interest | None) -> Callable[[Limits], Any]:
     )
     made: dict[tuple[Interest | None, Limits], Any] = _state.setdefault("readers", {})
     facts = _facts_mode(module, interest)
-    mode = () if facts is None else (facts,)  # (a core before the facts mode takes no more)
 
     def reader(limits: Limits) -> Any:
-        found = made.get((interest, limits))
-        if found is None:
-            found = made[interest, limits] = module.Reader(
-                Span,
-                SpanHead,
-                SpanEvent,
-                terms,
-                (
-                    limits.max_attribute_value_bytes,
-                    limits.max_depth,
-                    limits.max_attributes,
-                    limits.max_events_per_span,
-                ),
-                *mode,
+        key = (interest, limits)
+        if key not in made:
+            sizes = (
+                limits.max_attribute_value_bytes,
+                limits.max_depth,
+                limits.max_attributes,
+                limits.max_events_per_span,
             )
-        return found
+            made[key] = _made(module, (Span, SpanHead, SpanEvent, terms, sizes), facts)
+        return made[key]
 
     return reader
+
+
+def _made(module: Any, terms: tuple[Any, ...], facts: tuple[Any, ...] | None) -> Any:
+    """A ``Reader`` of ``module``, or ``None``. A core and a package installed from different
+    checkouts may not agree: a core that cannot read this package's dialect rules reads
+    spans without the facts mode, and one that refuses the classes and limits is not used.
+    Either is said once (``MISMATCH``), with the core's own words; nothing is misread."""
+    if facts is not None:
+        try:
+            return module.Reader(*terms, facts)
+        except (TypeError, ValueError) as problem:
+            _say_mismatch(module, "its facts mode is off", problem)
+    try:
+        return module.Reader(*terms)
+    except (TypeError, ValueError) as problem:
+        _say_mismatch(module, "reading with the Python path", problem)
+        return None
+
+
+#: The one line logged when the installed core does not fit this tooltrail.
+MISMATCH = (
+    "tooltrail's compiled core (tooltrail-core {version}) does not fit this tooltrail "
+    "({problem}): {what} (same results, slower); install both from one checkout: "
+    "pip install . ./core"
+)
+
+
+def _say_mismatch(module: Any, what: str, problem: Exception) -> None:
+    said: set[str] = _state.setdefault("mismatch", set())
+    if what not in said:
+        said.add(what)
+        version = getattr(module, "__version__", "?")
+        _log.warning(MISMATCH.format(version=version, problem=problem, what=what))
 
 
 def request_reader(
@@ -197,13 +225,13 @@ def request_reader(
     if encoding == "protobuf":
 
         def protobuf(body: bytes, origin: str, limits: Limits) -> list[Any] | None:
-            spans: list[Any] | None = readers(limits).traces(body, origin)
-            return spans
+            made = readers(limits)
+            return None if made is None else made.traces(body, origin)  # type: ignore[no-any-return]
 
         return protobuf
 
     def json(body: bytes, origin: str, limits: Limits) -> list[Any] | None:
-        spans: list[Any] | None = readers(limits).json_line(body, origin)
-        return spans
+        made = readers(limits)
+        return None if made is None else made.json_line(body, origin)  # type: ignore[no-any-return]
 
     return json
