@@ -23,6 +23,7 @@ from typing import Any
 from bench_serve import SPANS_PER_TRACE, SUITE, TRACES_PER_REQUEST, build_requests
 
 from tooltrail.serve.config import ServeConfig
+from tooltrail.serve.outcome import Throttled
 from tooltrail.serve.pipeline import TracePipeline
 from tooltrail.suite import TestSuite
 
@@ -67,7 +68,12 @@ def main() -> int:
             main_profile.enable()
         started = time.process_time()
         for body in bodies:
-            pipeline.ingest("protobuf", body)
+            while True:  # as a collector does when told the buffer is full: retry later
+                try:
+                    pipeline.ingest("protobuf", body)
+                    break
+                except Throttled:
+                    time.sleep(0.01)
         main_profile.disable()
         pipeline.shutdown()
         cpu = time.process_time() - started
