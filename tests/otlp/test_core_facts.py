@@ -940,8 +940,9 @@ def _one_span_trace(*spans: tuple[str, dict[str, Any]]) -> TracesData:
 def test_plain_replies_and_listed_calls_are_read_by_the_core(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Agent spans with a framework's reply key (text, JSON text, a wrapper) and Vercel model
-    spans with their listed calls come as facts; a repr and an ADK response do not."""
+    """Agent spans with a framework's reply key (text, JSON text, a wrapper), Vercel model
+    spans with their listed calls and an ADK response come as facts; a repr and a listed
+    call as JSON text of its own do not."""
     calls = [
         {"toolCallId": "c1", "toolName": "lookup", "input": '{"order_id": "ORD-1"}'},
         {"toolCallId": 2, "toolName": "refund", "args": {"amount": 5}},
@@ -968,7 +969,7 @@ def test_plain_replies_and_listed_calls_are_read_by_the_core(
     )
     path = tmp_path / "in.pb"
     path.write_bytes(frame(data.SerializeToString()))
-    assert _counts(path, monkeypatch) == (7, 3, 0)
+    assert _counts(path, monkeypatch) == (8, 2, 0)
     facts = _facts_of(path, monkeypatch)
     assert [(f.reply, f.asked_unlisted) for f in facts if f.name.endswith("doGenerate")] == [
         (None, False),
