@@ -130,6 +130,8 @@ pub struct GenAiTool {
     /// `args_elsewhere.strands_details`: arguments in the input messages of an inference
     /// details event (the part calling the tool by name).
     pub strands_details: EventArgs,
+    /// The events of the other `args_elsewhere` rows (added later): declined.
+    pub other_events: Vec<String>,
 }
 
 /// A row of `tools.genai.args_elsewhere` read from span events (Strands).
@@ -472,6 +474,7 @@ impl Rules {
                 elsewhere: Vec::new(),
                 strands_message: EventArgs::default(),
                 strands_details: EventArgs::default(),
+                other_events: Vec::new(),
             },
             openinference: OpenInferenceTool::default(),
             vercel: VercelTool::default(),
@@ -560,11 +563,8 @@ impl Rules {
         };
         let strands_message = event_row("strands_message")?;
         let strands_details = event_row("strands_details")?;
-        if let Some(name) = events.keys().next() {
-            return Err(RulesError(format!(
-                "rules.json: tools.genai.args_elsewhere.{name}: an event row the core lacks"
-            )));
-        }
+        // any other event row (added later): a span whose arguments may be in it is declined
+        let other_events = events.into_values().map(|row| row.event).collect();
         let adk_failure = AdkFailure {
             event: self.slot_of(&string(g, &["failure", "adk_event", "key"])?),
             result: self.slot_of(&string(g, &["failure", "result", "key"])?),
@@ -614,6 +614,7 @@ impl Rules {
             elsewhere,
             strands_message,
             strands_details,
+            other_events,
         })
     }
 
@@ -872,5 +873,18 @@ mod tests {
         assert!(Rules::parse("not json").is_err());
         let unknown_role = RULES.replacen("\"agent run\": \"agent\"", "\"agent run\": \"boss\"", 1);
         assert!(Rules::parse(&unknown_role).is_err());
+    }
+
+    #[test]
+    fn keeps_the_events_of_argument_rows_it_does_not_read() {
+        let row = r#""later": {"event": "gen_ai.later", "key": "args", "encoding": "json",
+                     "source": "later:args"},
+        "strands_message": {"#;
+        let more = RULES.replacen(r#""strands_message": {"#, row, 1);
+        assert_ne!(more, RULES);
+        let rules = Rules::parse(&more).expect("rules.json with a row added reads");
+        assert_eq!(rules.genai.other_events, ["gen_ai.later"]);
+        let rules = Rules::parse(RULES).expect("rules.json reads");
+        assert!(rules.genai.other_events.is_empty());
     }
 }

@@ -1088,6 +1088,10 @@ def _event_text(draw: st.DrawFn) -> AnyValue:
     return _tool_value(draw(st.sampled_from(_EVENT_TEXTS)))
 
 
+#: Arguments as most instrumentations write them: JSON text both parsers read alike.
+_PLAIN_ARGUMENTS = st.sampled_from(['{"a": 1}', '{"q": "x", "n": [1, 2.5]}', "{}"])
+
+
 def _parts(draw: st.DrawFn, names: list[Any]) -> list[Any]:
     """GenAI message parts: text, tool calls (a name of ``names``, an id, arguments as JSON
     text, an object, null or absent), tool responses, and items that are no part."""
@@ -1102,7 +1106,7 @@ def _parts(draw: st.DrawFn, names: list[Any]) -> list[Any]:
             call["id"] = draw(st.sampled_from([f"c{i}", i, 2**63, None, "<elided>"]))
             args = draw(st.sampled_from(["text", "object", "null", "absent", "list"]))
             if args == "text":
-                call["arguments"] = draw(_arguments())
+                call["arguments"] = draw(st.one_of(_PLAIN_ARGUMENTS, _arguments()))
             elif args == "object":
                 call["arguments"] = draw(st.sampled_from([{"a": 1}, {}, {"a": {"b": [1, 2.5]}}]))
             elif args == "null":
@@ -1155,8 +1159,8 @@ def _events(draw: st.DrawFn, span: Any, names: list[Any]) -> None:
         elif event.name == "gen_ai.tool.message":
             for key in draw(st.lists(st.sampled_from(["content", "id", "role"]), max_size=3)):
                 if key == "content":
-                    odd = st.sampled_from([{"a": 1}, {}, 3, ["a"], "{}", "", "<elided>"])
-                    value = _tool_value(draw(st.one_of(_arguments(), odd)))
+                    odd = st.sampled_from([{"a": 1}, {}, 3, ["a"], "", "<elided>"])
+                    value = _tool_value(draw(st.one_of(_PLAIN_ARGUMENTS, _arguments(), odd)))
                     if draw(st.integers(0, 9)) == 0:
                         value = AnyValue(bytes_value=b'{"a": 1}')
                 elif key == "id":
@@ -1177,19 +1181,27 @@ def _strands_tool_span(draw: st.DrawFn, span: Any) -> None:
     span.attributes.append(_kv("gen_ai.operation.name", "execute_tool"))
     if draw(st.integers(0, 4)):
         span.attributes.append(_kv("gen_ai.tool.name", name))
-    call_id = draw(st.sampled_from([None, "c1", 7, "<elided>"]))
+    call_id = draw(st.sampled_from([None, None, "c1", 7, "<elided>"]))
     if call_id is not None:
         span.attributes.append(_kv("gen_ai.tool.call.id", call_id))
     if draw(st.integers(0, 2)) == 0:
-        span.attributes.append(_kv("gen_ai.tool.call.arguments", draw(_arguments())))
+        arguments = draw(st.one_of(_PLAIN_ARGUMENTS, _arguments()))
+        span.attributes.append(_kv("gen_ai.tool.call.arguments", arguments))
     status = draw(st.sampled_from([None, "success", "error", "error", "ERROR", 1]))
     if status is not None:
         span.attributes.append(_kv("gen_ai.tool.status", status))
     if draw(st.booleans()):
         span.attributes.append(KeyValue(key="gen_ai.tool.call.result", value=_event_text(draw)))
-    if draw(st.integers(0, 7)) == 0:
-        other = ["tool_arguments", "gcp.vertex.agent.tool_call_args", "traceloop.entity.input"]
-        span.attributes.append(_kv(draw(st.sampled_from(other)), "{}"))
+    if draw(st.integers(0, 3)) == 0:  # ADK's legacy pair, Pydantic AI v2's, Traceloop's input
+        other = [
+            "gcp.vertex.agent.tool_call_args",
+            "gcp.vertex.agent.tool_response",
+            "tool_arguments",
+            "traceloop.entity.input",
+        ]
+        values = st.sampled_from(["{}", "{}", '{"a": 1}', "", {"a": 1}, 3])
+        for key in draw(st.lists(st.sampled_from(other), min_size=1, max_size=2, unique=True)):
+            span.attributes.append(KeyValue(key=key, value=_tool_value(draw(values))))
     _events(draw, span, [name, "lookup", "other", 3, "<elided>"])
     if draw(st.integers(0, 3)) == 0:
         span.status.CopyFrom(Status(code=2, message=draw(st.sampled_from(["", "boom"]))))
@@ -1281,6 +1293,78 @@ def test_the_core_reads_the_spans_of_the_strands_fixtures(
     assert listed == ([] if legacy else ["lookup_order", "verify_identity"] + ["issue_refund"] * 2)
     replies = [f.reply for f in found if f.reply is not None]
     assert len(replies) == 2 and replies[0].startswith("Your refund of $49.99")
+    assert_same(path, monkeypatch, usage=True)
+
+
+@needs_core
+def test_strands_arguments_in_events_are_read_by_the_core(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A tool span without arguments or a call id reads them from its events: the first tool
+    message event with arguments (its ``id``), else the first inference-details event part
+    calling the tool by name; a failure's text is its first choice event's."""
+    data = _one_span_trace(
+        ("execute_tool lookup", {"gen_ai.operation.name": "execute_tool"}),
+        ("execute_tool refund", {"gen_ai.operation.name": "execute_tool"}),
+        (
+            "execute_tool lookup",
+            {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.status": "error"},
+        ),
+    )
+    spans = data.resource_spans[0].scope_spans[0].spans
+    message, details, failed = spans[1], spans[2], spans[3]
+    for content, call_id in (("<elided>", "m0"), ('{"q": "x"}', "m1"), ('{"q": "y"}', "m2")):
+        event = message.events.add(name="gen_ai.tool.message")
+        event.attributes.extend([_kv("content", content), _kv("id", call_id)])
+    parts = [
+        {"type": "tool_call", "name": "lookup", "id": "d0", "arguments": {"a": 0}},
+        {"type": "tool_call", "name": "refund", "id": "d1", "arguments": '{"a": 1}'},
+        {"type": "tool_call", "name": "refund", "id": "d2", "arguments": {"a": 2}},
+    ]
+    event = details.events.add(name="gen_ai.client.inference.operation.details")
+    event.attributes.append(_kv("gen_ai.input.messages", json.dumps([{"parts": parts}])))
+    for text in ('[{"text": "<elided>"}]', '[{"text": "Timed "}, {"text": "out."}]', "later"):
+        failed.events.add(name="gen_ai.choice").attributes.append(_kv("message", text))
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert _counts(path, monkeypatch) == (4, 0, 0)
+    calls = [f.call for f in _facts_of(path, monkeypatch) if f.call is not None]
+    assert [(c.name, c.args, c.call_id, c.source, c.failure) for c in calls] == [
+        ("lookup", {"q": "x"}, "m1", "strands:gen_ai.tool.message", None),
+        ("refund", {"a": 1}, "d1", "strands:gen_ai.input.messages", None),
+        ("lookup", None, None, "genai:gen_ai.tool.name", "Timed out."),
+    ]
+    assert [f.error for f in _facts_of(path, monkeypatch) if f.error] == ["Timed out."]
+    assert_same(path, monkeypatch, usage=True)
+
+
+@needs_core
+def test_adk_legacy_and_pydantic_v2_arguments_are_read_by_the_core(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """GenAI tool spans with their arguments under ADK's legacy key (``"{}"`` next to a
+    response ``"{}"``: not captured; alone: no arguments) or Pydantic AI v2's come as facts;
+    Traceloop's input (its envelopes) does not."""
+    tool = {"gen_ai.operation.name": "execute_tool"}
+    adk = "gcp.vertex.agent.tool_call_args"
+    data = _one_span_trace(
+        ("execute_tool a", tool | {adk: "{}", "gcp.vertex.agent.tool_response": "{}"}),
+        ("execute_tool b", tool | {adk: "{}", "gcp.vertex.agent.tool_response": '{"ok": 1}'}),
+        ("execute_tool c", tool | {adk: '{"q": 1}', "tool_arguments": '{"q": 2}'}),
+        ("execute_tool d", tool | {"tool_arguments": {"q": 3}}),
+        ("execute_tool e", tool | {"traceloop.entity.input": '{"q": 4}'}),
+    )
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert _counts(path, monkeypatch) == (5, 1, 0)
+    calls = [f.call for f in _facts_of(path, monkeypatch) if f.call is not None]
+    adk_source = "adk:gcp.vertex.agent.tool_call_args"
+    assert [(c.name, c.args, c.source) for c in calls] == [
+        ("a", None, adk_source),
+        ("b", {}, adk_source),
+        ("c", {"q": 1}, adk_source),
+        ("d", {"q": 3}, "pydantic-ai:tool_arguments"),
+    ]
     assert_same(path, monkeypatch, usage=True)
 
 

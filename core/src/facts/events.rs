@@ -65,6 +65,14 @@ pub(super) fn tool_args<'s, 'a>(
     name: &str,
 ) -> Read<Option<Found<'s, 'a>>> {
     let (message, details) = (&rules.genai.strands_message, &rules.genai.strands_details);
+    let others = &rules.genai.other_events;
+    if span
+        .events
+        .iter()
+        .any(|e| others.iter().any(|name| name == e.name))
+    {
+        return Err(Fallback); // arguments maybe in an event the port does not read
+    }
     for event in &span.events {
         let attrs = &event.attributes;
         if event.name == message.event {
