@@ -1423,7 +1423,7 @@ def _adk_response(draw: st.DrawFn) -> AnyValue:
 
 #: Indices of OpenInference's flattened keys: digits, and what Python's ``isdigit`` and
 #: ``int`` read otherwise (a leading zero, other scripts' digits) or not at all.
-_FLAT_INDICES = ["0", "0", "1", "1", "10", "01", "x", "", "\u0661"]
+_FLAT_INDICES = ["0", "0", "0", "1", "1", "1", "2", "10", "10", "01", "x", "", "\u0661"]
 _FLAT_FIELDS = [
     "tool_call.function.name",
     "tool_call.function.name",
@@ -1436,7 +1436,7 @@ _FLAT_FIELDS = [
 
 def _flat_calls(draw: st.DrawFn, span: Any) -> None:
     """``llm.output_messages.{i}.message.tool_calls.{j}.{field}`` keys, some repeated."""
-    for _ in range(draw(st.integers(0, 6))):
+    for _ in range(draw(st.integers(0, 8))):
         i, j = draw(st.sampled_from(_FLAT_INDICES)), draw(st.sampled_from(_FLAT_INDICES))
         field = draw(st.sampled_from(_FLAT_FIELDS))
         key = f"llm.output_messages.{i}.message.tool_calls.{j}" + (f".{field}" if field else "")
@@ -1531,6 +1531,7 @@ def test_adk_responses_and_flattened_calls_are_read_by_the_core(
             "llm",
             {
                 "openinference.span.kind": "LLM",
+                "llm.output_messages.1.message.tool_calls.0.tool_call.function.name": "third",
                 f"{flat}.1.tool_call.function.name": "second",
                 f"{flat}.0.tool_call.function.name": "first",
                 f"{flat}.0.tool_call.function.arguments": '{"q": "x"}',
@@ -1555,6 +1556,7 @@ def test_adk_responses_and_flattened_calls_are_read_by_the_core(
         ("refund", None, {}, "model:gcp.vertex.agent.llm_response"),  # no args: none asked
         ("first", "oi-1", {"q": "x"}, "model:llm.output_messages"),
         ("second", None, None, "model:llm.output_messages"),
+        ("third", None, None, "model:llm.output_messages"),  # message by message
     ]
     assert [f.reply for f in found if f.reply] == ["Looking it up."]
     assert_same(path, monkeypatch, usage=True)
