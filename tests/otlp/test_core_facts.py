@@ -1084,8 +1084,13 @@ _EVENT_TEXTS: list[Any] = [
 ]
 
 
+#: The texts of ``_EVENT_TEXTS`` that both paths read (drawn as often as all of them).
+_PLAIN_EVENT_TEXTS = ["Done.", '[{"text": "a"}, {"text": "b"}]', '"Q."', '{"text": "t"}', ""]
+
+
 def _event_text(draw: st.DrawFn) -> AnyValue:
-    return _tool_value(draw(st.sampled_from(_EVENT_TEXTS)))
+    texts = st.one_of(st.sampled_from(_PLAIN_EVENT_TEXTS), st.sampled_from(_EVENT_TEXTS))
+    return _tool_value(draw(texts))
 
 
 #: Arguments as most instrumentations write them: JSON text both parsers read alike.
@@ -1181,10 +1186,10 @@ def _strands_tool_span(draw: st.DrawFn, span: Any) -> None:
     span.attributes.append(_kv("gen_ai.operation.name", "execute_tool"))
     if draw(st.integers(0, 4)):
         span.attributes.append(_kv("gen_ai.tool.name", name))
-    call_id = draw(st.sampled_from([None, None, "c1", 7, "<elided>"]))
+    call_id = draw(st.sampled_from([None, None, None, "c1", 7, "<elided>"]))
     if call_id is not None:
         span.attributes.append(_kv("gen_ai.tool.call.id", call_id))
-    if draw(st.integers(0, 2)) == 0:
+    if draw(st.integers(0, 3)) == 0:
         arguments = draw(st.one_of(_PLAIN_ARGUMENTS, _arguments()))
         span.attributes.append(_kv("gen_ai.tool.call.arguments", arguments))
     status = draw(st.sampled_from([None, "success", "error", "error", "ERROR", 1]))
@@ -1192,7 +1197,12 @@ def _strands_tool_span(draw: st.DrawFn, span: Any) -> None:
         span.attributes.append(_kv("gen_ai.tool.status", status))
     if draw(st.booleans()):
         span.attributes.append(KeyValue(key="gen_ai.tool.call.result", value=_event_text(draw)))
-    if draw(st.integers(0, 3)) == 0:  # ADK's legacy pair, Pydantic AI v2's, Traceloop's input
+    if draw(st.integers(0, 4)) == 0:  # ADK's legacy pair: "{}" twice is "not captured"
+        pair = ["gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"]
+        for key in pair:
+            value = draw(st.sampled_from(["{}", "{}", '{"a": 1}']))
+            span.attributes.append(_kv(key, value))
+    elif draw(st.integers(0, 4)) == 0:  # one of those, Pydantic AI v2's, Traceloop's input
         other = [
             "gcp.vertex.agent.tool_call_args",
             "gcp.vertex.agent.tool_response",
@@ -1202,7 +1212,21 @@ def _strands_tool_span(draw: st.DrawFn, span: Any) -> None:
         values = st.sampled_from(["{}", "{}", '{"a": 1}', "", {"a": 1}, 3])
         for key in draw(st.lists(st.sampled_from(other), min_size=1, max_size=2, unique=True)):
             span.attributes.append(KeyValue(key=key, value=_tool_value(draw(values))))
-    _events(draw, span, [name, "lookup", "other", 3, "<elided>"])
+    names = [name, "lookup", "other", 3, "<elided>"]
+    if draw(st.booleans()):  # the events Strands writes on a tool span, mostly well formed
+        event = span.events.add(name="gen_ai.tool.message", time_unix_nano=21)
+        odd = st.sampled_from(["", "<elided>", "[1]", 3])
+        content = draw(st.one_of(_PLAIN_ARGUMENTS, _PLAIN_ARGUMENTS, odd))
+        event.attributes.append(_kv("content", content))
+        if draw(st.integers(0, 3)):
+            call_ids = ["m1", "m1", 9, "", "<elided>"]
+            event.attributes.append(_kv("id", draw(st.sampled_from(call_ids))))
+    if draw(st.booleans()):
+        event = span.events.add(name=_DETAILS, time_unix_nano=22)
+        messages = [{"role": "tool", "parts": _parts(draw, names)} for _ in range(2)]
+        event.attributes.append(_kv("gen_ai.input.messages", json.dumps(messages)))
+    if draw(st.booleans()):
+        _events(draw, span, names)
     if draw(st.integers(0, 3)) == 0:
         span.status.CopyFrom(Status(code=2, message=draw(st.sampled_from(["", "boom"]))))
 
@@ -1219,12 +1243,12 @@ def strands_traces(draw: st.DrawFn) -> TracesData:
     root.name = "invoke_agent shop"
     root.attributes.append(_kv("gen_ai.operation.name", "invoke_agent"))
     root.attributes.append(_kv("gen_ai.agent.name", "shop"))
-    _events(draw, root, ["lookup"])
+    _reply_events(draw, root)
     for n in range(draw(st.integers(1, 4))):
         span = ss.spans.add(trace_id=trace_id, parent_span_id=b"\x02" * 8)
         span.span_id = bytes([3 + n]) * 8
         span.start_time_unix_nano = 20 + n
-        kind = draw(st.sampled_from(["chat", "tool", "tool", "cycle", "agent"]))
+        kind = draw(st.sampled_from(["chat", "chat", "tool", "tool", "cycle", "agent"]))
         if kind == "tool":
             _strands_tool_span(draw, span)
             continue
@@ -1239,8 +1263,32 @@ def strands_traces(draw: st.DrawFn) -> TracesData:
             if finish is not None:
                 span.attributes.append(_kv("gen_ai.response.finish_reasons", finish))
             span.attributes.append(_kv("gen_ai.usage.input_tokens", 10))
-        _events(draw, span, ["lookup", "refund", "", "<elided>", 3])
+        _reply_events(draw, span)
     return data
+
+
+def _reply_events(draw: st.DrawFn, span: Any) -> None:
+    """The events a Strands chat or agent span has, mostly well formed: output messages in
+    an inference-details event (the latest conventions), a choice event (the older ones),
+    then others."""
+    names = ["lookup", "lookup", "refund", "", "<elided>", 3]
+    if draw(st.booleans()):  # a response that calls a tool (and maybe more)
+        call = {"type": "tool_call", "name": draw(st.sampled_from(names)), "id": "r1"}
+        call["arguments"] = draw(st.one_of(_PLAIN_ARGUMENTS, st.just({"a": [1]})))
+        messages = [{"role": "assistant", "parts": [call, *_parts(draw, names)]}]
+        event = span.events.add(name=_DETAILS, time_unix_nano=24)
+        event.attributes.append(_kv("gen_ai.output.messages", json.dumps(messages)))
+    for _ in range(draw(st.integers(0, 2))):
+        if draw(st.booleans()):
+            event = span.events.add(name=_DETAILS, time_unix_nano=25)
+            event.attributes.append(
+                KeyValue(key="gen_ai.output.messages", value=_messages(draw, names))
+            )
+        else:
+            event = span.events.add(name="gen_ai.choice", time_unix_nano=25)
+            event.attributes.append(KeyValue(key="message", value=_event_text(draw)))
+    if draw(st.booleans()):
+        _events(draw, span, names)
 
 
 @needs_core
