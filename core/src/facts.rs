@@ -12,6 +12,11 @@
 //! the Python readers classify. The differential tests (`tests/otlp/test_core_differential.py`,
 //! `test_core_facts.py`) hold the two equal.
 
+mod events;
+mod listed;
+
+use std::borrow::Cow;
+
 use crate::jsontext::{self, Json};
 use crate::rules::{
     Meaning, Rules, Slots, ROLE_AGENT, ROLE_MODEL, ROLE_OTHER, ROLE_TOOL, ROLE_WORKFLOW,
@@ -52,6 +57,8 @@ pub struct Call<'s, 'a> {
     pub call_id: Option<String>,
     /// Its `source`: an index into `Rules::sources`.
     pub source: usize,
+    /// A failure the span records besides its status (`DialectCall.failure`: Strands').
+    pub failure: Option<String>,
 }
 
 /// A call a model's output lists (`spans.ModelCall`).
@@ -69,7 +76,7 @@ pub struct ModelCall {
 #[derive(Debug)]
 pub struct Facts<'s, 'a> {
     pub role: i64,
-    pub error: Option<&'a str>,
+    pub error: Option<Cow<'a, str>>,
     pub call: Option<Call<'s, 'a>>,
     pub agent: Option<String>,
     pub reply: Option<String>,
@@ -142,7 +149,7 @@ fn classify<'r>(rules: &'r Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Opt
 /// output functions, deferred and final-answer calls).
 fn genai_call<'s, 'a>(
     rules: &Rules,
-    span: &Span<'a>,
+    span: &'s Span<'a>,
     attrs: &Slots<'s, 'a>,
 ) -> Read<Option<Call<'s, 'a>>> {
     let g = &rules.genai;
@@ -186,23 +193,66 @@ fn genai_call<'s, 'a>(
             }
         }
     }
-    let call_id = ident(rules, attrs.get(g.call_id));
+    let mut call_id = ident(rules, attrs.get(g.call_id));
+    let mut source = g.args_source;
+    let (adk, adk_pair, adk_source) = g.adk_args;
+    let (pydantic, pydantic_source) = g.pydantic_args;
     let args = match attrs.get(g.args) {
-        None | Some(AnyValue::None) => return Err(Fallback), // arguments elsewhere
-        Some(AnyValue::Str(text)) => match text_args(rules, text)? {
-            Some(json) => Args::Json(json),
-            None => Args::None,
-        },
-        Some(value @ AnyValue::Kv(_)) => Args::Value(value),
-        Some(AnyValue::Bytes(_)) => return Err(Fallback),
-        Some(_) => Args::None,
+        // arguments elsewhere (`tools._genai_args_elsewhere`): ADK's legacy key (`"{}"` twice:
+        // not captured), Pydantic AI v2's, keys the port does not read, else events (Strands)
+        None | Some(AnyValue::None) if attrs.has(adk) => {
+            source = adk_source;
+            let raw = attrs.get(adk);
+            let empty = |value: Option<&AnyValue<'_>>| matches!(value, Some(AnyValue::Str("{}")));
+            if empty(raw) && empty(attrs.get(adk_pair)) {
+                Args::None
+            } else {
+                value_args(rules, raw)?
+            }
+        }
+        None | Some(AnyValue::None) if attrs.has(pydantic) => {
+            source = pydantic_source;
+            value_args(rules, attrs.get(pydantic))?
+        }
+        None | Some(AnyValue::None) if g.elsewhere.iter().any(|slot| attrs.has(*slot)) => {
+            return Err(Fallback)
+        }
+        None | Some(AnyValue::None) => {
+            source = g.name_source;
+            match events::tool_args(rules, span, &name)? {
+                None => Args::None,
+                Some(found) => {
+                    source = found.source;
+                    call_id = call_id.or(found.call_id);
+                    found.args
+                }
+            }
+        }
+        value => value_args(rules, value)?,
+    };
+    let failure = if attrs.has(g.status.0) {
+        events::tool_failure(rules, span, attrs)?
+    } else {
+        None
     };
     Ok(Some(Call {
         name,
         args,
         call_id,
-        source: g.args_source,
+        source,
+        failure,
     }))
+}
+
+/// `values.args_from` of an attribute value: JSON text of an object, a structured value;
+/// `Fallback` for bytes.
+fn value_args<'s, 'a>(rules: &Rules, value: Option<&'s AnyValue<'a>>) -> Read<Args<'s, 'a>> {
+    Ok(match value {
+        Some(AnyValue::Str(text)) => text_args(rules, text)?.map_or(Args::None, Args::Json),
+        Some(value @ AnyValue::Kv(_)) => Args::Value(value),
+        Some(AnyValue::Bytes(_)) => return Err(Fallback),
+        _ => Args::None,
+    })
 }
 
 /// `values.args_from` of a string: a placeholder or text that is not a JSON object is no
@@ -277,16 +327,19 @@ fn facts<'s, 'a>(
     };
     match role {
         ROLE_TOOL => {
+            let failure = call.as_ref().and_then(|c| c.failure.as_deref());
+            if span.status_code == STATUS_ERROR || failure.is_some_and(|f| !f.is_empty()) {
+                // the exception's message, else the status's, else the call's failure
+                let message = exception_message(rules, span)
+                    .or((!span.status_message.is_empty()).then_some(span.status_message));
+                out.error = Some(match (message, failure) {
+                    (Some(message), _) => Cow::Borrowed(message),
+                    (None, Some(failure)) if !failure.is_empty() => Cow::Owned(failure.to_owned()),
+                    _ => Cow::Borrowed("error"),
+                });
+            }
             out.call = call;
             out.agent = agent_name(rules, span, attrs, false)?;
-            if span.status_code == STATUS_ERROR {
-                let message = exception_message(rules, span);
-                out.error = Some(message.unwrap_or(if span.status_message.is_empty() {
-                    "error"
-                } else {
-                    span.status_message
-                }));
-            }
         }
         ROLE_AGENT => {
             out.agent = agent_name(rules, span, attrs, true)?;
@@ -368,13 +421,6 @@ fn exception_message<'a>(rules: &Rules, span: &Span<'a>) -> Option<&'a str> {
 /// The last value of `key` among `pairs` (a dict's answer).
 fn last<'s, 'a>(pairs: &'s [(&'a str, AnyValue<'a>)], key: &str) -> Option<&'s AnyValue<'a>> {
     pairs.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| v)
-}
-
-/// Whether the span has an event the Python readers look into for a reply or calls.
-fn has_reply_event(rules: &Rules, span: &Span<'_>) -> bool {
-    span.events
-        .iter()
-        .any(|e| e.name == rules.details_event || e.name == rules.choice_event)
 }
 
 /// `spans.agent_reply`: the first `agents.reply` key present decides (its text read by
@@ -464,7 +510,7 @@ fn message_text(rules: &Rules, value: &Json) -> Option<String> {
 }
 
 /// `spans.model_reply`: the text of GenAI output messages, else Vercel's or OpenInference's
-/// reply key; `Err` for ADK's response and reply events (the Python readers').
+/// reply key, else ADK's response's, else the reply events'.
 fn model_reply(rules: &Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Read<Option<String>> {
     if let Some(value) = attrs.get(rules.genai_output) {
         return Ok(genai_value(rules, value)?.1);
@@ -479,14 +525,20 @@ fn model_reply(rules: &Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Read<Op
             return Ok(Some((*text).to_owned()));
         }
     }
-    if rules.reply_elsewhere.iter().any(|slot| attrs.has(*slot)) || has_reply_event(rules, span) {
+    let adk = rules.adk_response.0;
+    if attrs.has(adk) {
+        if let (_, Some(reply)) = listed::adk_response(rules, attrs.get(adk))? {
+            return Ok(Some(reply));
+        }
+    }
+    if rules.reply_elsewhere.iter().any(|slot| attrs.has(*slot)) {
         return Err(Fallback);
     }
-    Ok(None)
+    events::reply(rules, span)
 }
 
-/// `spans.model_output`: the calls and reply of GenAI output messages, else `model_calls`
-/// and `model_reply`; `Err` for ADK's response (the Python readers').
+/// `spans.model_output`: the calls and reply of GenAI output messages, else of ADK's
+/// response (its reply else the reply events'), else `model_calls` and `model_reply`.
 fn model_output(
     rules: &Rules,
     span: &Span<'_>,
@@ -495,6 +547,15 @@ fn model_output(
     if let Some(value) = attrs.get(rules.genai_output) {
         return genai_value(rules, value);
     }
+    let adk = rules.adk_response.0;
+    if attrs.has(adk) {
+        let (calls, reply) = listed::adk_response(rules, attrs.get(adk))?;
+        let reply = match reply {
+            Some(reply) => Some(reply),
+            None => events::reply(rules, span)?,
+        };
+        return Ok((calls, reply));
+    }
     if rules.reply_elsewhere.iter().any(|slot| attrs.has(*slot)) {
         return Err(Fallback);
     }
@@ -502,8 +563,9 @@ fn model_output(
     Ok((calls, model_reply(rules, span, attrs)?))
 }
 
-/// `spans.model_calls` of a span without GenAI output messages: Vercel's listed calls;
-/// `Err` for OpenInference's flattened calls and calls in events (the Python readers').
+/// `spans.model_calls` of a span without GenAI output messages or ADK's response: Vercel's
+/// listed calls, OpenInference's flattened calls, else the calls of an inference-details
+/// event.
 fn model_calls(rules: &Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Read<Vec<ModelCall>> {
     match attrs.get(rules.vercel_calls.slot) {
         None => {}
@@ -512,18 +574,9 @@ fn model_calls(rules: &Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Read<Ve
     }
     let (marker, llm) = &rules.openinference_llm;
     if matches!(attrs.get(*marker), Some(AnyValue::Str(kind)) if kind == llm) {
-        let (prefix, infix) = &rules.openinference_calls;
-        let flattened =
-            |key: &str| key.starts_with(prefix.as_str()) && key.contains(infix.as_str());
-        if span.attributes.iter().any(|(key, _)| flattened(key)) {
-            return Err(Fallback);
-        }
-        return Ok(Vec::new());
+        return listed::openinference_calls(rules, &span.attributes);
     }
-    if span.events.iter().any(|e| e.name == rules.details_event) {
-        return Err(Fallback);
-    }
-    Ok(Vec::new())
+    Ok(events::model_calls(rules, span)?.unwrap_or_default())
 }
 
 /// `spans._vercel_calls` of JSON text: the listed objects with a name, their arguments

@@ -99,7 +99,7 @@ const SPAN_FACT_FIELDS: &[&str] = &[
     "scope",
     "asked_unlisted",
 ];
-const DIALECT_CALL_FIELDS: &[&str] = &["name", "args", "call_id", "source"];
+const DIALECT_CALL_FIELDS: &[&str] = &["name", "args", "call_id", "source", "failure"];
 const MODEL_CALL_FIELDS: &[&str] = &["name", "call_id", "args", "position", "source"];
 
 /// `cls.__match_args__` starts with `fields`, or a `ValueError`.
@@ -403,6 +403,7 @@ fn span_fact<'a, 'py>(
                 args,
                 optional_str(py, call.call_id.as_deref()),
                 mode.call_sources[call.source].bind(py),
+                optional_str(py, call.failure.as_deref()),
             );
             mode.dialect_call.bind(py).call1(fields)?
         }
@@ -458,7 +459,7 @@ fn span_fact<'a, 'py>(
             span.start_ns.into_pyobject(py)?.into_any(),
             span.end_ns.into_pyobject(py)?.into_any(),
             span.status_code.into_pyobject(py)?.into_any(),
-            optional_str(py, found.error),
+            optional_str(py, found.error.as_deref()),
             call,
             optional_str(py, found.agent.as_deref()),
             optional_str(py, found.reply.as_deref()),

@@ -75,9 +75,13 @@ pub struct Rules {
     pub openinference_reply: Slot,
     /// `models.openinference_marker`: (key, the value of an OpenInference model span).
     pub openinference_llm: (Slot, String),
-    /// `models.openinference_calls`: (prefix, infix) of the flattened calls (declined).
-    pub openinference_calls: (String, String),
+    /// `models.openinference_calls`: the calls flattened into keys.
+    pub openinference_calls: FlatCalls,
+    /// `models.adk_response`: (key, source): Google ADK's record of a model's response.
+    pub adk_response: (Slot, usize),
     pub details_event: String,
+    /// `events.details_output`: the output messages key of an inference details event.
+    pub details_output: String,
     pub choice_event: String,
     pub exception_event: String,
     pub exception_text: (String, String),
@@ -98,6 +102,8 @@ pub struct Rules {
 #[derive(Debug)]
 pub struct GenAiTool {
     pub name: Slot,
+    /// The source of a call without arguments (index into `Rules::sources`).
+    pub name_source: usize,
     pub name_after_prefix: Vec<String>,
     pub not_a_tool_name: String,
     pub not_a_tool_span: String,
@@ -110,6 +116,30 @@ pub struct GenAiTool {
     /// Pydantic AI's output functions: (key, prefix of its text), not calls (declined).
     pub output_function: (Slot, String),
     pub adk_failure: AdkFailure,
+    /// `failure.status`: (key, the value of a failed call: Strands').
+    pub status: (Slot, String),
+    /// `args_elsewhere.adk`: (key, its not-captured pair, source): ADK's legacy arguments.
+    pub adk_args: (Slot, Slot, usize),
+    /// `args_elsewhere.pydantic_v2`: (key, source): Pydantic AI v2's names.
+    pub pydantic_args: (Slot, usize),
+    /// The other keyed `args_elsewhere` rows (Traceloop's input in its envelopes, and any
+    /// row added later): a span with one of them and no arguments is declined.
+    pub elsewhere: Vec<Slot>,
+    /// `args_elsewhere.strands_message`: arguments in a tool message event.
+    pub strands_message: EventArgs,
+    /// `args_elsewhere.strands_details`: arguments in the input messages of an inference
+    /// details event (the part calling the tool by name).
+    pub strands_details: EventArgs,
+    /// The events of the other `args_elsewhere` rows (added later): declined.
+    pub other_events: Vec<String>,
+}
+
+/// A row of `tools.genai.args_elsewhere` read from span events (Strands).
+#[derive(Debug, Default)]
+pub struct EventArgs {
+    pub event: String,
+    pub key: String,
+    pub source: usize,
 }
 
 /// `tools.openinference` of rules.json: what `tools.read_openinference` reads.
@@ -183,6 +213,18 @@ pub struct VercelCalls {
     pub call_id: String,
     /// Argument members, in order: the first one present decides.
     pub args: Vec<String>,
+}
+
+/// `models.openinference_calls`: calls flattened into keys
+/// `{prefix}{i}{infix}{j}.{field}`, and the fields of each.
+#[derive(Debug, Default)]
+pub struct FlatCalls {
+    pub prefix: String,
+    pub infix: String,
+    pub name: String,
+    pub args: String,
+    pub call_id: String,
+    pub source: usize,
 }
 
 /// `tools.genai.failure`'s ADK rows: the retry plugin hides a failure in the result, marked.
@@ -333,18 +375,28 @@ impl Rules {
             r.slot_of(&string(m, &["openinference_marker", "key"])?),
             string(m, &["openinference_marker", "value"])?,
         );
-        r.openinference_calls = (
-            string(m, &["openinference_calls", "prefix"])?,
-            string(m, &["openinference_calls", "infix"])?,
+        let flat = at(m, &["openinference_calls"])?;
+        r.openinference_calls = FlatCalls {
+            prefix: string(flat, &["prefix"])?,
+            infix: string(flat, &["infix"])?,
+            name: string(flat, &["fields", "name"])?,
+            args: string(flat, &["fields", "args"])?,
+            call_id: string(flat, &["fields", "call_id"])?,
+            source: r.source_of(string(flat, &["source"])?),
+        };
+        r.adk_response = (
+            r.slot_of(&string(m, &["adk_response", "key"])?),
+            r.source_of(string(m, &["adk_response", "source"])?),
         );
-        // every other row of `models` (ADK's response, and any row added later): a model
-        // span with one of those keys is the Python readers'
+        // every other row of `models` (any row added later): a model span with one of
+        // those keys is the Python readers'
         let read = [
             "genai_output",
             "vercel_calls",
             "vercel_reply",
             "openinference_reply",
             "openinference_marker",
+            "adk_response",
         ];
         let models = m
             .as_object()
@@ -359,6 +411,7 @@ impl Rules {
             }
         }
         r.details_event = string(&root, &["events", "details"])?;
+        r.details_output = string(&root, &["events", "details_output", "key"])?;
         r.choice_event = string(&root, &["events", "choice"])?;
         r.exception_event = string(&root, &["events", "exception_event"])?;
         let texts = at(&root, &["events", "exception_text"])?
@@ -400,6 +453,7 @@ impl Rules {
             final_names: HashSet::new(),
             genai: GenAiTool {
                 name: 0,
+                name_source: 0,
                 name_after_prefix: Vec::new(),
                 not_a_tool_name: String::new(),
                 not_a_tool_span: String::new(),
@@ -414,6 +468,13 @@ impl Rules {
                     adk_result: 0,
                     marker: String::new(),
                 },
+                status: (0, String::new()),
+                adk_args: (0, 0, 0),
+                pydantic_args: (0, 0),
+                elsewhere: Vec::new(),
+                strands_message: EventArgs::default(),
+                strands_details: EventArgs::default(),
+                other_events: Vec::new(),
             },
             openinference: OpenInferenceTool::default(),
             vercel: VercelTool::default(),
@@ -435,8 +496,10 @@ impl Rules {
             vercel_reply: 0,
             openinference_reply: 0,
             openinference_llm: (0, String::new()),
-            openinference_calls: (String::new(), String::new()),
+            openinference_calls: FlatCalls::default(),
+            adk_response: (0, 0),
             details_event: String::new(),
+            details_output: String::new(),
             choice_event: String::new(),
             exception_event: String::new(),
             exception_text: (String::new(), String::new()),
@@ -456,16 +519,52 @@ impl Rules {
     fn genai_tool(&mut self, root: &Value) -> Got<GenAiTool> {
         let g = at(root, &["tools", "genai"])?;
         let mut declined = vec![self.slot_of(&string(g, &["deferred", "key"])?)];
-        // every failure row (and any added later) but the ADK retry plugin's, which the port
-        // reads, and `result`, read only when another one is there
+        // every failure row (and any added later) but the ADK retry plugin's and Strands'
+        // status, which the port reads, and `result`, read only when another one is there
         let failures = at(g, &["failure"])?
             .as_object()
             .ok_or_else(|| RulesError("rules.json: tools.genai.failure".into()))?;
         for (name, row) in failures {
-            if !matches!(name.as_str(), "result" | "adk_event" | "adk_result") {
+            if !matches!(
+                name.as_str(),
+                "result" | "adk_event" | "adk_result" | "status"
+            ) {
                 declined.push(self.slot_of(&string(row, &["key"])?));
             }
         }
+        let status = (
+            self.slot_of(&string(g, &["failure", "status", "key"])?),
+            string(g, &["failure", "status", "value"])?,
+        );
+        // arguments elsewhere: the rows read from events are ported, the others declined
+        let mut elsewhere = Vec::new();
+        let mut events = HashMap::new();
+        let rows = at(g, &["args_elsewhere"])?
+            .as_object()
+            .ok_or_else(|| RulesError("rules.json: tools.genai.args_elsewhere".into()))?;
+        for (name, row) in rows {
+            match row.get("event") {
+                None if matches!(name.as_str(), "adk" | "pydantic_v2") => {}
+                None => elsewhere.push(self.slot_of(&string(row, &["key"])?)),
+                Some(_) => {
+                    let read = EventArgs {
+                        event: string(row, &["event"])?,
+                        key: string(row, &["key"])?,
+                        source: self.source_of(string(row, &["source"])?),
+                    };
+                    events.insert(name.as_str(), read);
+                }
+            }
+        }
+        let mut event_row = |name: &str| {
+            events
+                .remove(name)
+                .ok_or_else(|| RulesError(format!("rules.json: tools.genai.args_elsewhere.{name}")))
+        };
+        let strands_message = event_row("strands_message")?;
+        let strands_details = event_row("strands_details")?;
+        // any other event row (added later): a span whose arguments may be in it is declined
+        let other_events = events.into_values().map(|row| row.event).collect();
         let adk_failure = AdkFailure {
             event: self.slot_of(&string(g, &["failure", "adk_event", "key"])?),
             result: self.slot_of(&string(g, &["failure", "result", "key"])?),
@@ -492,6 +591,7 @@ impl Rules {
         }
         Ok(GenAiTool {
             name: self.slot_of(&string(g, &["name", "key"])?),
+            name_source: self.source_of(string(g, &["name", "source"])?),
             name_after_prefix: strings(g, &["name_after_prefix"])?,
             not_a_tool_name: string(g, &["not_a_tool_name"])?,
             not_a_tool_span: string(g, &["not_a_tool_span"])?,
@@ -501,6 +601,20 @@ impl Rules {
             declined,
             output_function,
             adk_failure,
+            status,
+            adk_args: (
+                self.slot_of(&string(g, &["args_elsewhere", "adk", "key"])?),
+                self.slot_of(&string(g, &["args_elsewhere", "adk", "not_captured_pair"])?),
+                self.source_of(string(g, &["args_elsewhere", "adk", "source"])?),
+            ),
+            pydantic_args: (
+                self.slot_of(&string(g, &["args_elsewhere", "pydantic_v2", "key"])?),
+                self.source_of(string(g, &["args_elsewhere", "pydantic_v2", "source"])?),
+            ),
+            elsewhere,
+            strands_message,
+            strands_details,
+            other_events,
         })
     }
 
@@ -726,9 +840,31 @@ mod tests {
             .agent_reply
             .iter()
             .any(|row| row.declined && row.decides));
-        // only ADK's response is left to the Python readers
+        // every row of `models` is read: none left to the Python readers
+        assert!(rules.reply_elsewhere.is_empty());
         let adk = rules.slot("gcp.vertex.agent.llm_response");
-        assert_eq!(rules.reply_elsewhere, adk.into_iter().collect::<Vec<_>>());
+        assert_eq!(Some(rules.adk_response.0), adk);
+        assert_eq!(
+            source(rules.adk_response.1),
+            "model:gcp.vertex.agent.llm_response"
+        );
+        let flat = &rules.openinference_calls;
+        assert_eq!(source(flat.source), "model:llm.output_messages");
+        assert_eq!(flat.name, "tool_call.function.name");
+        let (g, sources) = (&rules.genai, &rules.sources);
+        assert_eq!(
+            sources[g.strands_message.source],
+            "strands:gen_ai.tool.message"
+        );
+        assert_eq!(g.strands_details.key, "gen_ai.input.messages");
+        assert_eq!(rules.slot("tool_arguments"), Some(g.pydantic_args.0));
+        assert_eq!(
+            rules.slot("gcp.vertex.agent.tool_response"),
+            Some(g.adk_args.1)
+        );
+        // Traceloop's input in its envelopes: the only keyed row declined
+        assert_eq!(g.elsewhere, vec![t.input]);
+        assert_eq!(rules.slot("gen_ai.tool.status"), Some(g.status.0));
     }
 
     #[test]
@@ -737,5 +873,18 @@ mod tests {
         assert!(Rules::parse("not json").is_err());
         let unknown_role = RULES.replacen("\"agent run\": \"agent\"", "\"agent run\": \"boss\"", 1);
         assert!(Rules::parse(&unknown_role).is_err());
+    }
+
+    #[test]
+    fn keeps_the_events_of_argument_rows_it_does_not_read() {
+        let row = r#""later": {"event": "gen_ai.later", "key": "args", "encoding": "json",
+                     "source": "later:args"},
+        "strands_message": {"#;
+        let more = RULES.replacen(r#""strands_message": {"#, row, 1);
+        assert_ne!(more, RULES);
+        let rules = Rules::parse(&more).expect("rules.json with a row added reads");
+        assert_eq!(rules.genai.other_events, ["gen_ai.later"]);
+        let rules = Rules::parse(RULES).expect("rules.json reads");
+        assert!(rules.genai.other_events.is_empty());
     }
 }

@@ -69,6 +69,7 @@ fn openinference<'s, 'a>(
         args,
         call_id,
         source,
+        failure: None,
     }))
 }
 
@@ -91,6 +92,7 @@ fn vercel<'s, 'a>(rules: &Rules, attrs: &Slots<'s, 'a>) -> Read<Option<Call<'s, 
         args,
         call_id,
         source,
+        failure: None,
     }))
 }
 
@@ -128,6 +130,7 @@ fn traceloop<'s, 'a>(
         args,
         call_id: ident(rules, attrs.get(t.call_id)),
         source,
+        failure: None,
     }))
 }
 
@@ -147,6 +150,7 @@ fn pydantic_v2<'s, 'a>(rules: &Rules, attrs: &Slots<'s, 'a>) -> Read<Option<Call
         args,
         call_id: t.call_id.and_then(|slot| ident(rules, attrs.get(slot))),
         source: t.args_source,
+        failure: None,
     }))
 }
 
@@ -180,6 +184,7 @@ fn mlflow<'s, 'a>(
         args,
         call_id: None,
         source: t.args_source,
+        failure: None,
     }))
 }
 
@@ -216,12 +221,13 @@ fn langsmith<'s, 'a>(
         args,
         call_id: None,
         source: t.args_source,
+        failure: None,
     }))
 }
 
 /// `values.args_from(text, literal=True)`: JSON text of an object, else no arguments; text
 /// that may be a Python literal (`{` after whitespace, not JSON) is declined.
-fn literal_args(rules: &Rules, text: &str) -> Read<Option<Json>> {
+pub(crate) fn literal_args(rules: &Rules, text: &str) -> Read<Option<Json>> {
     if rules.placeholders.contains(text) {
         return Ok(None);
     }

@@ -940,8 +940,9 @@ def _one_span_trace(*spans: tuple[str, dict[str, Any]]) -> TracesData:
 def test_plain_replies_and_listed_calls_are_read_by_the_core(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Agent spans with a framework's reply key (text, JSON text, a wrapper) and Vercel model
-    spans with their listed calls come as facts; a repr and an ADK response do not."""
+    """Agent spans with a framework's reply key (text, JSON text, a wrapper), Vercel model
+    spans with their listed calls and an ADK response come as facts; a repr and a listed
+    call as JSON text of its own do not."""
     calls = [
         {"toolCallId": "c1", "toolName": "lookup", "input": '{"order_id": "ORD-1"}'},
         {"toolCallId": 2, "toolName": "refund", "args": {"amount": 5}},
@@ -968,7 +969,7 @@ def test_plain_replies_and_listed_calls_are_read_by_the_core(
     )
     path = tmp_path / "in.pb"
     path.write_bytes(frame(data.SerializeToString()))
-    assert _counts(path, monkeypatch) == (7, 3, 0)
+    assert _counts(path, monkeypatch) == (8, 2, 0)
     facts = _facts_of(path, monkeypatch)
     assert [(f.reply, f.asked_unlisted) for f in facts if f.name.endswith("doGenerate")] == [
         (None, False),
@@ -1045,4 +1046,565 @@ def test_plain_tool_spans_of_pydantic_v2_mlflow_and_langsmith_are_read_by_the_co
         ("notes", {"input": "plain"}, None),
     ]
     assert ("structured", {"amount": 7}) in [(c.name, c.args) for c in trace.tool_calls]
+    assert_same(path, monkeypatch, usage=True)
+
+
+# -- Strands: tool arguments, replies and a model's calls in span events ------------------------
+
+#: A ``gen_ai.choice`` event's message or a tool's result, as Strands writes them and near
+#: them: text, JSON text of a string, of text blocks, of an object; placeholders; text the
+#: core declines (not JSON though it looks so, a repr, a lone surrogate, a wide int); list
+#: and structured values; values of other types.
+_EVENT_TEXTS: list[Any] = [
+    "Refund issued.",
+    "Refund issued.",
+    '[{"text": "Refund "}, {"text": "issued."}]',
+    '[{"toolUse": {"toolUseId": "c1", "name": "lookup", "input": {"a": 1}}}]',
+    '[{"text": "<elided>"}, {"text": 3}, "x", {"text": ""}]',
+    '"Quoted."',
+    '"<elided>"',
+    '{"text": "In text."}',
+    '{"content": "In content."}',
+    '{"text": 1, "content": "skipped"}',
+    '{"text": "a", "text": "b"}',
+    '{"a": 12345678901234567890}',
+    "",
+    "<elided>",
+    "[not json",
+    "{bad",
+    " [1]",
+    "Result(output='x')",
+    '"\\ud800"',
+    "[]",
+    "{}",
+    7,
+    True,
+    ["a", "b"],
+    {"text": "structured"},
+]
+
+
+#: The texts of ``_EVENT_TEXTS`` that both paths read (drawn as often as all of them).
+_PLAIN_EVENT_TEXTS = ["Done.", '[{"text": "a"}, {"text": "b"}]', '"Q."', '{"text": "t"}', ""]
+
+
+def _event_text(draw: st.DrawFn) -> AnyValue:
+    texts = st.one_of(st.sampled_from(_PLAIN_EVENT_TEXTS), st.sampled_from(_EVENT_TEXTS))
+    return _tool_value(draw(texts))
+
+
+#: Arguments as most instrumentations write them: JSON text both parsers read alike.
+_PLAIN_ARGUMENTS = st.sampled_from(['{"a": 1}', '{"q": "x", "n": [1, 2.5]}', "{}"])
+
+
+def _parts(draw: st.DrawFn, names: list[Any]) -> list[Any]:
+    """GenAI message parts: text, tool calls (a name of ``names``, an id, arguments as JSON
+    text, an object, null or absent), tool responses, and items that are no part."""
+    parts: list[Any] = []
+    for i in range(draw(st.integers(0, 3))):
+        kind = draw(st.sampled_from(["text", "tool_call", "tool_call", "response", "odd"]))
+        if kind == "text":
+            content = draw(st.sampled_from(["ok", "", "<elided>", 3]))
+            parts.append({"type": "text", "content": content})
+        elif kind == "tool_call":
+            call: dict[str, Any] = {"type": "tool_call", "name": draw(st.sampled_from(names))}
+            call["id"] = draw(st.sampled_from([f"c{i}", i, 2**63, None, "<elided>"]))
+            args = draw(st.sampled_from(["text", "object", "null", "absent", "list"]))
+            if args == "text":
+                call["arguments"] = draw(st.one_of(_PLAIN_ARGUMENTS, _arguments()))
+            elif args == "object":
+                call["arguments"] = draw(st.sampled_from([{"a": 1}, {}, {"a": {"b": [1, 2.5]}}]))
+            elif args == "null":
+                call["arguments"] = None
+            elif args == "list":
+                call["arguments"] = [1]
+            parts.append(call)
+        elif kind == "response":
+            parts.append({"type": "tool_call_response", "id": "c0", "response": [{"text": "r"}]})
+        else:
+            parts.append(draw(st.sampled_from(["part", 1, None])))
+    return parts
+
+
+def _messages(draw: st.DrawFn, names: list[Any]) -> AnyValue:
+    """GenAI input or output messages: JSON text of a list (messages with parts, or a plain
+    ``content``), and values that are none: other JSON, text that is not JSON, lists and
+    structured values, an empty value."""
+    messages: list[Any] = []
+    for _ in range(draw(st.integers(0, 2))):
+        if draw(st.integers(0, 4)):
+            messages.append({"role": "assistant", "parts": _parts(draw, names)})
+        else:
+            messages.append({"role": "assistant", "content": draw(st.sampled_from(["Hi.", ""]))})
+    text = json.dumps(messages)
+    if draw(st.integers(0, 5)):
+        return _tool_value(text)
+    odd = st.sampled_from(['{"parts": []}', "[1,", "none", "", ["a"], {"parts": "x"}, 5, None])
+    value = draw(odd)
+    return AnyValue() if value is None else _tool_value(value)
+
+
+#: The events Strands writes (both of its conventions), and one no reader reads.
+_DETAILS = "gen_ai.client.inference.operation.details"
+_EVENTS = ["gen_ai.choice", _DETAILS, "gen_ai.user.message", "gen_ai.tool.message", "exception"]
+
+
+def _events(draw: st.DrawFn, span: Any, names: list[Any]) -> None:
+    """Up to four events of the kinds Strands writes, each with the keys its readers look
+    at (or others, or twice)."""
+    for _ in range(draw(st.integers(0, 4))):
+        event = span.events.add(name=draw(st.sampled_from(_EVENTS)), time_unix_nano=25)
+        if event.name == "gen_ai.choice":
+            for key in draw(st.lists(st.sampled_from(["message", "message", "finish_reason"]))):
+                event.attributes.append(KeyValue(key=key, value=_event_text(draw)))
+        elif event.name == _DETAILS:
+            keys = ["gen_ai.output.messages", "gen_ai.input.messages", "gen_ai.system_instructions"]
+            for key in draw(st.lists(st.sampled_from(keys), max_size=2)):
+                event.attributes.append(KeyValue(key=key, value=_messages(draw, names)))
+        elif event.name == "gen_ai.tool.message":
+            for key in draw(st.lists(st.sampled_from(["content", "id", "role"]), max_size=3)):
+                if key == "content":
+                    odd = st.sampled_from([{"a": 1}, {}, 3, ["a"], "", "<elided>"])
+                    value = _tool_value(draw(st.one_of(_PLAIN_ARGUMENTS, _arguments(), odd)))
+                    if draw(st.integers(0, 9)) == 0:
+                        value = AnyValue(bytes_value=b'{"a": 1}')
+                elif key == "id":
+                    value = _tool_value(draw(st.sampled_from(["c9", 9, "", "<elided>", 1.5])))
+                else:
+                    value = _tool_value("tool")
+                event.attributes.append(KeyValue(key=key, value=value))
+        else:
+            event.attributes.append(KeyValue(key="exception.message", value=_event_text(draw)))
+
+
+def _strands_tool_span(draw: st.DrawFn, span: Any) -> None:
+    """An ``execute_tool`` span: arguments in an attribute (the latest conventions) or in
+    events, a status (``error``: a failure whose text is in a choice event or the result),
+    and now and then a key of another framework's arguments (the Python readers')."""
+    name = draw(st.sampled_from(["lookup", "refund", "final_result", ""]))
+    span.name = f"execute_tool {name}"
+    span.attributes.append(_kv("gen_ai.operation.name", "execute_tool"))
+    if draw(st.integers(0, 4)):
+        span.attributes.append(_kv("gen_ai.tool.name", name))
+    call_id = draw(st.sampled_from([None, None, None, "c1", 7, "<elided>"]))
+    if call_id is not None:
+        span.attributes.append(_kv("gen_ai.tool.call.id", call_id))
+    if draw(st.integers(0, 3)) == 0:
+        arguments = draw(st.one_of(_PLAIN_ARGUMENTS, _arguments()))
+        span.attributes.append(_kv("gen_ai.tool.call.arguments", arguments))
+    status = draw(st.sampled_from([None, "success", "error", "error", "ERROR", 1]))
+    if status is not None:
+        span.attributes.append(_kv("gen_ai.tool.status", status))
+    if draw(st.booleans()):
+        span.attributes.append(KeyValue(key="gen_ai.tool.call.result", value=_event_text(draw)))
+    if draw(st.integers(0, 4)) == 0:  # ADK's legacy pair: "{}" twice is "not captured"
+        pair = ["gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"]
+        for key in pair:
+            value = draw(st.sampled_from(["{}", "{}", '{"a": 1}']))
+            span.attributes.append(_kv(key, value))
+    elif draw(st.integers(0, 4)) == 0:  # one of those, Pydantic AI v2's, Traceloop's input
+        other = [
+            "gcp.vertex.agent.tool_call_args",
+            "gcp.vertex.agent.tool_response",
+            "tool_arguments",
+            "traceloop.entity.input",
+        ]
+        values = st.sampled_from(["{}", "{}", '{"a": 1}', "", {"a": 1}, 3])
+        for key in draw(st.lists(st.sampled_from(other), min_size=1, max_size=2, unique=True)):
+            span.attributes.append(KeyValue(key=key, value=_tool_value(draw(values))))
+    names = [name, "lookup", "other", 3, "<elided>"]
+    if draw(st.booleans()):  # the events Strands writes on a tool span, mostly well formed
+        event = span.events.add(name="gen_ai.tool.message", time_unix_nano=21)
+        odd = st.sampled_from(["", "<elided>", "[1]", 3])
+        content = draw(st.one_of(_PLAIN_ARGUMENTS, _PLAIN_ARGUMENTS, odd))
+        event.attributes.append(_kv("content", content))
+        if draw(st.integers(0, 3)):
+            call_ids = ["m1", "m1", 9, "", "<elided>"]
+            event.attributes.append(_kv("id", draw(st.sampled_from(call_ids))))
+    if draw(st.booleans()):
+        event = span.events.add(name=_DETAILS, time_unix_nano=22)
+        messages = [{"role": "tool", "parts": _parts(draw, names)} for _ in range(2)]
+        event.attributes.append(_kv("gen_ai.input.messages", json.dumps(messages)))
+    if draw(st.booleans()):
+        _events(draw, span, names)
+    if draw(st.integers(0, 3)) == 0:
+        span.status.CopyFrom(Status(code=2, message=draw(st.sampled_from(["", "boom"]))))
+
+
+@st.composite
+def strands_traces(draw: st.DrawFn) -> TracesData:
+    """A Strands agent trace: an ``invoke_agent`` root, then chat, tool, event-loop cycle and
+    agent spans, whose replies, calls and arguments are in span events."""
+    data = TracesData()
+    ss = data.resource_spans.add().scope_spans.add()
+    ss.scope.name = "strands.telemetry.tracer"
+    trace_id = b"\x01" * 16
+    root = ss.spans.add(trace_id=trace_id, span_id=b"\x02" * 8, start_time_unix_nano=10)
+    root.name = "invoke_agent shop"
+    root.attributes.append(_kv("gen_ai.operation.name", "invoke_agent"))
+    root.attributes.append(_kv("gen_ai.agent.name", "shop"))
+    _reply_events(draw, root)
+    for n in range(draw(st.integers(1, 4))):
+        span = ss.spans.add(trace_id=trace_id, parent_span_id=b"\x02" * 8)
+        span.span_id = bytes([3 + n]) * 8
+        span.start_time_unix_nano = 20 + n
+        kind = draw(st.sampled_from(["chat", "chat", "tool", "tool", "cycle", "agent"]))
+        if kind == "tool":
+            _strands_tool_span(draw, span)
+            continue
+        operation, span.name = {
+            "chat": ("chat", "chat"),
+            "cycle": ("execute_event_loop_cycle", "execute_event_loop_cycle"),
+            "agent": ("invoke_agent", "invoke_agent helper"),
+        }[kind]
+        span.attributes.append(_kv("gen_ai.operation.name", operation))
+        if kind == "chat":
+            finish = draw(st.sampled_from([None, ["tool_use"], ["end_turn"]]))
+            if finish is not None:
+                span.attributes.append(_kv("gen_ai.response.finish_reasons", finish))
+            span.attributes.append(_kv("gen_ai.usage.input_tokens", 10))
+        _reply_events(draw, span)
+    return data
+
+
+def _reply_events(draw: st.DrawFn, span: Any) -> None:
+    """The events a Strands chat or agent span has, mostly well formed: output messages in
+    an inference-details event (the latest conventions), a choice event (the older ones),
+    then others."""
+    names = ["lookup", "lookup", "refund", "", "<elided>", 3]
+    if draw(st.booleans()):  # a response that calls a tool (and maybe more)
+        call = {"type": "tool_call", "name": draw(st.sampled_from(names)), "id": "r1"}
+        call["arguments"] = draw(st.one_of(_PLAIN_ARGUMENTS, st.just({"a": [1]})))
+        messages = [{"role": "assistant", "parts": [call, *_parts(draw, names)]}]
+        event = span.events.add(name=_DETAILS, time_unix_nano=24)
+        event.attributes.append(_kv("gen_ai.output.messages", json.dumps(messages)))
+    for _ in range(draw(st.integers(0, 2))):
+        if draw(st.booleans()):
+            event = span.events.add(name=_DETAILS, time_unix_nano=25)
+            event.attributes.append(
+                KeyValue(key="gen_ai.output.messages", value=_messages(draw, names))
+            )
+        else:
+            event = span.events.add(name="gen_ai.choice", time_unix_nano=25)
+            event.attributes.append(KeyValue(key="message", value=_event_text(draw)))
+    if draw(st.booleans()):
+        _events(draw, span, names)
+
+
+@needs_core
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=strands_traces())
+def test_generated_strands_traces_read_the_same_both_ways(
+    data: TracesData, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert_same(path, monkeypatch, usage=True)
+    assert _span_facts(path, monkeypatch, core.CORE) == _span_facts(path, monkeypatch, core.PYTHON)
+
+
+_CORPUS = Path(__file__).parents[1] / "data/corpus"
+
+
+@needs_core
+@pytest.mark.parametrize("family", ["strands", "strands-latest-semconv"])
+def test_the_core_reads_the_spans_of_the_strands_fixtures(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both Strands conventions (arguments, replies and calls in span events) come as facts:
+    the tool calls with their arguments and ids, a failed call's text from its events."""
+    path = _CORPUS / family / "f_tool_error_retry.otlp.pb"
+    assert _counts(path, monkeypatch, usage=True) == (10, 0, 5)  # the loop cycles: heads
+    found = _facts_of(path, monkeypatch)
+    calls = [f.call for f in found if f.call is not None]
+    legacy = family == "strands"  # arguments in a tool message event, not an attribute
+    source = "strands:gen_ai.tool.message" if legacy else "genai:gen_ai.tool.call.arguments"
+    assert [(c.name, c.args, c.call_id, c.source) for c in calls][0] == (
+        "lookup_order",
+        {"order_id": "ORD-7731"},
+        "call_t1_s1_1",
+        source,
+    )
+    # the failed call: its text from the choice event (legacy) or none but "error"; the
+    # span's exception message is the error
+    failure = (
+        "Error: ConnectionError - payment gateway timeout, please retry" if legacy else "error"
+    )
+    assert [c.failure for c in calls if c.failure] == [failure]
+    assert [f.error for f in found if f.error] == ["payment gateway timeout, please retry"]
+    listed = [c.name for f in found for c in f.model_calls]
+    # the legacy chat spans list their calls in a choice event's toolUse blocks: not read
+    assert listed == ([] if legacy else ["lookup_order", "verify_identity"] + ["issue_refund"] * 2)
+    replies = [f.reply for f in found if f.reply is not None]
+    assert len(replies) == 2 and replies[0].startswith("Your refund of $49.99")
+    assert_same(path, monkeypatch, usage=True)
+
+
+@needs_core
+def test_strands_arguments_in_events_are_read_by_the_core(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A tool span without arguments or a call id reads them from its events: the first tool
+    message event with arguments (its ``id``), else the first inference-details event part
+    calling the tool by name; a failure's text is its first choice event's."""
+    data = _one_span_trace(
+        ("execute_tool lookup", {"gen_ai.operation.name": "execute_tool"}),
+        ("execute_tool refund", {"gen_ai.operation.name": "execute_tool"}),
+        (
+            "execute_tool lookup",
+            {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.status": "error"},
+        ),
+    )
+    spans = data.resource_spans[0].scope_spans[0].spans
+    message, details, failed = spans[1], spans[2], spans[3]
+    for content, call_id in (("<elided>", "m0"), ('{"q": "x"}', "m1"), ('{"q": "y"}', "m2")):
+        event = message.events.add(name="gen_ai.tool.message")
+        event.attributes.extend([_kv("content", content), _kv("id", call_id)])
+    parts = [
+        {"type": "tool_call", "name": "lookup", "id": "d0", "arguments": {"a": 0}},
+        {"type": "tool_call", "name": "refund", "id": "d1", "arguments": '{"a": 1}'},
+        {"type": "tool_call", "name": "refund", "id": "d2", "arguments": {"a": 2}},
+    ]
+    event = details.events.add(name="gen_ai.client.inference.operation.details")
+    event.attributes.append(_kv("gen_ai.input.messages", json.dumps([{"parts": parts}])))
+    for text in ('[{"text": "<elided>"}]', '[{"text": "Timed "}, {"text": "out."}]', "later"):
+        failed.events.add(name="gen_ai.choice").attributes.append(_kv("message", text))
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert _counts(path, monkeypatch) == (4, 0, 0)
+    calls = [f.call for f in _facts_of(path, monkeypatch) if f.call is not None]
+    assert [(c.name, c.args, c.call_id, c.source, c.failure) for c in calls] == [
+        ("lookup", {"q": "x"}, "m1", "strands:gen_ai.tool.message", None),
+        ("refund", {"a": 1}, "d1", "strands:gen_ai.input.messages", None),
+        ("lookup", None, None, "genai:gen_ai.tool.name", "Timed out."),
+    ]
+    assert [f.error for f in _facts_of(path, monkeypatch) if f.error] == ["Timed out."]
+    assert_same(path, monkeypatch, usage=True)
+
+
+@needs_core
+def test_adk_legacy_and_pydantic_v2_arguments_are_read_by_the_core(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """GenAI tool spans with their arguments under ADK's legacy key (``"{}"`` next to a
+    response ``"{}"``: not captured; alone: no arguments) or Pydantic AI v2's come as facts;
+    Traceloop's input (its envelopes) does not."""
+    tool = {"gen_ai.operation.name": "execute_tool"}
+    adk = "gcp.vertex.agent.tool_call_args"
+    data = _one_span_trace(
+        ("execute_tool a", tool | {adk: "{}", "gcp.vertex.agent.tool_response": "{}"}),
+        ("execute_tool b", tool | {adk: "{}", "gcp.vertex.agent.tool_response": '{"ok": 1}'}),
+        ("execute_tool c", tool | {adk: '{"q": 1}', "tool_arguments": '{"q": 2}'}),
+        ("execute_tool d", tool | {"tool_arguments": {"q": 3}}),
+        ("execute_tool e", tool | {"traceloop.entity.input": '{"q": 4}'}),
+    )
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert _counts(path, monkeypatch) == (5, 1, 0)
+    calls = [f.call for f in _facts_of(path, monkeypatch) if f.call is not None]
+    adk_source = "adk:gcp.vertex.agent.tool_call_args"
+    assert [(c.name, c.args, c.source) for c in calls] == [
+        ("a", None, adk_source),
+        ("b", {}, adk_source),
+        ("c", {"q": 1}, adk_source),
+        ("d", {"q": 3}, "pydantic-ai:tool_arguments"),
+    ]
+    assert_same(path, monkeypatch, usage=True)
+
+
+# -- the calls a model lists in ADK's response and in OpenInference's flattened keys -----------
+
+
+def _adk_part(draw: st.DrawFn, i: int) -> Any:
+    """A part of an ADK ``LlmResponse``: a function call (a name or none, arguments as an
+    object, JSON text, null, absent or other), text (a thought or not), or neither."""
+    kind = draw(st.sampled_from(["call", "call", "text", "odd"]))
+    if kind == "call":
+        call: dict[str, Any] = {"name": draw(st.sampled_from(["lookup", "", "<elided>", 3]))}
+        for member in draw(st.lists(st.sampled_from(["args", "id"]), unique=True)):
+            if member == "id":
+                call["id"] = draw(st.sampled_from([f"adk-{i}", i, None, "<elided>"]))
+            else:
+                plain = st.sampled_from([{"a": 1}, {}, None, '{"a": 1}', "[1]", 2, "<elided>"])
+                call["args"] = draw(st.one_of(plain, plain, _arguments()))
+        part: dict[str, Any] = {"function_call": call}
+        if draw(st.integers(0, 5)) == 0:
+            part["text"] = "besides"
+        return part
+    if kind == "text":
+        part = {"text": draw(st.sampled_from(["Done.", "", "<elided>", 3]))}
+        if draw(st.booleans()):
+            part["thought"] = draw(st.sampled_from([True, False, None, 0, 1, "", "x", [], {}]))
+        return part
+    return draw(st.sampled_from(["part", None, {"function_call": "x", "text": "odd"}]))
+
+
+def _adk_response(draw: st.DrawFn) -> AnyValue:
+    """``gcp.vertex.agent.llm_response``: JSON text of a response (parts, or content that is
+    no object), ``{}`` (content capture off), text that is no JSON object, wide ints (the
+    standard library's), a structured value, a number."""
+    parts = [_adk_part(draw, i) for i in range(draw(st.integers(0, 3)))]
+    response: Any = {"content": {"role": "model", "parts": parts}}
+    if draw(st.integers(0, 6)) == 0:
+        response = draw(st.sampled_from([{"content": "x"}, {"content": {"parts": {}}}, {}]))
+    text = json.dumps(response)
+    if draw(st.integers(0, 4)):
+        return _tool_value(text)
+    odd = st.sampled_from(
+        [
+            "{}",
+            "",
+            "[]",
+            "{bad",
+            '{"content": {"parts": [{"text": "a", "n": 12345678901234567890}]}}',
+            ' {"content": {}}',
+            {"content": "x"},
+            7,
+        ]
+    )
+    return _tool_value(draw(odd))
+
+
+#: Indices of OpenInference's flattened keys: digits, and what Python's ``isdigit`` and
+#: ``int`` read otherwise (a leading zero, other scripts' digits) or not at all.
+_FLAT_INDICES = ["0", "0", "0", "1", "1", "1", "2", "10", "10", "01", "x", "", "\u0661"]
+_FLAT_FIELDS = [
+    "tool_call.function.name",
+    "tool_call.function.name",
+    "tool_call.function.arguments",
+    "tool_call.id",
+    "tool_call.function",
+    "",
+]
+
+
+def _flat_calls(draw: st.DrawFn, span: Any) -> None:
+    """``llm.output_messages.{i}.message.tool_calls.{j}.{field}`` keys, some repeated."""
+    for _ in range(draw(st.integers(0, 8))):
+        i, j = draw(st.sampled_from(_FLAT_INDICES)), draw(st.sampled_from(_FLAT_INDICES))
+        field = draw(st.sampled_from(_FLAT_FIELDS))
+        key = f"llm.output_messages.{i}.message.tool_calls.{j}" + (f".{field}" if field else "")
+        if field.endswith("name"):
+            value = _tool_value(draw(st.sampled_from(["lookup", "refund", "", "<elided>", 3])))
+        elif field.endswith("arguments"):
+            odd = st.sampled_from(["{'a': 1}", " {'a': 1}", "\u00a0{'a': 1}", {"a": 1}, 5, ""])
+            value = _tool_value(draw(st.one_of(_arguments(), odd)))
+        else:
+            value = _tool_value(draw(st.sampled_from(["c1", 7, "", "<elided>"])))
+        span.attributes.append(KeyValue(key=key, value=value))
+
+
+@st.composite
+def listed_traces(draw: st.DrawFn) -> TracesData:
+    """An agent whose model spans are ADK ``call_llm`` spans (a response, maybe GenAI output
+    messages or a choice event besides) and OpenInference ``LLM`` spans (flattened calls,
+    a reply key); the root records an ADK response now and then."""
+    data = TracesData()
+    ss = data.resource_spans.add().scope_spans.add()
+    ss.scope.name = draw(st.sampled_from(["gcp.vertex.agent", "openinference.instrumentation"]))
+    trace_id = b"\x01" * 16
+    root = ss.spans.add(trace_id=trace_id, span_id=b"\x02" * 8, start_time_unix_nano=10)
+    root.name = draw(st.sampled_from(["invocation", "invoke_agent shop"]))
+    if draw(st.integers(0, 3)) == 0:
+        root.attributes.append(KeyValue(key=_ADK_RESPONSE, value=_adk_response(draw)))
+    for n in range(draw(st.integers(1, 4))):
+        span = ss.spans.add(trace_id=trace_id, parent_span_id=b"\x02" * 8)
+        span.span_id = bytes([3 + n]) * 8
+        span.start_time_unix_nano = 20 + n
+        if draw(st.booleans()):
+            span.name = "call_llm"
+            if draw(st.integers(0, 5)):
+                span.attributes.append(KeyValue(key=_ADK_RESPONSE, value=_adk_response(draw)))
+            if draw(st.integers(0, 6)) == 0:
+                span.attributes.append(_kv("gen_ai.output.messages", "[]"))
+            if draw(st.integers(0, 3)) == 0:
+                event = span.events.add(name="gen_ai.choice")
+                event.attributes.append(_kv("message", draw(st.sampled_from(["Hi.", ""]))))
+            if draw(st.booleans()):
+                span.attributes.append(_kv("gen_ai.response.finish_reasons", ["tool_calls"]))
+        else:
+            span.name = "llm"
+            span.attributes.append(_kv("openinference.span.kind", "LLM"))
+            _flat_calls(draw, span)
+            if draw(st.booleans()):
+                key = "llm.output_messages.0.message.content"
+                span.attributes.append(_kv(key, draw(st.sampled_from(["Hi.", ""]))))
+    return data
+
+
+_ADK_RESPONSE = "gcp.vertex.agent.llm_response"
+
+
+@needs_core
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=listed_traces())
+def test_generated_adk_and_openinference_listed_calls_read_the_same_both_ways(
+    data: TracesData, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert_same(path, monkeypatch, usage=True)
+    assert _span_facts(path, monkeypatch, core.CORE) == _span_facts(path, monkeypatch, core.PYTHON)
+
+
+@needs_core
+def test_adk_responses_and_flattened_calls_are_read_by_the_core(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """ADK ``call_llm`` spans (function calls, text without thoughts) and OpenInference
+    ``LLM`` spans (flattened calls in index order, a repr as arguments not parsed) come as
+    facts; a response as a structured value and a call's repr do not."""
+    response = {
+        "content": {
+            "parts": [
+                {"text": "thinking", "thought": True},
+                {"function_call": {"name": "lookup", "args": {"order_id": "ORD-1"}, "id": "a1"}},
+                {"function_call": {"name": "refund"}},
+                {"text": "Looking it up."},
+            ]
+        }
+    }
+    flat = "llm.output_messages.0.message.tool_calls"
+    data = _one_span_trace(
+        ("call_llm", {_ADK_RESPONSE: json.dumps(response)}),
+        (
+            "llm",
+            {
+                "openinference.span.kind": "LLM",
+                "llm.output_messages.1.message.tool_calls.0.tool_call.function.name": "third",
+                f"{flat}.1.tool_call.function.name": "second",
+                f"{flat}.0.tool_call.function.name": "first",
+                f"{flat}.0.tool_call.function.arguments": '{"q": "x"}',
+                f"{flat}.0.tool_call.id": "oi-1",
+                f"{flat}.1.tool_call.function.arguments": "not an object",
+            },
+        ),
+        ("call_llm", {_ADK_RESPONSE: {"content": "structured"}}),
+        (
+            "llm",
+            {"openinference.span.kind": "LLM", f"{flat}.0.tool_call.function.name": "repr"}
+            | {f"{flat}.0.tool_call.function.arguments": "{'q': 'x'}"},
+        ),
+    )
+    path = tmp_path / "in.pb"
+    path.write_bytes(frame(data.SerializeToString()))
+    assert _counts(path, monkeypatch) == (3, 2, 0)
+    found = _facts_of(path, monkeypatch)
+    listed = [(c.name, c.call_id, c.args, c.source) for f in found for c in f.model_calls]
+    assert listed == [
+        ("lookup", "a1", {"order_id": "ORD-1"}, "model:gcp.vertex.agent.llm_response"),
+        ("refund", None, {}, "model:gcp.vertex.agent.llm_response"),  # no args: none asked
+        ("first", "oi-1", {"q": "x"}, "model:llm.output_messages"),
+        ("second", None, None, "model:llm.output_messages"),
+        ("third", None, None, "model:llm.output_messages"),  # message by message
+    ]
+    assert [f.reply for f in found if f.reply] == ["Looking it up."]
     assert_same(path, monkeypatch, usage=True)

@@ -1,7 +1,8 @@
 //! The facts mode: the core's dialect port (`facts::read`, rules of `rules.json`) run over
 //! every span the protobuf or JSON-lines reader accepts must end without a panic, and what it
 //! hands out must be consistent: a head has a parent, a tool span a call, labels no content
-//! key, and only agent, other and root spans note conversation and case ids.
+//! key, a failure an error, and only agent, other and root spans note conversation and case
+//! ids.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -48,6 +49,11 @@ fn check(resources: &[Resource<'_>]) {
                         }
                         if !facts.model_calls.is_empty() {
                             assert!(!facts.asked_unlisted);
+                        }
+                        // a failure the span records (Strands') is text, and makes an error
+                        if let Some(failure) = facts.call.as_ref().and_then(|c| c.failure.as_ref())
+                        {
+                            assert!(!failure.is_empty() && facts.error.is_some());
                         }
                     }
                 }
