@@ -82,12 +82,16 @@ pub struct Asked {
 pub struct Fact {
     pub span_id: String,
     pub parent_id: String,
+    /// The caller's values of `span_id` and (unless empty) `parent_id`, carried to the rows.
+    pub span_val: Val,
+    pub parent_val: Option<Val>,
     pub role: i64,
-    pub name: String,
+    /// The span's name (only carried: a row's and the root's).
+    pub name: Val,
     pub start_ns: u64,
     pub end_ns: u64,
     pub status_code: i64,
-    pub error: Option<String>,
+    pub error: Option<Val>,
     pub call: Option<Call>,
     pub agent: Option<String>,
     pub reply: Option<String>,
@@ -130,17 +134,19 @@ pub struct Row {
     pub name: String,
     pub args: Option<Val>,
     pub call_id: Option<String>,
-    pub span_id: String,
-    pub parent_span_id: Option<String>,
+    pub span_id: Val,
+    pub parent_span_id: Option<Val>,
     pub start_ns: u64,
     pub end_ns: u64,
     pub status: &'static str,
-    pub error: Option<String>,
+    pub error: Option<Val>,
     pub turn: usize,
     pub agent: Option<String>,
     pub source: String,
     pub result: Option<Val>,
-    pub span_name: String,
+    pub span_name: Val,
+    /// (trace index, fact index) of the span that carries the call.
+    pub at: (usize, usize),
 }
 
 /// One turn (`Turn`).
@@ -178,7 +184,7 @@ pub struct Meta {
     pub turn_count: usize,
     pub service_name: Option<String>,
     /// (root span name, root span id).
-    pub root: Option<(String, String)>,
+    pub root: Option<(Val, String)>,
     pub agent_name: Option<String>,
     pub trace_ids: Vec<String>,
     pub conversation_id: Option<String>,
@@ -344,7 +350,7 @@ struct Record {
     call_id: Option<String>,
     source: String,
     status: &'static str,
-    error: Option<String>,
+    error: Option<Val>,
     agent: Option<String>,
     start_ns: u64,
     end_ns: u64,
@@ -402,7 +408,7 @@ fn record(trace: &Trace, index: usize, at: usize) -> Record {
         call_id: call.call_id.clone(),
         source: call.source.clone(),
         status,
-        error: fact.error.clone(),
+        error: fact.error,
         agent,
         start_ns: fact.start_ns,
         end_ns: fact.end_ns,
@@ -492,7 +498,7 @@ fn collapse(trace: &Trace, records: Vec<Record>, into: &HashMap<String, String>)
         }
         if owner.status == "unset" && inner.error.is_some() {
             owner.status = "error";
-            owner.error = inner.error.clone();
+            owner.error = inner.error;
         }
     }
     slots
@@ -1025,8 +1031,8 @@ pub fn build(mut traces: Vec<Trace>, judge: &mut dyn Judge) -> Result<Built, Dec
                 name: made.name,
                 args: made.args,
                 call_id: made.call_id,
-                span_id: fact.span_id.clone(),
-                parent_span_id: (!fact.parent_id.is_empty()).then(|| fact.parent_id.clone()),
+                span_id: fact.span_val,
+                parent_span_id: fact.parent_val,
                 start_ns: made.start_ns,
                 end_ns: made.end_ns,
                 status: made.status,
@@ -1035,7 +1041,8 @@ pub fn build(mut traces: Vec<Trace>, judge: &mut dyn Judge) -> Result<Built, Dec
                 agent: made.agent,
                 source: made.source,
                 result: made.result,
-                span_name: fact.name.clone(),
+                span_name: fact.name,
+                at: (made.trace, made.fact),
             }
         })
         .collect();
@@ -1343,8 +1350,9 @@ impl Parts<'_> {
         let total_latency_ms =
             (start != 0 && end != 0).then(|| end.saturating_sub(start) as f64 / 1e6);
         for row in rows {
-            if row.status == "error" && !row.span_id.is_empty() && !errors.has(&row.span_id) {
-                errors.set(&row.span_id, row.start_ns);
+            let span_id = &self.fact(row.at).span_id;
+            if row.status == "error" && !span_id.is_empty() && !errors.has(span_id) {
+                errors.set(span_id, row.start_ns);
             }
         }
         let mut error_span_ids = errors.pairs;
@@ -1358,7 +1366,7 @@ impl Parts<'_> {
         Meta {
             turn_count: self.state.turns.len().max(1),
             service_name: first.service_name.clone(),
-            root: root.map(|r| (r.name.clone(), r.span_id.clone())),
+            root: root.map(|r| (r.name, r.span_id.clone())),
             agent_name,
             trace_ids,
             conversation_id: conversation,
@@ -1465,18 +1473,35 @@ impl<V> Default for Labels<V> {
     }
 }
 
+/// Past this many keys `Labels` finds a key by a map, not by a scan.
+const SCANNED: usize = 16;
+
 impl<V> Labels<V> {
+    fn find(&self, key: &str) -> Option<usize> {
+        if self.pairs.len() <= SCANNED {
+            self.pairs.iter().position(|(k, _)| k == key)
+        } else {
+            self.at.get(key).copied()
+        }
+    }
+
     fn set(&mut self, key: &str, value: V) {
-        match self.at.get(key) {
-            Some(&i) => self.pairs[i].1 = value,
+        match self.find(key) {
+            Some(i) => self.pairs[i].1 = value,
             None => {
-                self.at.insert(key.to_string(), self.pairs.len());
                 self.pairs.push((key.to_string(), value));
+                if self.pairs.len() == SCANNED + 1 {
+                    for (i, (k, _)) in self.pairs.iter().enumerate() {
+                        self.at.insert(k.clone(), i);
+                    }
+                } else if self.pairs.len() > SCANNED {
+                    self.at.insert(key.to_string(), self.pairs.len() - 1);
+                }
             }
         }
     }
 
     fn has(&self, key: &str) -> bool {
-        self.at.contains_key(key)
+        self.find(key).is_some()
     }
 }

@@ -15,7 +15,10 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::build::{self, Asked, Built, Call, Decline, Fact, Judge, Trace, Val, ROLE_MODEL};
+use crate::build::{
+    self, Asked, Built, Call, Decline, Fact, Judge, Trace, Val, ROLE_AGENT, ROLE_EXCLUDED,
+    ROLE_MODEL, ROLE_TOOL, ROLE_WORKFLOW,
+};
 use crate::check_fields;
 
 const EVAL_TRACE_FIELDS: &[&str] = &[
@@ -164,6 +167,14 @@ impl Judge for PyJudge<'_, '_> {
     }
 
     fn lost_precision(&mut self, recorded: Val, asked: Val) -> Result<bool, Decline> {
+        // `lost_precision`'s first step, the common case (both records agree), without a frame
+        let (a, b) = (
+            &self.values[recorded.0 as usize],
+            &self.values[asked.0 as usize],
+        );
+        if let Ok(true) = a.eq(b) {
+            return Ok(false);
+        }
         self.ask(&self.builder.lost_precision, recorded, asked)
     }
 
@@ -231,6 +242,12 @@ fn keep<'py>(value: Bound<'py, PyAny>, values: &mut Vec<Bound<'py, PyAny>>) -> O
     }
     values.push(value);
     Some(Val(values.len() as u32 - 1))
+}
+
+/// A handle to any value, `None` included.
+fn keep_any<'py>(value: Bound<'py, PyAny>, values: &mut Vec<Bound<'py, PyAny>>) -> Val {
+    values.push(value);
+    Val(values.len() as u32 - 1)
 }
 
 /// `(key, value)` of a dict with text keys.
@@ -331,6 +348,10 @@ fn load_trace<'py>(
     Ok(trace)
 }
 
+/// The fields of one `SpanFact` that the build reads for its role (`build.rs` reads no
+/// other: a tool's status, error, agent and result; a model's requests, usage, final answer,
+/// scope; the input of agents, workflows and models; a reply and labels of any span, which
+/// may be the root).
 fn load_fact<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
@@ -338,20 +359,66 @@ fn load_fact<'py>(
     asked_seen: &mut HashSet<usize>,
 ) -> Result<Fact, Decline> {
     let role = small(&attr(obj, intern!(py, "role"))?)?;
-    let call = attr(obj, intern!(py, "call"))?;
-    let call = if call.is_none() {
+    let span = attr(obj, intern!(py, "span_id"))?;
+    let parent = attr(obj, intern!(py, "parent_id"))?;
+    let span_id = text(&span)?;
+    let parent_id = text(&parent)?;
+    let span_val = keep_any(span, values);
+    let parent_val = if parent_id.is_empty() {
         None
     } else {
-        Some(Call {
-            name: text(&attr(&call, intern!(py, "name"))?)?,
-            args: keep(attr(&call, intern!(py, "args"))?, values),
-            call_id: opt_text(&attr(&call, intern!(py, "call_id"))?)?,
-            source: text(&attr(&call, intern!(py, "source"))?)?,
-            failure: truth(&attr(&call, intern!(py, "failure"))?)?,
-            positional: truth(&attr(&call, intern!(py, "positional"))?)?,
-        })
+        Some(keep_any(parent, values))
     };
-    let mut model_calls = Vec::new();
+    let mut fact = Fact {
+        span_id,
+        parent_id,
+        span_val,
+        parent_val,
+        role,
+        name: keep_any(attr(obj, intern!(py, "name"))?, values),
+        start_ns: count(&attr(obj, intern!(py, "start_ns"))?)?,
+        end_ns: count(&attr(obj, intern!(py, "end_ns"))?)?,
+        status_code: 0,
+        error: None,
+        call: None,
+        agent: None,
+        reply: opt_text(&attr(obj, intern!(py, "reply"))?)?,
+        model_calls: Vec::new(),
+        labels: pairs(&attr(obj, intern!(py, "labels"))?, values)?,
+        usage: None,
+        result: None,
+        input: None,
+        final_: None,
+        scope: String::new(),
+        asked_unlisted: false,
+    };
+    if role == ROLE_TOOL || role == ROLE_EXCLUDED {
+        let call = attr(obj, intern!(py, "call"))?;
+        if !call.is_none() {
+            fact.call = Some(Call {
+                name: text(&attr(&call, intern!(py, "name"))?)?,
+                args: keep(attr(&call, intern!(py, "args"))?, values),
+                call_id: opt_text(&attr(&call, intern!(py, "call_id"))?)?,
+                source: text(&attr(&call, intern!(py, "source"))?)?,
+                failure: truth(&attr(&call, intern!(py, "failure"))?)?,
+                positional: truth(&attr(&call, intern!(py, "positional"))?)?,
+            });
+        }
+    }
+    if role == ROLE_TOOL {
+        fact.status_code = small(&attr(obj, intern!(py, "status_code"))?)?;
+        fact.error = keep(attr(obj, intern!(py, "error"))?, values);
+        fact.result = keep(attr(obj, intern!(py, "result"))?, values);
+    }
+    if role == ROLE_TOOL || role == ROLE_AGENT {
+        fact.agent = opt_text(&attr(obj, intern!(py, "agent"))?)?;
+    }
+    if role == ROLE_EXCLUDED || role == ROLE_MODEL {
+        fact.final_ = opt_text(&attr(obj, intern!(py, "final"))?)?;
+    }
+    if role == ROLE_AGENT || role == ROLE_WORKFLOW || role == ROLE_MODEL {
+        fact.input = opt_text(&attr(obj, intern!(py, "input"))?)?;
+    }
     if role == ROLE_MODEL {
         let listed = attr(obj, intern!(py, "model_calls"))?;
         for asked in listed.try_iter().map_err(|_| Decline::Shape)? {
@@ -359,7 +426,7 @@ fn load_fact<'py>(
             if !asked_seen.insert(asked.as_ptr() as usize) {
                 return Err(Decline::Shape); // one request object twice: told apart by `id`
             }
-            model_calls.push(Asked {
+            fact.model_calls.push(Asked {
                 name: text(&attr(&asked, intern!(py, "name"))?)?,
                 call_id: opt_text(&attr(&asked, intern!(py, "call_id"))?)?,
                 args: keep(attr(&asked, intern!(py, "args"))?, values),
@@ -367,40 +434,20 @@ fn load_fact<'py>(
                 source: text(&attr(&asked, intern!(py, "source"))?)?,
             });
         }
+        let usage = attr(obj, intern!(py, "usage"))?;
+        if !usage.is_none() {
+            let (tokens_in, tokens_out, model): Usage<'py> =
+                usage.extract().map_err(|_| Decline::Shape)?;
+            fact.usage = Some((count(&tokens_in)?, count(&tokens_out)?, opt_text(&model)?));
+        }
+        fact.scope = text(&attr(obj, intern!(py, "scope"))?)?;
+        fact.asked_unlisted = truth(&attr(obj, intern!(py, "asked_unlisted"))?)?;
     }
-    let usage = attr(obj, intern!(py, "usage"))?;
-    let usage = if usage.is_none() {
-        None
-    } else {
-        let (tokens_in, tokens_out, model): (
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-            Bound<'py, PyAny>,
-        ) = usage.extract().map_err(|_| Decline::Shape)?;
-        Some((count(&tokens_in)?, count(&tokens_out)?, opt_text(&model)?))
-    };
-    Ok(Fact {
-        span_id: text(&attr(obj, intern!(py, "span_id"))?)?,
-        parent_id: text(&attr(obj, intern!(py, "parent_id"))?)?,
-        role,
-        name: text(&attr(obj, intern!(py, "name"))?)?,
-        start_ns: count(&attr(obj, intern!(py, "start_ns"))?)?,
-        end_ns: count(&attr(obj, intern!(py, "end_ns"))?)?,
-        status_code: small(&attr(obj, intern!(py, "status_code"))?)?,
-        error: opt_text(&attr(obj, intern!(py, "error"))?)?,
-        call,
-        agent: opt_text(&attr(obj, intern!(py, "agent"))?)?,
-        reply: opt_text(&attr(obj, intern!(py, "reply"))?)?,
-        model_calls,
-        labels: pairs(&attr(obj, intern!(py, "labels"))?, values)?,
-        usage,
-        result: keep(attr(obj, intern!(py, "result"))?, values),
-        input: opt_text(&attr(obj, intern!(py, "input"))?)?,
-        final_: opt_text(&attr(obj, intern!(py, "final"))?)?,
-        scope: text(&attr(obj, intern!(py, "scope"))?)?,
-        asked_unlisted: truth(&attr(obj, intern!(py, "asked_unlisted"))?)?,
-    })
+    Ok(fact)
 }
+
+/// A model span's `usage` as Python holds it.
+type Usage<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 // -- the maker ----------------------------------------------------------------------------
 
@@ -445,17 +492,17 @@ impl Builder {
                 PyString::new(py, &row.name).into_any(),
                 py_val(py, row.args, values),
                 py_opt(py, row.call_id.as_deref()),
-                PyString::new(py, &row.span_id).into_any(),
-                py_opt(py, row.parent_span_id.as_deref()),
+                values[row.span_id.0 as usize].clone(),
+                py_val(py, row.parent_span_id, values),
                 row.start_ns.into_pyobject(py)?.into_any(),
                 row.end_ns.into_pyobject(py)?.into_any(),
                 status.clone().into_any(),
-                py_opt(py, row.error.as_deref()),
+                py_val(py, row.error, values),
                 row.turn.into_pyobject(py)?.into_any(),
                 py_opt(py, row.agent.as_deref()),
                 PyString::new(py, &row.source).into_any(),
                 py_val(py, row.result, values),
-                PyString::new(py, &row.span_name).into_any(),
+                values[row.span_name.0 as usize].clone(),
             ];
             let call = PyTuple::new(py, &fields[..13])?;
             calls.append(self.tool_call.bind(py).call1(call)?)?;
@@ -500,7 +547,7 @@ fn metadata<'py>(
         dict.set_item("service.name", service)?;
     }
     if let Some((name, span_id)) = &meta.root {
-        dict.set_item("root_span_name", name)?;
+        dict.set_item("root_span_name", &values[name.0 as usize])?;
         dict.set_item("root_span_id", span_id)?;
     }
     if let Some(agent) = &meta.agent_name {
