@@ -8,7 +8,7 @@
 //! comparison that raises is a decline: `build` returns `None` and the Python builder builds
 //! the trace. Each outcome is counted (`Builder.counts`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pyo3::intern;
@@ -301,8 +301,9 @@ fn load_trace<'py>(
     let facts = attr(obj, intern!(py, "facts"))?;
     let facts = facts.downcast::<PyDict>().map_err(|_| Decline::Shape)?;
     trace.facts.reserve(facts.len());
+    values.reserve(facts.len() * 6); // a fact's id, parent, name, arguments and more
     for (key, fact) in facts.iter() {
-        let fact = load_fact(py, &fact, values, asked_seen)?;
+        let fact = load_fact(py, &fact, &trace.parents, values, asked_seen)?;
         if text(&key)? != fact.span_id {
             return Err(Decline::Shape);
         }
@@ -350,11 +351,12 @@ fn load_trace<'py>(
 
 /// The fields of one `SpanFact` that the build reads for its role (`build.rs` reads no
 /// other: a tool's status, error, agent and result; a model's requests, usage, final answer,
-/// scope; the input of agents, workflows and models; a reply and labels of any span, which
-/// may be the root).
+/// scope; the input of agents, workflows and models; the reply of those and of a span that
+/// may be a trace's root (no parent, or one that never arrived), labels of agents and those).
 fn load_fact<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
+    parents: &HashMap<String, String>,
     values: &mut Vec<Bound<'py, PyAny>>,
     asked_seen: &mut HashSet<usize>,
 ) -> Result<Fact, Decline> {
@@ -382,9 +384,9 @@ fn load_fact<'py>(
         error: None,
         call: None,
         agent: None,
-        reply: opt_text(&attr(obj, intern!(py, "reply"))?)?,
+        reply: None,
         model_calls: Vec::new(),
-        labels: pairs(&attr(obj, intern!(py, "labels"))?, values)?,
+        labels: Vec::new(),
         usage: None,
         result: None,
         input: None,
@@ -392,6 +394,13 @@ fn load_fact<'py>(
         scope: String::new(),
         asked_unlisted: false,
     };
+    let may_be_root = fact.parent_id.is_empty() || !parents.contains_key(&fact.parent_id);
+    if may_be_root || role == ROLE_AGENT || role == ROLE_WORKFLOW || role == ROLE_MODEL {
+        fact.reply = opt_text(&attr(obj, intern!(py, "reply"))?)?;
+    }
+    if may_be_root || role == ROLE_AGENT {
+        fact.labels = pairs(&attr(obj, intern!(py, "labels"))?, values)?;
+    }
     if role == ROLE_TOOL || role == ROLE_EXCLUDED {
         let call = attr(obj, intern!(py, "call"))?;
         if !call.is_none() {
