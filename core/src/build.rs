@@ -50,6 +50,20 @@ pub const ROLE_EXCLUDED: i64 = 4;
 pub const ROLE_WORKFLOW: i64 = 5;
 pub const STATUS_OK: i64 = 1;
 pub const STATUS_ERROR: i64 = 2;
+/// `Trace::parents`: no parent (`""`), or a span never seen.
+pub const ROOT: u32 = u32::MAX - 1;
+pub const ABSENT: u32 = u32::MAX;
+
+impl Trace {
+    /// The fact of span number `id`, if kept.
+    fn fact_at(&self, id: u32) -> Option<usize> {
+        match self.index.get(id as usize) {
+            Some(&at) if at != ABSENT => Some(at as usize),
+            _ => None,
+        }
+    }
+}
+
 /// `calls.MAX_HOPS`.
 const MAX_HOPS: usize = 10_000;
 /// `calls._SHORT`.
@@ -82,6 +96,9 @@ pub struct Asked {
 pub struct Fact {
     pub span_id: String,
     pub parent_id: String,
+    /// The numbers of `span_id` and `parent_id` in the trace's ids (`ROOT` for no parent).
+    pub id: u32,
+    pub parent: u32,
     /// The caller's values of `span_id` and (unless empty) `parent_id`, carried to the rows.
     pub span_val: Val,
     pub parent_val: Option<Val>,
@@ -109,10 +126,14 @@ pub struct Fact {
 #[derive(Debug, Default)]
 pub struct Trace {
     pub trace_id: String,
-    pub parents: HashMap<String, String>,
+    /// By id number (every span id and parent id of the trace, numbered when loaded): the
+    /// parent's number, `ROOT` (a root), or `ABSENT` (a span never seen, only named).
+    pub parents: Vec<u32>,
+    /// How many spans were seen (`TraceFacts.span_count`).
+    pub span_count: usize,
     pub facts: Vec<Fact>,
-    /// span id -> index in `facts`.
-    pub index: HashMap<String, usize>,
+    /// By id number: the index in `facts`, or `ABSENT`.
+    pub index: Vec<u32>,
     /// The resource's attributes of a scalar value (str, bool, int, float), in order.
     pub resource: Vec<(String, Val)>,
     /// `resource["service.name"]` when it is a str.
@@ -253,9 +274,9 @@ fn kinds(trace: &Trace) -> Kinds {
                 if !fact.model_calls.is_empty() {
                     kept.asking.push(at);
                 }
-                if !fact.parent_id.is_empty() {
-                    let parent = trace.index.get(&fact.parent_id);
-                    if parent.is_none_or(|&p| trace.facts[p].role == ROLE_MODEL) {
+                if fact.parent != ROOT {
+                    let parent = trace.fact_at(fact.parent);
+                    if parent.is_none_or(|p| trace.facts[p].role == ROLE_MODEL) {
                         kept.maybe_wrapped.insert(at);
                     }
                 }
@@ -277,39 +298,50 @@ fn kinds(trace: &Trace) -> Kinds {
     kept
 }
 
-/// `calls.lineage`: the ids above `start` in `links`, nearest first.
-fn lineage<'a>(links: &'a HashMap<String, String>, start: &str) -> Vec<&'a str> {
-    let mut chain: Vec<&'a str> = Vec::new();
-    let mut current = links.get(start).map_or("", String::as_str);
-    while !current.is_empty() && current != start && !chain.contains(&current) {
-        chain.push(current);
+/// `calls.lineage`: the ids above `start` in `links` (by id number: the parent's, `ROOT` or
+/// `ABSENT`), nearest first.
+fn lineage(links: &[u32], start: u32) -> Vec<u32> {
+    let next = |id: u32| match links.get(id as usize) {
+        Some(&parent) if parent != ROOT && parent != ABSENT => Some(parent),
+        _ => None,
+    };
+    let mut chain: Vec<u32> = Vec::new();
+    let mut current = next(start);
+    while let Some(id) = current {
+        if id == start || chain.contains(&id) {
+            break;
+        }
+        chain.push(id);
         if chain.len() == SHORT {
-            let mut passed: HashSet<&str> = chain.iter().copied().collect();
+            let mut passed: HashSet<u32> = chain.iter().copied().collect();
             passed.insert(start);
-            let mut current = links.get(chain[SHORT - 1]).map_or("", String::as_str);
-            while !current.is_empty() && !passed.contains(current) && chain.len() < MAX_HOPS {
-                chain.push(current);
-                passed.insert(current);
-                current = links.get(current).map_or("", String::as_str);
+            let mut current = next(chain[SHORT - 1]);
+            while let Some(id) = current {
+                if passed.contains(&id) || chain.len() >= MAX_HOPS {
+                    break;
+                }
+                chain.push(id);
+                passed.insert(id);
+                current = next(id);
             }
             return chain;
         }
-        current = links.get(current).map_or("", String::as_str);
+        current = next(id);
     }
     chain
 }
 
-/// `calls.enclosing_models`.
-fn enclosing_models<'a>(trace: &'a Trace, span_id: &str) -> Vec<&'a str> {
-    let parent_id = trace.parents.get(span_id).map_or("", String::as_str);
-    if let Some(&parent) = trace.index.get(parent_id) {
+/// `calls.enclosing_models`: the id numbers of the model spans that wrap span `id`.
+fn enclosing_models(trace: &Trace, id: u32) -> Vec<u32> {
+    let parent = trace.parents.get(id as usize).copied().unwrap_or(ABSENT);
+    if let Some(parent) = trace.fact_at(parent) {
         if trace.facts[parent].role != ROLE_MODEL {
             return Vec::new();
         }
     }
     let mut found = Vec::new();
-    for current in lineage(&trace.parents, span_id) {
-        if let Some(&above) = trace.index.get(current) {
+    for current in lineage(&trace.parents, id) {
+        if let Some(above) = trace.fact_at(current) {
             if trace.facts[above].role != ROLE_MODEL {
                 break;
             }
@@ -320,11 +352,11 @@ fn enclosing_models<'a>(trace: &'a Trace, span_id: &str) -> Vec<&'a str> {
 }
 
 /// `calls.placement`: (nearest agent above, top-level agent or workflow above, depth).
-fn placement(trace: &Trace, span_id: &str) -> (Option<usize>, Option<usize>, usize) {
+fn placement(trace: &Trace, id: u32) -> (Option<usize>, Option<usize>, usize) {
     let (mut nearest, mut top) = (None, None);
-    let chain = lineage(&trace.parents, span_id);
-    for current in &chain {
-        if let Some(&above) = trace.index.get(*current) {
+    let chain = lineage(&trace.parents, id);
+    for &current in &chain {
+        if let Some(above) = trace.fact_at(current) {
             match trace.facts[above].role {
                 ROLE_AGENT => {
                     if nearest.is_none() {
@@ -370,9 +402,9 @@ fn record(trace: &Trace, index: usize, at: usize) -> Record {
     let fact = &trace.facts[at];
     let (mut within, mut nearest, mut top) = (None, None, None);
     let mut searching = true;
-    let chain = lineage(&trace.parents, &fact.span_id);
-    for current in &chain {
-        if let Some(&above) = trace.index.get(*current) {
+    let chain = lineage(&trace.parents, fact.id);
+    for &current in &chain {
+        if let Some(above) = trace.fact_at(current) {
             let role = trace.facts[above].role;
             if role == ROLE_AGENT {
                 if nearest.is_none() {
@@ -431,7 +463,8 @@ fn tool_calls(
     judge: &mut dyn Judge,
 ) -> Result<Vec<Record>, Decline> {
     let mut records = Vec::with_capacity(kept.tools.len());
-    let mut into: HashMap<String, String> = HashMap::new();
+    let mut into: Vec<u32> = Vec::new(); // by id number: the outer span of the same call
+    let mut nested = false;
     for &at in &kept.tools {
         let made = record(trace, index, at);
         if let Some(outer) = made.within {
@@ -440,13 +473,17 @@ fn tool_calls(
             if let (Some(outer_call), Some(call)) = (&outer.call, &fact.call) {
                 let same_id = call.call_id.is_some() && call.call_id == outer_call.call_id;
                 if same_id || outer_call.name == call.name {
-                    into.insert(fact.span_id.clone(), outer.span_id.clone());
+                    if into.is_empty() {
+                        into = vec![ABSENT; trace.parents.len()];
+                    }
+                    into[fact.id as usize] = outer.id;
+                    nested = true;
                 }
             }
         }
         records.push(made);
     }
-    if !into.is_empty() {
+    if nested {
         records = collapse(trace, records, &into);
     }
     join_model_calls(trace, index, &mut records, kept, judge)?;
@@ -454,25 +491,25 @@ fn tool_calls(
 }
 
 /// `calls._collapse`.
-fn collapse(trace: &Trace, records: Vec<Record>, into: &HashMap<String, String>) -> Vec<Record> {
-    let by_span: HashMap<&str, usize> = records
+fn collapse(trace: &Trace, records: Vec<Record>, into: &[u32]) -> Vec<Record> {
+    let by_span: HashMap<u32, usize> = records
         .iter()
         .enumerate()
-        .map(|(i, r)| (trace.facts[r.fact].span_id.as_str(), i))
+        .map(|(i, r)| (trace.facts[r.fact].id, i))
         .collect();
     let facts: Vec<usize> = records.iter().map(|r| r.fact).collect();
-    let mut owner_of: HashMap<&str, usize> = HashMap::new();
+    let mut owner_of: HashMap<u32, usize> = HashMap::new();
     let mut records: Vec<Option<Record>> = records.into_iter().map(Some).collect();
     // the owners' records, in the order first met
     let mut slots: Vec<Record> = Vec::new();
     for &inner_at in &facts {
         let inner = &trace.facts[inner_at];
-        let outers = lineage(into, &inner.span_id);
-        let owner_id: &str = outers.last().copied().unwrap_or(inner.span_id.as_str());
-        let slot = match owner_of.get(owner_id) {
+        let outers = lineage(into, inner.id);
+        let owner_id = outers.last().copied().unwrap_or(inner.id);
+        let slot = match owner_of.get(&owner_id) {
             Some(&slot) => slot,
             None => {
-                let taken = records[by_span[owner_id]]
+                let taken = records[by_span[&owner_id]]
                     .take()
                     .expect("an owner's record");
                 slots.push(taken);
@@ -665,17 +702,14 @@ fn without_wrappers(
     models: Vec<usize>,
     maybe_wrapped: &HashSet<usize>,
 ) -> Vec<usize> {
-    let asking: HashSet<&str> = models
-        .iter()
-        .map(|&m| trace.facts[m].span_id.as_str())
-        .collect();
-    let mut wrappers: HashSet<&str> = HashSet::new();
+    let asking: HashSet<u32> = models.iter().map(|&m| trace.facts[m].id).collect();
+    let mut wrappers: HashSet<u32> = HashSet::new();
     for &model in &models {
         if !maybe_wrapped.contains(&model) {
             continue;
         }
-        for above in enclosing_models(trace, &trace.facts[model].span_id) {
-            if asking.contains(above) {
+        for above in enclosing_models(trace, trace.facts[model].id) {
+            if asking.contains(&above) {
                 wrappers.insert(above);
             }
         }
@@ -685,7 +719,7 @@ fn without_wrappers(
     }
     models
         .into_iter()
-        .filter(|&m| !wrappers.contains(trace.facts[m].span_id.as_str()))
+        .filter(|&m| !wrappers.contains(&trace.facts[m].id))
         .collect()
 }
 
@@ -780,7 +814,7 @@ fn taken_from(source: &str, asked_source: &str) -> String {
 fn model_only(trace: &Trace, index: usize, model: usize, i: usize) -> Record {
     let fact = &trace.facts[model];
     let asked = &fact.model_calls[i];
-    let (nearest, top, depth) = placement(trace, &fact.span_id);
+    let (nearest, top, depth) = placement(trace, fact.id);
     Record {
         trace: index,
         fact: model,
@@ -853,12 +887,12 @@ fn turn_roots(traces: &[Trace], index: usize, kept: &Kinds, state: &mut Turns) -
     let trace = &traces[index];
     let mut tops: Vec<usize> = Vec::new();
     for &at in &kept.workflows {
-        if placement(trace, &trace.facts[at].span_id).1.is_none() {
+        if placement(trace, trace.facts[at].id).1.is_none() {
             tops.push(at);
         }
     }
     for &at in &kept.agents {
-        let (nearest, top, _) = placement(trace, &trace.facts[at].span_id);
+        let (nearest, top, _) = placement(trace, trace.facts[at].id);
         match top {
             None => {
                 tops.push(at);
@@ -876,7 +910,7 @@ fn turn_roots(traces: &[Trace], index: usize, kept: &Kinds, state: &mut Turns) -
         tops.sort_by(|&a, &b| span_order(trace, a, b));
         for t in 1..tops.len() {
             let top = &trace.facts[tops[t]];
-            if top.parent_id.is_empty() || rooted(trace, &top.parent_id) {
+            if top.parent == ROOT || rooted(trace, top.parent) {
                 continue;
             }
             for &other_at in &tops {
@@ -907,10 +941,10 @@ fn turn_roots(traces: &[Trace], index: usize, kept: &Kinds, state: &mut Turns) -
 }
 
 /// `build._rooted`.
-fn rooted(trace: &Trace, span_id: &str) -> bool {
-    let chain = lineage(&trace.parents, span_id);
-    let last = chain.last().copied().unwrap_or(span_id);
-    trace.parents.get(last).is_some_and(String::is_empty)
+fn rooted(trace: &Trace, id: u32) -> bool {
+    let chain = lineage(&trace.parents, id);
+    let last = chain.last().copied().unwrap_or(id);
+    trace.parents.get(last as usize) == Some(&ROOT)
 }
 
 /// `build._turn_at`.
@@ -942,8 +976,9 @@ fn root(trace: &Trace, kept: &Kinds) -> Option<usize> {
     }
     let mut earliest: Option<usize> = None;
     for (at, fact) in trace.facts.iter().enumerate() {
-        if trace.parents.contains_key(&fact.parent_id) {
-            continue;
+        let listed = trace.parents.get(fact.parent as usize);
+        if listed.is_some_and(|&p| p != ABSENT) {
+            continue; // (`ROOT` is no id: a fact without a parent is in `parentless`)
         }
         if earliest.is_none_or(|e| key(at) < key(e)) {
             earliest = Some(at);
@@ -1344,7 +1379,7 @@ impl Parts<'_> {
             for (error_start, span_id) in &trace.error_spans {
                 errors.set(span_id, *error_start);
             }
-            span_count += trace.parents.len();
+            span_count += trace.span_count;
             read_usage = read_usage || trace.read_usage;
         }
         let total_latency_ms =
@@ -1410,7 +1445,12 @@ impl Parts<'_> {
             for &m in &trace_kinds.models {
                 let fact = &trace.facts[m];
                 let (depth, outer) = if trace_kinds.maybe_wrapped.contains(&m) {
-                    let wrapping = enclosing_models(trace, &fact.span_id);
+                    let wrapping: Vec<&str> = enclosing_models(trace, fact.id)
+                        .into_iter()
+                        .filter_map(|id| {
+                            trace.fact_at(id).map(|at| trace.facts[at].span_id.as_str())
+                        })
+                        .collect();
                     (
                         wrapping.len(),
                         wrapping.last().copied().unwrap_or(fact.span_id.as_str()),

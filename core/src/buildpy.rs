@@ -16,8 +16,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::build::{
-    self, Asked, Built, Call, Decline, Fact, Judge, Trace, Val, ROLE_AGENT, ROLE_EXCLUDED,
-    ROLE_MODEL, ROLE_TOOL, ROLE_WORKFLOW,
+    self, Asked, Built, Call, Decline, Fact, Judge, Trace, Val, ABSENT, ROLE_AGENT, ROLE_EXCLUDED,
+    ROLE_MODEL, ROLE_TOOL, ROLE_WORKFLOW, ROOT,
 };
 use crate::check_fields;
 
@@ -204,6 +204,44 @@ fn attr<'py>(
     obj.getattr(name).map_err(|_| Decline::Shape)
 }
 
+/// The text of a `str`, borrowed.
+fn borrowed<'a>(value: &'a Bound<'_, PyAny>) -> Result<&'a str, Decline> {
+    let text = value.downcast::<PyString>().map_err(|_| Decline::Shape)?;
+    text.to_str().map_err(|_| Decline::Shape)
+}
+
+/// A trace's span ids numbered (`build::Trace::parents`, `index`) as they are met.
+struct Numbers {
+    numbers: HashMap<String, u32>,
+    parents: Vec<u32>,
+    index: Vec<u32>,
+}
+
+impl Numbers {
+    fn with_capacity(spans: usize) -> Self {
+        Self {
+            numbers: HashMap::with_capacity(spans + 4),
+            parents: Vec::with_capacity(spans + 4),
+            index: Vec::with_capacity(spans + 4),
+        }
+    }
+
+    /// The number of `id` (a new one: a span not seen, no fact yet); `""` is no span's id.
+    fn number(&mut self, id: &str) -> Result<u32, Decline> {
+        if let Some(&number) = self.numbers.get(id) {
+            return Ok(number);
+        }
+        if id.is_empty() || self.parents.len() >= ROOT as usize {
+            return Err(Decline::Shape);
+        }
+        let number = self.parents.len() as u32;
+        self.numbers.insert(id.to_owned(), number);
+        self.parents.push(ABSENT);
+        self.index.push(ABSENT);
+        Ok(number)
+    }
+}
+
 fn text(value: &Bound<'_, PyAny>) -> Result<String, Decline> {
     let text = value.downcast::<PyString>().map_err(|_| Decline::Shape)?;
     Ok(text.to_str().map_err(|_| Decline::Shape)?.to_owned())
@@ -294,22 +332,32 @@ fn load_trace<'py>(
     };
     let parents = attr(obj, intern!(py, "parents"))?;
     let parents = parents.downcast::<PyDict>().map_err(|_| Decline::Shape)?;
-    trace.parents.reserve(parents.len());
+    let mut ids = Numbers::with_capacity(parents.len());
     for (span_id, parent_id) in parents.iter() {
-        trace.parents.insert(text(&span_id)?, text(&parent_id)?);
+        let child = ids.number(borrowed(&span_id)?)?;
+        let parent = borrowed(&parent_id)?;
+        let parent = if parent.is_empty() {
+            ROOT
+        } else {
+            ids.number(parent)?
+        };
+        ids.parents[child as usize] = parent;
     }
+    trace.span_count = parents.len();
     let facts = attr(obj, intern!(py, "facts"))?;
     let facts = facts.downcast::<PyDict>().map_err(|_| Decline::Shape)?;
     trace.facts.reserve(facts.len());
     values.reserve(facts.len() * 6); // a fact's id, parent, name, arguments and more
     for (key, fact) in facts.iter() {
-        let fact = load_fact(py, &fact, &trace.parents, values, asked_seen)?;
-        if text(&key)? != fact.span_id {
+        let fact = load_fact(py, &fact, &mut ids, values, asked_seen)?;
+        if borrowed(&key)? != fact.span_id || ids.index[fact.id as usize] != ABSENT {
             return Err(Decline::Shape);
         }
-        trace.index.insert(fact.span_id.clone(), trace.facts.len());
+        ids.index[fact.id as usize] = trace.facts.len() as u32;
         trace.facts.push(fact);
     }
+    trace.parents = ids.parents;
+    trace.index = ids.index;
     let resource = attr(obj, intern!(py, "resource"))?;
     let resource = resource.downcast::<PyDict>().map_err(|_| Decline::Shape)?;
     for (key, value) in resource.iter() {
@@ -356,7 +404,7 @@ fn load_trace<'py>(
 fn load_fact<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
-    parents: &HashMap<String, String>,
+    ids: &mut Numbers,
     values: &mut Vec<Bound<'py, PyAny>>,
     asked_seen: &mut HashSet<usize>,
 ) -> Result<Fact, Decline> {
@@ -365,6 +413,12 @@ fn load_fact<'py>(
     let parent = attr(obj, intern!(py, "parent_id"))?;
     let span_id = text(&span)?;
     let parent_id = text(&parent)?;
+    let id = ids.number(&span_id)?;
+    let parent_number = if parent_id.is_empty() {
+        ROOT
+    } else {
+        ids.number(&parent_id)?
+    };
     let span_val = keep_any(span, values);
     let parent_val = if parent_id.is_empty() {
         None
@@ -374,6 +428,8 @@ fn load_fact<'py>(
     let mut fact = Fact {
         span_id,
         parent_id,
+        id,
+        parent: parent_number,
         span_val,
         parent_val,
         role,
@@ -394,7 +450,7 @@ fn load_fact<'py>(
         scope: String::new(),
         asked_unlisted: false,
     };
-    let may_be_root = fact.parent_id.is_empty() || !parents.contains_key(&fact.parent_id);
+    let may_be_root = parent_number == ROOT || ids.parents[parent_number as usize] == ABSENT;
     if may_be_root || role == ROLE_AGENT || role == ROLE_WORKFLOW || role == ROLE_MODEL {
         fact.reply = opt_text(&attr(obj, intern!(py, "reply"))?)?;
     }
