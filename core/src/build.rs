@@ -1545,3 +1545,110 @@ impl<V> Labels<V> {
         self.find(key).is_some()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No value to compare: the build of facts without arguments needs none.
+    struct NoValues;
+
+    impl Judge for NoValues {
+        fn same(&mut self, _: Val, _: Val) -> Result<bool, Decline> {
+            Err(Decline::Value)
+        }
+        fn fits(&mut self, _: Val, _: Val) -> Result<bool, Decline> {
+            Err(Decline::Value)
+        }
+        fn lost_precision(&mut self, _: Val, _: Val) -> Result<bool, Decline> {
+            Err(Decline::Value)
+        }
+        fn is_final_answer(&mut self, _: &str, _: &str) -> Result<bool, Decline> {
+            Ok(false)
+        }
+        fn final_text(&mut self, _: Option<Val>) -> Result<Option<String>, Decline> {
+            Ok(None)
+        }
+    }
+
+    fn fact(span_id: &str, id: u32, parent: u32, role: i64, start_ns: u64) -> Fact {
+        Fact {
+            span_id: span_id.to_string(),
+            parent_id: String::new(),
+            id,
+            parent,
+            span_val: Val(id),
+            parent_val: None,
+            role,
+            name: Val(100 + id),
+            start_ns,
+            end_ns: start_ns + 10,
+            status_code: 0,
+            error: None,
+            call: None,
+            agent: None,
+            reply: None,
+            model_calls: Vec::new(),
+            labels: Vec::new(),
+            usage: None,
+            result: None,
+            input: None,
+            final_: None,
+            scope: String::new(),
+            asked_unlisted: false,
+        }
+    }
+
+    #[test]
+    fn lineage_stops_at_a_root_a_span_never_seen_and_a_cycle() {
+        // 0 <- 1 <- 2, 3 -> 4 -> 3 (a cycle), 5 -> 6 (never seen)
+        let links = [ROOT, 0, 1, 4, 3, 6, ABSENT];
+        assert_eq!(lineage(&links, 2), vec![1, 0]);
+        assert_eq!(lineage(&links, 3), vec![4]);
+        assert_eq!(lineage(&links, 5), vec![6]);
+        assert!(lineage(&links, 0).is_empty());
+    }
+
+    #[test]
+    fn a_tool_call_under_an_agent_is_its_turn_and_names_the_agent() {
+        let mut agent = fact("a1", 0, ROOT, ROLE_AGENT, 1);
+        agent.agent = Some("shop".to_string());
+        let mut tool = fact("t1", 1, 0, ROLE_TOOL, 2);
+        tool.parent_id = "a1".to_string();
+        tool.parent_val = Some(Val(0));
+        tool.status_code = STATUS_OK;
+        tool.call = Some(Call {
+            name: "lookup".to_string(),
+            args: None,
+            call_id: Some("c1".to_string()),
+            source: "genai:x".to_string(),
+            failure: false,
+            positional: false,
+        });
+        let trace = Trace {
+            trace_id: "t".to_string(),
+            parents: vec![ROOT, 0],
+            span_count: 2,
+            facts: vec![agent, tool],
+            index: vec![0, 1],
+            start_ns: 1,
+            end_ns: 12,
+            ..Trace::default()
+        };
+        let built = build(vec![trace], &mut NoValues).expect("built");
+        assert_eq!(built.rows.len(), 1);
+        let row = &built.rows[0];
+        assert_eq!(
+            (row.name.as_str(), row.turn, row.status),
+            ("lookup", 1, "ok")
+        );
+        assert_eq!(row.agent.as_deref(), Some("shop"));
+        assert_eq!(built.meta.agent_name.as_deref(), Some("shop"));
+        assert_eq!(built.meta.agent_span_ids, vec!["a1".to_string()]);
+        assert_eq!(
+            built.content_missing.as_deref(),
+            Some("1 of 1 tool calls have no recorded arguments")
+        );
+        assert_eq!(build(Vec::new(), &mut NoValues).err(), Some(Decline::Empty));
+    }
+}
