@@ -6,6 +6,8 @@
 //! decodes it with the Python decoder, the reference, which reports it. So the diagnostics of
 //! both paths are the same by construction; `tests/otlp/test_core_differential.py` checks the rest.
 
+pub mod build;
+mod buildpy;
 pub mod facts;
 pub mod json;
 pub mod jsontext;
@@ -609,6 +611,7 @@ fn value_of<'a, 'py>(
 #[pymodule]
 fn tooltrail_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
+    m.add_class::<buildpy::Builder>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // What `Reader` takes: 1, its `facts` argument (`otlp/read/core.py` asks, so that a core
     // built before it reads spans as before).

@@ -53,6 +53,12 @@ def _agent_trace(trace: str, starts: list[int], resource: dict[str, Any]) -> lis
     return spans[::-1]
 
 
+@pytest.fixture(autouse=True)
+def python_builder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests watch the Python builder's steps: the core's builder is not asked."""
+    monkeypatch.setattr(build, "core_builder", lambda: None)
+
+
 @pytest.fixture
 def key_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The records ``order_key`` was asked a key for."""

@@ -20,15 +20,19 @@ from tooltrail.convert.calls import (
     CallRecord,
     Kinds,
     enclosing_models,
+    fits,
     kinds,
     lineage,
+    lost_precision,
     order_key,
     placement,
     sort_calls,
     tool_calls,
 )
 from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, SpanFact, TraceFacts
+from tooltrail.dialects.final import final_text, is_final_answer
 from tooltrail.model import CallRow, EvalTrace, ToolCall, Turn, deferred_spans
+from tooltrail.otlp.read.core import core_module
 
 _TurnKey = tuple[int, int, str]  # (start, trace index, span id)
 
@@ -43,8 +47,54 @@ _END_ORDER = attrgetter("end_ns")
 def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
     """One ``EvalTrace`` from the facts of one trace, or of several traces of a conversation.
 
-    ``traces`` may come in any order; they are taken in start order.
+    ``traces`` may come in any order; they are taken in start order. The one place that picks
+    the builder: the compiled core's port (``core/src/build.rs``) when the core is in use
+    (``otlp.read.core.core_module``: installed, and ``TOOLTRAIL_CORE=python`` not set), else,
+    and for every trace the port declines, ``build_in_python``, the reference.
     """
+    builder = core_builder()
+    if builder is not None:
+        built: EvalTrace | None = builder.build(traces)
+        if built is not None:
+            return built
+    return build_in_python(traces)
+
+
+#: The core's ``Builder``, made once per core module: (module, builder).
+_builders: list[tuple[Any, Any]] = []
+
+
+def core_builder() -> Any:
+    """The compiled core's ``Builder`` when the core is in use and has one, else ``None``."""
+    module = core_module()
+    if module is None:
+        return None
+    if _builders and _builders[0][0] is module:
+        return _builders[0][1]
+    made = getattr(module, "Builder", None)
+    builder = None
+    if made is not None:  # (a core built before the builder's port has none)
+        builder = made(
+            (EvalTrace, ToolCall, Turn, deferred_spans),
+            (fits, lost_precision, is_final_answer, final_text),
+        )
+    _builders[:] = [(module, builder)]
+    return builder
+
+
+def build_counts() -> tuple[int, int, int, int]:
+    """``(built, declined for a field's shape, for a comparison that raised, for no trace)``:
+    the traces the core's builder of this process built, and those it left to the Python
+    builder. Zeros on the Python path. To tell how much the core builds."""
+    builder = _builders[0][1] if _builders else None
+    if builder is None:
+        return 0, 0, 0, 0
+    built, shape, value, empty = builder.counts()
+    return built, shape, value, empty
+
+
+def build_in_python(traces: Sequence[TraceFacts]) -> EvalTrace:
+    """``build_eval_trace`` by the Python builder: the reference the core's port is held to."""
     ordered = sorted(traces, key=_TRACE_ORDER) if len(traces) > 1 else list(traces)
     records: list[CallRecord] = []
     turns: dict[_TurnKey, SpanFact | None] = {}

@@ -473,10 +473,10 @@ def _enrich(record: CallRecord, model: SpanFact, asked: ModelCall) -> None:
         record.call_id = asked.call_id
     if asked.args is None:
         return
-    if record.args is None or (record.positional and _fits(record.args, asked.args)):
+    if record.args is None or (record.positional and fits(record.args, asked.args)):
         record.args, record.positional = asked.args, False
         record.source = _taken_from(record.source, asked.source)
-    elif _lost_precision(record.args, asked.args):
+    elif lost_precision(record.args, asked.args):
         record.args = asked.args  # the model's exact text; the span's copy lost precision
         record.source = _taken_from(record.source, asked.source)
 
@@ -486,7 +486,7 @@ def _taken_from(source: str, asked_source: str) -> str:
     return f"{source.partition(':')[0]}:{asked_source.partition(':')[2]}"
 
 
-def _lost_precision(recorded: dict[str, Any], asked: dict[str, Any]) -> bool:
+def lost_precision(recorded: dict[str, Any], asked: dict[str, Any]) -> bool:
     """Whether ``recorded`` is ``asked`` with numbers rounded to float64 (and not equal)."""
     try:
         if recorded == asked:  # the common case: both records agree
@@ -555,7 +555,9 @@ def sort_calls(records: list[CallRecord]) -> None:
         previous = first
 
 
-def _fits(recorded: dict[str, Any], asked: dict[str, Any]) -> bool:
+def fits(recorded: dict[str, Any], asked: dict[str, Any]) -> bool:
+    """Whether positional ``recorded`` arguments fit the named ``asked`` ones (also the
+    compiled builder's rule: ``core/src/build.rs`` asks it through ``convert.build``)."""
     try:
         return _fits_positional(recorded, asked)
     except RecursionError:

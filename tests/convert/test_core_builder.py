@@ -1,0 +1,151 @@
+"""The compiled core's trace builder (``core/src/build.rs``) builds what the Python builder
+(``convert.build.build_in_python``, the reference) builds, trace for trace.
+
+Every trace of every fixture (``tests/data``, the shared corpus, the external corpus when
+present), collected with the core's facts mode and without it, with and without usage and
+content, alone and grouped into conversations, is built by both builders and compared whole:
+``repr`` (every field, ``spans`` included, each dict's key order, each value's type) and
+the identity of the argument objects. ``test_core_builder_generated.py`` does the same for
+generated ``TraceFacts``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from replay import fixture_name, fixture_paths
+
+from tooltrail import dialects
+from tooltrail.convert.build import build_counts, build_eval_trace, build_in_python, core_builder
+from tooltrail.convert.collect import TraceCollector, conversations
+from tooltrail.convert.decoded import is_log_record
+from tooltrail.convert.facts import TraceFacts, interest_for
+from tooltrail.convert.logjoin import join_logs
+from tooltrail.model import EvalTrace
+from tooltrail.otlp.read import core
+from tooltrail.otlp.read.mixed import read_spans_and_logs
+
+try:
+    import tooltrail_core
+except ImportError:
+    HAS_BUILDER = False
+else:
+    HAS_BUILDER = hasattr(tooltrail_core, "Builder")
+
+needs_builder = pytest.mark.skipif(
+    not HAS_BUILDER, reason="the compiled core (tooltrail-core, core/) with a builder is absent"
+)
+
+
+@pytest.fixture
+def with_core(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The core in use (the switch cleared), chosen afresh; its builder."""
+    monkeypatch.delenv(core.CORE_ENV, raising=False)
+    core.reset()
+    yield core_builder()
+    core.reset()
+
+
+def collect(path: Path, facts: bool, usage: bool, content: bool) -> list[TraceFacts]:
+    """The facts of every trace of ``path``, log content joined (``facts``: the core's mode)."""
+    collector = TraceCollector(usage=usage, content=content, diagnostics=[])
+    interest = interest_for(content) if facts else dialects.INTEREST
+    for item in read_spans_and_logs([path], interest=interest, diagnostics=[]):
+        if is_log_record(item):
+            collector.add_log(item)
+        else:
+            collector.add(item)
+    traces = collector.take_all()
+    for trace in traces:
+        if trace.log_events:
+            join_logs(trace)
+    return traces
+
+
+def assert_same_build(builder: Any, traces: list[TraceFacts]) -> EvalTrace:
+    """The core's build of ``traces`` equals the Python builder's, whole; the core's build
+    comes first (the Python builder marks a model span's final answer on its fact)."""
+    got = builder.build(traces)
+    assert got is not None, "the core declined a trace"
+    want = build_in_python(traces)
+    assert_same_trace(got, want)
+    return got
+
+
+def assert_same_trace(got: EvalTrace, want: EvalTrace) -> None:
+    assert type(got) is EvalTrace
+    assert got == want
+    assert repr(got) == repr(want)  # every field: types, key order, spans
+    for mine, theirs in zip(got.tool_calls, want.tool_calls, strict=True):
+        assert mine.args is theirs.args  # the recorded objects, shared, not copies
+        assert mine.result is theirs.result
+
+
+def _fixtures() -> list[Any]:
+    return [pytest.param(path, id=fixture_name(path)) for path in fixture_paths()]
+
+
+@needs_builder
+@pytest.mark.parametrize("path", _fixtures())
+def test_fixture_builds_the_same_both_ways(path: Path, with_core: Any) -> None:
+    before = build_counts()
+    built = 0
+    for facts, usage, content in (
+        (True, False, False),  # ``eval``'s default
+        (True, True, False),
+        (False, True, True),  # content: spans, no facts
+        (False, False, False),
+    ):
+        for group in [[t] for t in collect(path, facts, usage, content)]:
+            assert_same_build(with_core, group)
+            built += 1
+        for group in conversations(collect(path, facts, usage, content)):
+            assert_same_build(with_core, group)
+            built += 1
+    after = build_counts()
+    assert after[0] - before[0] == built and after[1:] == before[1:]
+
+
+@needs_builder
+def test_the_python_switch_builds_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``TOOLTRAIL_CORE=python``: ``build_eval_trace`` does not ask the core."""
+    path = Path(__file__).parents[1] / "data/corpus/mlflow-genai-semconv/a_refund_ok.otlp.pb"
+    monkeypatch.setenv(core.CORE_ENV, core.PYTHON)
+    core.reset()
+    try:
+        assert core_builder() is None
+        traces = collect(path, False, False, False)
+        before = build_counts()
+        built = build_eval_trace(traces)
+        assert build_counts() == before
+        assert built.tool_calls
+    finally:
+        core.reset()
+    monkeypatch.delenv(core.CORE_ENV)
+    core.reset()
+    try:
+        before = build_counts()
+        assert repr(build_eval_trace(traces)) == repr(built)
+        assert build_counts()[0] == before[0] + 1  # the core built it
+    finally:
+        core.reset()
+
+
+@needs_builder
+def test_a_declined_trace_is_built_by_python(with_core: Any) -> None:
+    """A trace the loader cannot read as the Python builder does (a count that is not an
+    int) is declined, counted, and built by the Python builder."""
+    path = Path(__file__).parents[1] / "data/corpus/mlflow-genai-semconv/a_refund_ok.otlp.pb"
+    (trace,) = collect(path, True, False, False)
+    want = build_in_python([trace])
+    trace.dropped = 0.0  # type: ignore[assignment]
+    assert with_core.build([trace]) is None
+    before = build_counts()
+    got = build_eval_trace([trace])
+    assert build_counts()[1] == before[1] + 1 and build_counts()[0] == before[0]
+    assert repr(got) == repr(want)
+    assert with_core.build([]) is None  # no trace: the Python builder's (empty) trace
+    assert build_counts()[3] == before[3] + 1
+    assert repr(build_eval_trace([])) == repr(build_in_python([]))
