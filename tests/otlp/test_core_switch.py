@@ -169,3 +169,24 @@ def test_a_core_that_refuses_the_packages_classes_is_not_used() -> None:
     said = [line for line in done.stderr.splitlines() if "does not fit" in line]
     assert len(said) == 2, done.stderr  # the facts mode refused, then the reader itself
     assert "reading with the Python path" in said[1] and "takes 7 positional" in said[1]
+
+
+@pytest.mark.skipif(tooltrail_core is None, reason="the compiled core is not installed")
+def test_a_core_whose_builder_refuses_the_packages_classes_leaves_building_to_python() -> None:
+    reference = _run(_READ_ALL, **{CORE_ENV: PYTHON})
+    refusing = (
+        "import tooltrail_core\n"
+        "def Builder(*args):\n"
+        "    raise ValueError('EvalTrace has no field spans_count')\n"
+        "tooltrail_core.Builder = Builder  # as a core of another release would answer\n"
+    )
+    done = _run(refusing + _READ_ALL + "from tooltrail.convert.build import build_counts\n"
+                "print(*build_counts())\n")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found, path, _, built = done.stdout.splitlines()
+    assert found == reference.stdout.splitlines()[0]
+    assert path == f"core {tooltrail_core.__version__}"
+    assert built.split() == ["0", "0", "0", "0"]
+    said = [line for line in done.stderr.splitlines() if "does not fit" in line]
+    assert len(said) == 1, done.stderr
+    assert "built by the Python builder" in said[0] and "spans_count" in said[0]

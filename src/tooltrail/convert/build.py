@@ -32,7 +32,7 @@ from tooltrail.convert.calls import (
 from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, SpanFact, TraceFacts
 from tooltrail.dialects.final import final_text, is_final_answer
 from tooltrail.model import CallRow, EvalTrace, ToolCall, Turn, deferred_spans
-from tooltrail.otlp.read.core import core_module
+from tooltrail.otlp.read.core import core_module, say_mismatch
 
 _TurnKey = tuple[int, int, str]  # (start, trace index, span id)
 
@@ -74,10 +74,13 @@ def core_builder() -> Any:
     made = getattr(module, "Builder", None)
     builder = None
     if made is not None:  # (a core built before the builder's port has none)
-        builder = made(
-            (EvalTrace, ToolCall, Turn, deferred_spans),
-            (fits, lost_precision, is_final_answer, final_text),
-        )
+        try:
+            builder = made(
+                (EvalTrace, ToolCall, Turn, deferred_spans),
+                (fits, lost_precision, is_final_answer, final_text),
+            )
+        except (TypeError, ValueError) as problem:  # a core of another release
+            say_mismatch(module, "traces are built by the Python builder", problem)
     _builders[:] = [(module, builder)]
     return builder
 

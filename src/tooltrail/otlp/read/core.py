@@ -185,11 +185,11 @@ def _made(module: Any, terms: tuple[Any, ...], facts: tuple[Any, ...] | None) ->
         try:
             return module.Reader(*terms, facts)
         except (TypeError, ValueError) as problem:
-            _say_mismatch(module, "its facts mode is off", problem)
+            say_mismatch(module, "its facts mode is off", problem)
     try:
         return module.Reader(*terms)
     except (TypeError, ValueError) as problem:
-        _say_mismatch(module, "reading with the Python path", problem)
+        say_mismatch(module, "reading with the Python path", problem)
         return None
 
 
@@ -201,7 +201,9 @@ MISMATCH = (
 )
 
 
-def _say_mismatch(module: Any, what: str, problem: Exception) -> None:
+def say_mismatch(module: Any, what: str, problem: Exception) -> None:
+    """Log ``MISMATCH`` for ``module``: once per process for each ``what`` (what is done
+    instead)."""
     said: set[str] = _state.setdefault("mismatch", set())
     if what not in said:
         said.add(what)
