@@ -158,6 +158,15 @@ class SpilledRows(Sequence[CaseResult]):
         self._slots = slots
         self._total = total
         self._repeated = {label for label, n in label_counts.items() if n > 1}
+        #: The length of the longest label as read back (``label run N`` for the last of N).
+        self.longest_label = max(
+            (
+                len(label if n == 1 else f"{label} run {n}")
+                for label, n in label_counts.items()
+                if n > 0
+            ),
+            default=0,
+        )
 
     def __len__(self) -> int:
         return self._total

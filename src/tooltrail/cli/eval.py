@@ -37,9 +37,9 @@ from tooltrail.checks.timelimit import DEFAULT_CHECK_TIMEOUT_S
 from tooltrail.cli.errors import fail, standard_input
 from tooltrail.cli.gates import load_gate
 from tooltrail.cli.judge_flags import judge_options, judge_overrides
-from tooltrail.cli.report import write_rich_report
+from tooltrail.cli.report import write_file_or_stdout, write_rich_report
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import EvaluationReport, ReportError
+from tooltrail.evaluate import EvaluationReport, ReportError, Summarizer
 from tooltrail.gc_pause import gc_paused
 from tooltrail.judge.errors import JudgeConfigError
 from tooltrail.judging import check_judge, run_judge_settings
@@ -53,6 +53,7 @@ from tooltrail.report import (
     write_text,
 )
 from tooltrail.report.stream import TextSink
+from tooltrail.report.text import write_text_summarizing
 from tooltrail.suite import SuiteError, TestSuite
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
@@ -249,13 +250,8 @@ def eval_command(
         # and make no reference cycles: with the collector on, it rescanned each block of
         # rows as it was read, a quarter of the report's CPU time (``gc_pause``).
         with gc_paused():
-            report = EvaluationReport.from_results(suite, batch.results)
-            gate_result = gate.check(report) if gate is not None else None
             try:
-                if rich:
-                    write_rich_report(report, fmt, out, trajectories=found, gate=gate_result)
-                else:
-                    write_report(report, fmt, out)
+                report, gate_result = _report(suite, batch, gate, fmt, out, found)
             except OSError as exc:
                 fail("eval", f"cannot write the report to {out}: {exc.strerror or exc}")
         nothing = len(batch.results) == 0 and not allow_empty
@@ -345,21 +341,41 @@ def _nothing_evaluated(batch: BatchResult) -> str:
     )
 
 
+def _report(
+    suite: TestSuite,
+    batch: BatchResult,
+    gate: Gate | None,
+    fmt: str,
+    out: str | None,
+    trajectories: Any,
+) -> tuple[EvaluationReport, GateResult | None]:
+    """Write the report of ``batch`` in ``fmt``; return it and the gate's verdict on it.
+
+    The text report writes its rows before its roll-up: the rows are walked once, summarized
+    as they are written (``write_text_summarizing``), which saves a walk of rows read back
+    from disk. The other formats open with the summary (JUnit: its counts), made first."""
+    if fmt == "text":
+        summarizer = Summarizer({case.id: case for case in suite.cases})
+        longest = batch.longest_label()
+        write_file_or_stdout(
+            out, lambda sink: write_text_summarizing(batch.results, summarizer, longest, sink)
+        )
+        report = EvaluationReport(suite.name, suite.version, batch.results, summarizer.summary())
+        return report, gate.check(report) if gate is not None else None
+    report = EvaluationReport.from_results(suite, batch.results)
+    gate_result = gate.check(report) if gate is not None else None
+    if fmt in ("html", "json"):
+        write_rich_report(report, fmt, out, trajectories=trajectories, gate=gate_result)
+    else:
+        write_report(report, fmt, out)
+    return report, gate_result
+
+
 def write_report(report: EvaluationReport, fmt: str, out: str | None) -> None:
-    """Stream ``report`` in format ``fmt`` to the file ``out``, or to stdout."""
+    """Stream ``report`` in format ``fmt`` to the file ``out`` (created 0600: reports quote
+    argument values), or to stdout."""
     writer = WRITERS[fmt]
-    if out is None:
-        writer(report, _Stdout())
-        return
-    with open(out, "w", encoding="utf-8") as handle:
-        writer(report, handle)
-
-
-class _Stdout:
-    """stdout as a report sink, written through ``click.echo`` like everything else printed."""
-
-    def write(self, text: str, /) -> None:
-        click.echo(text, nl=False)
+    write_file_or_stdout(out, lambda sink: writer(report, sink))
 
 
 def _print_diagnostics(diagnostics: Sequence[Diagnostic], stdin_copy: str | None) -> None:
