@@ -10,13 +10,15 @@ caller uses (``EvaluationReport.from_results``, then ``render_*``), not by the C
 from __future__ import annotations
 
 import functools
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
-from fixtures import CORPUS, refund_case, suite_yaml
+from fixtures import CORPUS, REFUND_DUMP, REFUND_SUITE, refund_case, suite_yaml
 
 import tooltrail.cli.eval as eval_cli
 from tooltrail.batch import BatchResult, run_batch
@@ -169,3 +171,22 @@ def test_the_longest_label_is_known_without_a_walk(kept: tuple[TestSuite, BatchR
     assert isinstance(spilled.results, SpilledRows)
     longest = max(len(row.label) for row in batch.results)
     assert spilled.longest_label() == batch.longest_label() == longest > 22
+
+
+@pytest.mark.parametrize("fmt", sorted(RENDER))
+def test_a_report_file_is_created_private(tmp_path: Path, fmt: str) -> None:
+    """Reports quote argument values: every format's ``--out`` file is created 0600, whatever
+    the umask lets a plain ``open`` create."""
+    out = tmp_path / f"report.{fmt}"
+    umask = os.umask(0o022)
+    try:
+        result = CliRunner().invoke(
+            main,
+            ["eval", "--quiet", "--workers", "1", "--format", fmt, "--out", str(out)]
+            + [str(REFUND_SUITE), str(REFUND_DUMP)],
+        )
+    finally:
+        os.umask(umask)
+    assert result.exit_code == 1, result.output  # the example has failing rows
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert out.read_text().strip()

@@ -15,10 +15,10 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
@@ -55,6 +55,9 @@ from tooltrail.report import (
 from tooltrail.report.stream import TextSink
 from tooltrail.report.text import write_text_summarizing
 from tooltrail.suite import SuiteError, TestSuite
+
+if TYPE_CHECKING:
+    from tooltrail.report.trajectory import Trajectory
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
 #: Stopped by SIGINT (Ctrl-C): 128 + the signal's number, as a shell reports it.
@@ -347,7 +350,7 @@ def _report(
     gate: Gate | None,
     fmt: str,
     out: str | None,
-    trajectories: Any,
+    trajectories: Mapping[int, Trajectory] | None,
 ) -> tuple[EvaluationReport, GateResult | None]:
     """Write the report of ``batch`` in ``fmt``; return it and the gate's verdict on it.
 
@@ -360,7 +363,12 @@ def _report(
         write_file_or_stdout(
             out, lambda sink: write_text_summarizing(batch.results, summarizer, longest, sink)
         )
-        report = EvaluationReport(suite.name, suite.version, batch.results, summarizer.summary())
+        report = EvaluationReport(
+            suite_name=suite.name,
+            suite_version=suite.version,
+            cases=batch.results,
+            summary=summarizer.summary(),
+        )
         return report, gate.check(report) if gate is not None else None
     report = EvaluationReport.from_results(suite, batch.results)
     gate_result = gate.check(report) if gate is not None else None
