@@ -1,8 +1,9 @@
 """``tooltrail eval`` writes the same bytes and exits the same way whether its rows were kept in
 memory or spilled to disk and read back, in every format and with a gate; and it reads the
-spilled rows back as few times as each format allows: once for the text report, whose rows come
-before its roll-up (the summary is counted as the rows are written), twice for the others, which
-open with the summary or its counts.
+spilled rows back as few times as each format allows (``WALKS``): once for the text report,
+whose rows come before its roll-up (the summary is counted as the rows are written), and for
+the HTML page's listed rows (found with the summary), twice for the others, which open with the
+summary or its counts.
 
 The expected reports are rendered from the rows kept in memory, by the report functions a Python
 caller uses (``EvaluationReport.from_results``, then ``render_*``), not by the CLI's walk."""
@@ -26,6 +27,8 @@ from tooltrail.batch.spill import SpilledRows
 from tooltrail.cli import main
 from tooltrail.evaluate import CaseResult, EvaluationReport
 from tooltrail.report import Gate, render_json, render_junit, render_markdown, render_text
+from tooltrail.report.html import render_html
+from tooltrail.report.trajectory import collect_trajectories
 from tooltrail.suite import TestSuite
 
 CASES = [
@@ -55,7 +58,12 @@ RENDER = {
     "json": render_json,
     "junit": render_junit,
     "markdown": render_markdown,
+    "html": render_html,
 }
+#: Walks of spilled rows: the text report is written on the summary's walk, the HTML page's
+#: rows are listed on it (after the two walks that pick the trajectories to embed); the other
+#: formats open with the summary, made first.
+WALKS = {"text": 1, "html": 3, "json": 2, "junit": 2, "markdown": 2}
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +125,9 @@ def _expected(kept: tuple[TestSuite, BatchResult], fmt: str, gated: bool) -> tup
     verdict = Gate.from_mapping(GATE).check(report) if gated else None
     passed = verdict.passed if verdict is not None else report.passed
     assert batch.diagnostics == []
+    if fmt == "html":  # with the trajectories of the failing rows and a sample
+        found = collect_trajectories(DUMPS, batch.results)
+        return (0 if passed else 1), render_html(report, trajectories=found, gate=verdict)
     if fmt == "json" and verdict is not None:  # the JSON report carries the gate's verdict
         return (0 if passed else 1), render_json(report, gate=verdict)
     return (0 if passed else 1), RENDER[fmt](report)
@@ -138,8 +149,8 @@ def test_each_format_is_the_same_spilled_as_kept_in_memory(
     for spill_rows, workers in [(None, 1), (1, 1), (1, 2)]:
         code, report, walks = _eval(monkeypatch, spill_rows, workers, *args)
         assert (code, report) == (expected_code, expected_report), (spill_rows, workers)
-        if spill_rows is not None:  # the text report is written on the summary's walk
-            assert walks == (1 if fmt == "text" else 2), fmt
+        if spill_rows is not None:
+            assert walks == WALKS[fmt], fmt
 
 
 def test_the_gate_verdicts_differ_so_both_exit_codes_are_covered(

@@ -39,7 +39,7 @@ from tooltrail.cli.gates import load_gate
 from tooltrail.cli.judge_flags import judge_options, judge_overrides
 from tooltrail.cli.report import write_file_or_stdout, write_rich_report
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import EvaluationReport, ReportError, Summarizer
+from tooltrail.evaluate import EvaluationReport, ReportError, Summarizer, Summary
 from tooltrail.gc_pause import gc_paused
 from tooltrail.judge.errors import JudgeConfigError
 from tooltrail.judging import check_judge, run_judge_settings
@@ -354,29 +354,47 @@ def _report(
 ) -> tuple[EvaluationReport, GateResult | None]:
     """Write the report of ``batch`` in ``fmt``; return it and the gate's verdict on it.
 
-    The text report writes its rows before its roll-up: the rows are walked once, summarized
-    as they are written (``write_text_summarizing``), which saves a walk of rows read back
-    from disk. The other formats open with the summary (JUnit: its counts), made first."""
+    Each walk of rows read back from disk unpickles them again, so the summary is counted on
+    the report's own walk where the format allows: the text report writes its rows before its
+    roll-up (``write_text_summarizing``); the HTML page lists a bounded set of rows, found
+    with the summary (``list_rows``) before the page is written. JSON, JUnit and Markdown open
+    with the summary (JUnit: its counts): the summary's walk, then theirs."""
+    cases = {case.id: case for case in suite.cases}
     if fmt == "text":
-        summarizer = Summarizer({case.id: case for case in suite.cases})
+        summarizer = Summarizer(cases)
         longest = batch.longest_label()
         write_file_or_stdout(
             out, lambda sink: write_text_summarizing(batch.results, summarizer, longest, sink)
         )
-        report = EvaluationReport(
-            suite_name=suite.name,
-            suite_version=suite.version,
-            cases=batch.results,
-            summary=summarizer.summary(),
-        )
+        report = _with_summary(suite, batch, summarizer.summary())
         return report, gate.check(report) if gate is not None else None
+    if fmt == "html":
+        from tooltrail.report.html import list_rows, write_html
+
+        summarizer = Summarizer(cases)
+        listing = list_rows(batch.results, trajectories=trajectories, summarizer=summarizer)
+        report = _with_summary(suite, batch, summarizer.summary())
+        verdict = gate.check(report) if gate is not None else None
+        write_file_or_stdout(
+            out,
+            lambda sink: write_html(
+                report, sink, trajectories=trajectories, gate=verdict, listing=listing
+            ),
+        )
+        return report, verdict
     report = EvaluationReport.from_results(suite, batch.results)
     gate_result = gate.check(report) if gate is not None else None
-    if fmt in ("html", "json"):
+    if fmt == "json":
         write_rich_report(report, fmt, out, trajectories=trajectories, gate=gate_result)
     else:
         write_report(report, fmt, out)
     return report, gate_result
+
+
+def _with_summary(suite: TestSuite, batch: BatchResult, summary: Summary) -> EvaluationReport:
+    return EvaluationReport(
+        suite_name=suite.name, suite_version=suite.version, cases=batch.results, summary=summary
+    )
 
 
 def write_report(report: EvaluationReport, fmt: str, out: str | None) -> None:
