@@ -11,9 +11,11 @@ lie), and the label counts: about 0.25 KB a trace, against ~0.75 KB as ``GroupOu
 objects and ~1.8 KB for its row.
 
 ``SpilledRows`` reads them back lazily, in report order and relabelled, as often as asked: the
-report writers, the summary and ``--annotate`` each walk it. The file is pickle of our own
-objects, written and read only by this process, and removed by ``close()``, when the rows are
-no longer referenced, or when the interpreter exits, whichever comes first.
+summary (with the text report or the HTML page's rows, in one walk), the other report writers
+and ``--annotate`` each walk it; the label counts give the longest label without a walk. The
+file is pickle of our own objects, written and read only by this process, and removed by
+``close()``, when the rows are no longer referenced, or when the interpreter exits, whichever
+comes first.
 """
 
 from __future__ import annotations
