@@ -9,8 +9,10 @@ too), the best of ``--repeat`` runs:
 - ``spill``: the rows written to a ``RowSpill`` in outcomes of 1,000 groups, as the driver
   does with every outcome once past ``spill_rows``;
 - ``read back``: the spilled rows read back in order (``SpilledRows``), once;
-- ``summary``: ``EvaluationReport.from_results`` over the spilled rows (a walk);
-- ``text report``: the text report of those rows written to a file (another walk).
+- ``text report``: the text report of those rows written to a file and their summary, in one
+  walk, as ``tooltrail eval`` makes them (``write_text_summarizing``);
+- ``summary``, ``json report`` (not in ``--callgrind``): for the other formats, the summary
+  walks the rows first (``EvaluationReport.from_results``), then the report (another walk).
 
 ``--callgrind`` counts instructions instead, whatever the machine's load: a fresh process
 per phase runs the phases up to and including it once, untimed (``--phase NAME``), under
@@ -33,16 +35,17 @@ from typing import Any
 from tooltrail.batch.compact import RowCompactor
 from tooltrail.batch.matching import row_label
 from tooltrail.batch.outcomes import GroupOutcome
-from tooltrail.batch.spill import RowSpill
+from tooltrail.batch.spill import RowSpill, SpilledRows
 from tooltrail.checks import default_registry
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import CasePlans, EvaluationReport, evaluate_cases
+from tooltrail.evaluate import CasePlans, EvaluationReport, Summarizer, evaluate_cases
 from tooltrail.model import EvalTrace
-from tooltrail.report.text import write_text
+from tooltrail.report.json import write_json
+from tooltrail.report.text import write_text_summarizing
 from tooltrail.settings import redaction_from_env
 from tooltrail.suite import TestSuite
 
-PHASES = ("setup", "checks", "spill", "read back", "summary", "text report")
+PHASES = ("setup", "checks", "spill", "read back", "text report")
 #: Groups per outcome handed to the spill (a chunk's worth).
 OUTCOME_GROUPS = 1000
 
@@ -74,9 +77,17 @@ def spill(outcomes: list[GroupOutcome]) -> Any:
     return rows.rows(placed, [])
 
 
-def text_report(report: EvaluationReport) -> None:
+def text_report(suite: TestSuite, rows: SpilledRows) -> EvaluationReport:
+    """The text report and the summary in one walk, as ``cli.eval`` makes them."""
+    summarizer = Summarizer({case.id: case for case in suite.cases})
     with tempfile.TemporaryFile("w", encoding="utf-8") as out:
-        write_text(report, out)
+        write_text_summarizing(rows, summarizer, rows.longest_label, out)
+    return EvaluationReport(suite.name, suite.version, rows, summarizer.summary())
+
+
+def json_report(report: EvaluationReport) -> None:
+    with tempfile.TemporaryFile("w", encoding="utf-8") as out:
+        write_json(report, out)
 
 
 def cpu(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
@@ -138,15 +149,16 @@ def main() -> None:
     gc.disable()
     traces = list(read_traces(options.dump))
     gc.enable()
-    last = PHASES.index(options.phase) if options.phase else len(PHASES) - 1
     repeat = 1 if options.phase else options.repeat
     steps: list[tuple[str, Callable[[Any], Any]]] = [
         ("checks", lambda _: evaluate(suite, traces)),
         ("spill", spill),
         ("read back", lambda rows: (rows, sum(1 for _ in rows))),
-        ("summary", lambda done: EvaluationReport.from_results(suite, done[0])),
-        ("text report", text_report),
+        ("text report", lambda done: text_report(suite, done[0])),
+        ("summary", lambda report: EvaluationReport.from_results(suite, report.cases)),
+        ("json report", json_report),
     ]
+    last = PHASES.index(options.phase) if options.phase else len(steps)
     if options.phase:
         print(f"{len(traces)} traces; phases up to {options.phase}, once")
     else:
@@ -159,7 +171,8 @@ def main() -> None:
         seconds, value = cpu(lambda step=step, value=value: step(value), repeat)
         total += seconds
         print(f"{name:12s} {seconds:7.3f} s {seconds / len(traces) * 1e6:8.2f} us/trace")
-    print(f"{'total':12s} {total:7.3f} s {total / len(traces) * 1e6:8.2f} us/trace")
+        if number == len(PHASES) - 1:  # a text report's run; then what the other formats add
+            print(f"{'total':12s} {total:7.3f} s {total / len(traces) * 1e6:8.2f} us/trace")
 
 
 if __name__ == "__main__":

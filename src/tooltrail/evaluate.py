@@ -170,6 +170,9 @@ class Summary:
     #: column width: rows read back from disk cost a third of that report's time a walk.
     #: A layout aid, not part of what the summary says: not compared, not serialized.
     longest_label: int | None = field(default=None, compare=False)
+    #: Failing rows with a failing score that is an error (``None``: not counted), counted on
+    #: the summary's walk for the JUnit report's ``errors`` count, for the same reason.
+    error_rows: int | None = field(default=None, compare=False)
 
 
 @dataclass(slots=True)
@@ -737,66 +740,103 @@ def summarize(rows: Iterable[CaseResult], cases: dict[str, TestCase]) -> Summary
     mean score; one runs verdict per case (``cases`` supplies runs/threshold).
 
     One walk over ``rows``, a block at a time, so rows read lazily from disk are not all held."""
-    by_case: dict[str, list[int]] = {}  # case id -> [passed rows, rows], in order of first row
-    totals: dict[str, int] = {}
-    passes: dict[str, int] = {}
-    total_value = 0.0
-    counted = 0
-    judged: JudgeSummary | None = None
-    longest_label = 0
+    summarizer = Summarizer(cases)
     walk = iter(rows)
-    while block := list(islice(walk, _SUMMARY_BLOCK)):
-        longest_label = max(longest_label, max([len(row.label) for row in block]))
+    while block := list(islice(walk, SUMMARY_BLOCK)):
+        summarizer.add(block)
+    return summarizer.summary()
+
+
+class Summarizer:
+    """``summarize`` fed a block of rows at a time, in report order: a report that writes its
+    rows before its roll-up (the text report) counts them as it writes them, in the same walk
+    (rows read back from disk are unpickled on every walk: ``batch.spill``)."""
+
+    def __init__(self, cases: dict[str, TestCase]) -> None:
+        self._cases = cases
+        self._by_case: dict[str, list[int]] = {}  # case id -> [passed rows, rows], by first row
+        self._totals: dict[str, int] = {}
+        self._passes: dict[str, int] = {}
+        self._total_value = 0.0
+        self._counted = 0
+        self._judged: JudgeSummary | None = None
+        self._longest_label = 0
+        self._error_rows = 0
+
+    def add(self, block: Sequence[CaseResult]) -> None:
+        """Count the rows of ``block``, the next ones in report order."""
+        if not block:
+            return
+        self._longest_label = max(self._longest_label, max([len(row.label) for row in block]))
+        by_case = self._by_case
         for row in block:
             counts = by_case.get(row.case_id)
             if counts is None:
                 counts = by_case[row.case_id] = [0, 0]
-            counts[0] += row.passed
+            if row.passed:
+                counts[0] += 1
+            elif any([s.error for s in row.scores]) and any(s.error for s in row.failures):
+                self._error_rows += 1  # (errors are rare: the property only on such rows)
             counts[1] += 1
         # Counted at C speed: this runs over every score of a batch (millions in a nightly run).
         scores = [score for row in block for score in row.scores if not score.skipped]
         records = [score.judge for score in scores if score.judge is not None]
         if records:
-            judged = judged or JudgeSummary()
+            judged = self._judged = self._judged or JudgeSummary()
             for record in records:
                 judged.add(record)
-        tally(totals, [score.metric for score in scores])
-        tally(passes, [score.metric for score in scores if score.passed])
+        tally(self._totals, [score.metric for score in scores])
+        tally(self._passes, [score.metric for score in scores if score.passed])
         values = [score.value for score in scores]
         if not math.isfinite(sum(values)):  # a NaN or infinite value is left out of the mean
             values = [v for v in values if math.isfinite(v)]
-        total_value = sum(values, total_value)  # continues the sum: the same additions in order
-        counted += len(values)
-    metrics = {name: MetricSummary(passes.get(name, 0), totals[name]) for name in sorted(totals)}
-    passed_rows = sum([counts[0] for counts in by_case.values()])
-    total = sum([counts[1] for counts in by_case.values()])
-    verdicts = []
-    for case_id, (passed_runs, case_rows) in by_case.items():
-        case = cases.get(case_id)
-        wanted_runs = case.runs if case is not None else 1
-        threshold = case.threshold if case is not None else None
-        runs = max(wanted_runs, case_rows)
-        verdicts.append(
-            RunVerdict(
-                case_id=case_id,
-                passed_runs=passed_runs,
-                runs=runs,
-                threshold=threshold,
-                passed=meets(passed_runs, runs, 1.0 if threshold is None else threshold),
-                repeated=case is not None and (case.runs > 1 or case.threshold is not None),
+        # Continues the sum: the same additions in the same order, whatever the blocks.
+        self._total_value = sum(values, self._total_value)
+        self._counted += len(values)
+
+    def summary(self) -> Summary:
+        """The roll-up of the rows added so far."""
+        totals, passes, by_case = self._totals, self._passes, self._by_case
+        metrics = {
+            name: MetricSummary(passes.get(name, 0), totals[name]) for name in sorted(totals)
+        }
+        passed_rows = sum([counts[0] for counts in by_case.values()])
+        total = sum([counts[1] for counts in by_case.values()])
+        verdicts = []
+        for case_id, (passed_runs, case_rows) in by_case.items():
+            case = self._cases.get(case_id)
+            wanted_runs = case.runs if case is not None else 1
+            threshold = case.threshold if case is not None else None
+            runs = max(wanted_runs, case_rows)
+            verdicts.append(
+                RunVerdict(
+                    case_id=case_id,
+                    passed_runs=passed_runs,
+                    runs=runs,
+                    threshold=threshold,
+                    passed=meets(passed_runs, runs, 1.0 if threshold is None else threshold),
+                    repeated=case is not None and (case.runs > 1 or case.threshold is not None),
+                )
             )
+        return Summary(
+            metrics=metrics,
+            passed_cases=passed_rows,
+            total_cases=total,
+            pass_rate=passed_rows / total if total else 0.0,
+            average_score=self._total_value / self._counted if self._counted else 0.0,
+            runs=verdicts,
+            judge=_judge_copy(self._judged),
+            longest_label=self._longest_label,
+            error_rows=self._error_rows,
         )
-    return Summary(
-        metrics=metrics,
-        passed_cases=passed_rows,
-        total_cases=total,
-        pass_rate=passed_rows / total if total else 0.0,
-        average_score=total_value / counted if counted else 0.0,
-        runs=verdicts,
-        judge=judged,
-        longest_label=longest_label,
-    )
 
 
-#: Rows summarized at a time.
-_SUMMARY_BLOCK = 4096
+def _judge_copy(judged: JudgeSummary | None) -> JudgeSummary | None:
+    """A summary's own copy: more rows added later do not change a summary already made."""
+    if judged is None:
+        return None
+    return replace(judged, models=list(judged.models), unpriced=list(judged.unpriced))
+
+
+#: Rows summarized at a time (a block of rows read back from disk is 512).
+SUMMARY_BLOCK = 4096

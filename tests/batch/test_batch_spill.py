@@ -411,3 +411,33 @@ def test_conversations_split_across_files_spill_the_same_rows(tmp_path: Path) ->
     assert isinstance(spilled.results, SpilledRows) and spilled.merged_count > 0
     assert len(kept.results) == 5
     assert [r.to_dict() for r in spilled.results] == [r.to_dict() for r in kept.results]
+
+
+def test_spilled_rows_know_their_longest_label_as_numbered_without_a_walk() -> None:
+    """The text report's label column is as wide as the longest label read back: ``name run
+    N`` for the last of N rows sharing a label, rows left out (merged again) not counted."""
+    from tooltrail.batch.outcomes import GroupOutcome
+    from tooltrail.batch.spill import RowSpill
+    from tooltrail.checks import Score
+
+    def group(n: int, label: str) -> GroupOutcome:
+        score = Score("required_tool:a", "required_tool", 1.0, True, "ok")
+        row = CaseResult("c", True, [score], trace_id=f"t{n}", label=label)
+        return GroupOutcome(f"t{n}", (f"t{n}",), (0, n), None, [row])
+
+    labels = ["shared"] * 10 + ["a-label-of-20-chars!", "left-out-label-of-twenty-eight"]
+    spill = RowSpill(block_rows=4)
+    try:
+        packed = spill.add([group(n, label) for n, label in enumerate(labels)])
+        rows = spill.rows(
+            packed.placed(lambda key: key != "t11"), packed.placed({"t11"}.__contains__)
+        )
+        read = [row.label for row in rows]
+        assert read[9:] == ["shared run 10", "a-label-of-20-chars!"]
+        assert rows.longest_label == max(len(label) for label in read) == 20
+        spill_nine = RowSpill()
+        packed = spill_nine.add([group(n, "shared") for n in range(9)])
+        assert spill_nine.rows(packed.placed(bool), []).longest_label == len("shared run 9")
+        spill_nine.close()
+    finally:
+        spill.close()

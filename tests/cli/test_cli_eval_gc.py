@@ -21,7 +21,7 @@ def test_the_report_is_written_with_the_collector_paused(
     collector_on: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fmt: str
 ) -> None:
     seen: list[bool] = []
-    name = "write_report" if fmt == "text" else "write_rich_report"
+    name = "write_text_summarizing" if fmt == "text" else "write_rich_report"
     real = getattr(eval_cli, name)
 
     def watched(*args: Any, **kwargs: Any) -> None:

@@ -36,7 +36,7 @@ from tooltrail.batch.executors import (
 )
 from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
-from tooltrail.batch.spill import Placed, RowSpill, SpilledGroups
+from tooltrail.batch.spill import Placed, RowSpill, SpilledGroups, SpilledRows
 from tooltrail.batch.tasks import (
     ChunkTask,
     EvalSettings,
@@ -79,6 +79,13 @@ class BatchResult:
     #: How the records were read (``otlp.read.core.reading_path()`` in each task's process),
     #: sorted: one path, unless workers' environments differ (``docs/core-path.md``).
     reading_paths: tuple[str, ...] = ()
+
+    def longest_label(self) -> int:
+        """The length of the longest row label, without reading spilled rows back (their
+        label counts say it): the text report's label column, before its one walk."""
+        if isinstance(self.results, SpilledRows):
+            return self.results.longest_label
+        return max([len(row.label) for row in self.results], default=0)
 
     def close(self) -> None:
         """Remove the spilled rows' file, if any; ``results`` cannot be read after that."""

@@ -11,9 +11,11 @@ lie), and the label counts: about 0.25 KB a trace, against ~0.75 KB as ``GroupOu
 objects and ~1.8 KB for its row.
 
 ``SpilledRows`` reads them back lazily, in report order and relabelled, as often as asked: the
-report writers, the summary and ``--annotate`` each walk it. The file is pickle of our own
-objects, written and read only by this process, and removed by ``close()``, when the rows are
-no longer referenced, or when the interpreter exits, whichever comes first.
+summary (with the text report or the HTML page's rows, in one walk), the other report writers
+and ``--annotate`` each walk it; the label counts give the longest label without a walk. The
+file is pickle of our own objects, written and read only by this process, and removed by
+``close()``, when the rows are no longer referenced, or when the interpreter exits, whichever
+comes first.
 """
 
 from __future__ import annotations
@@ -158,6 +160,15 @@ class SpilledRows(Sequence[CaseResult]):
         self._slots = slots
         self._total = total
         self._repeated = {label for label, n in label_counts.items() if n > 1}
+        #: The length of the longest label as read back (``label run N`` for the last of N).
+        self.longest_label = max(
+            (
+                len(label if n == 1 else f"{label} run {n}")
+                for label, n in label_counts.items()
+                if n > 0
+            ),
+            default=0,
+        )
 
     def __len__(self) -> int:
         return self._total

@@ -15,10 +15,10 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
@@ -37,9 +37,9 @@ from tooltrail.checks.timelimit import DEFAULT_CHECK_TIMEOUT_S
 from tooltrail.cli.errors import fail, standard_input
 from tooltrail.cli.gates import load_gate
 from tooltrail.cli.judge_flags import judge_options, judge_overrides
-from tooltrail.cli.report import write_rich_report
+from tooltrail.cli.report import write_file_or_stdout, write_rich_report
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import EvaluationReport, ReportError
+from tooltrail.evaluate import EvaluationReport, ReportError, Summarizer, Summary
 from tooltrail.gc_pause import gc_paused
 from tooltrail.judge.errors import JudgeConfigError
 from tooltrail.judging import check_judge, run_judge_settings
@@ -53,7 +53,11 @@ from tooltrail.report import (
     write_text,
 )
 from tooltrail.report.stream import TextSink
+from tooltrail.report.text import write_text_summarizing
 from tooltrail.suite import SuiteError, TestSuite
+
+if TYPE_CHECKING:
+    from tooltrail.report.trajectory import Trajectory
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
 #: Stopped by SIGINT (Ctrl-C): 128 + the signal's number, as a shell reports it.
@@ -249,13 +253,8 @@ def eval_command(
         # and make no reference cycles: with the collector on, it rescanned each block of
         # rows as it was read, a quarter of the report's CPU time (``gc_pause``).
         with gc_paused():
-            report = EvaluationReport.from_results(suite, batch.results)
-            gate_result = gate.check(report) if gate is not None else None
             try:
-                if rich:
-                    write_rich_report(report, fmt, out, trajectories=found, gate=gate_result)
-                else:
-                    write_report(report, fmt, out)
+                report, gate_result = _report(suite, batch, gate, fmt, out, found)
             except OSError as exc:
                 fail("eval", f"cannot write the report to {out}: {exc.strerror or exc}")
         nothing = len(batch.results) == 0 and not allow_empty
@@ -345,21 +344,64 @@ def _nothing_evaluated(batch: BatchResult) -> str:
     )
 
 
+def _report(
+    suite: TestSuite,
+    batch: BatchResult,
+    gate: Gate | None,
+    fmt: str,
+    out: str | None,
+    trajectories: Mapping[int, Trajectory] | None,
+) -> tuple[EvaluationReport, GateResult | None]:
+    """Write the report of ``batch`` in ``fmt``; return it and the gate's verdict on it.
+
+    Each walk of rows read back from disk unpickles them again, so the summary is counted on
+    the report's own walk where the format allows: the text report writes its rows before its
+    roll-up (``write_text_summarizing``); the HTML page lists a bounded set of rows, found
+    with the summary (``list_rows``) before the page is written. JSON, JUnit and Markdown open
+    with the summary (JUnit: its counts): the summary's walk, then theirs."""
+    cases = {case.id: case for case in suite.cases}
+    if fmt == "text":
+        summarizer = Summarizer(cases)
+        longest = batch.longest_label()
+        write_file_or_stdout(
+            out, lambda sink: write_text_summarizing(batch.results, summarizer, longest, sink)
+        )
+        report = _with_summary(suite, batch, summarizer.summary())
+        return report, gate.check(report) if gate is not None else None
+    if fmt == "html":
+        from tooltrail.report.html import list_rows, write_html
+
+        summarizer = Summarizer(cases)
+        listing = list_rows(batch.results, trajectories=trajectories, summarizer=summarizer)
+        report = _with_summary(suite, batch, summarizer.summary())
+        verdict = gate.check(report) if gate is not None else None
+        write_file_or_stdout(
+            out,
+            lambda sink: write_html(
+                report, sink, trajectories=trajectories, gate=verdict, listing=listing
+            ),
+        )
+        return report, verdict
+    report = EvaluationReport.from_results(suite, batch.results)
+    gate_result = gate.check(report) if gate is not None else None
+    if fmt == "json":
+        write_rich_report(report, fmt, out, trajectories=trajectories, gate=gate_result)
+    else:
+        write_report(report, fmt, out)
+    return report, gate_result
+
+
+def _with_summary(suite: TestSuite, batch: BatchResult, summary: Summary) -> EvaluationReport:
+    return EvaluationReport(
+        suite_name=suite.name, suite_version=suite.version, cases=batch.results, summary=summary
+    )
+
+
 def write_report(report: EvaluationReport, fmt: str, out: str | None) -> None:
-    """Stream ``report`` in format ``fmt`` to the file ``out``, or to stdout."""
+    """Stream ``report`` in format ``fmt`` to the file ``out`` (created 0600: reports quote
+    argument values), or to stdout."""
     writer = WRITERS[fmt]
-    if out is None:
-        writer(report, _Stdout())
-        return
-    with open(out, "w", encoding="utf-8") as handle:
-        writer(report, handle)
-
-
-class _Stdout:
-    """stdout as a report sink, written through ``click.echo`` like everything else printed."""
-
-    def write(self, text: str, /) -> None:
-        click.echo(text, nl=False)
+    write_file_or_stdout(out, lambda sink: writer(report, sink))
 
 
 def _print_diagnostics(diagnostics: Sequence[Diagnostic], stdin_copy: str | None) -> None:

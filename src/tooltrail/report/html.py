@@ -20,10 +20,12 @@ Content-Security-Policy lets only that script run.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING
 
-from tooltrail.evaluate import CaseResult, EvaluationReport
+from tooltrail.evaluate import SUMMARY_BLOCK, CaseResult, EvaluationReport, Summarizer
 from tooltrail.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from tooltrail.report.stream import TextSink, write_pieces
 from tooltrail.report.trajectory import TimelineSpan, Trajectory
@@ -43,6 +45,51 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+@dataclass(slots=True)
+class Listing:
+    """The rows a page lists (failing rows first, up to ``MAX_LISTED_FAILING``; passing rows
+    with an embedded trajectory or a change), by row index, and how many rows failed and
+    passed: what the page needs of its rows, found in one walk."""
+
+    failing: list[tuple[int, CaseResult]] = field(default_factory=list)
+    others: list[tuple[int, CaseResult]] = field(default_factory=list)
+    failing_total: int = 0
+    passing_total: int = 0
+
+
+def list_rows(
+    rows: Iterable[CaseResult],
+    *,
+    trajectories: Mapping[int, Trajectory] | None = None,
+    changes: Mapping[int, object] | None = None,
+    max_listed_failing: int = MAX_LISTED_FAILING,
+    summarizer: Summarizer | None = None,
+) -> Listing:
+    """The ``Listing`` of ``rows``, in one walk; each block of rows is also added to
+    ``summarizer`` when given, so the page's summary and its rows cost one walk of rows read
+    back from disk (``tooltrail eval --format html``), not two."""
+    trajectories = trajectories or {}
+    changes = changes or {}
+    listing = Listing()
+    failing, others = listing.failing, listing.others
+    index = 0
+    walk = iter(rows)
+    while block := list(islice(walk, SUMMARY_BLOCK)):
+        if summarizer is not None:
+            summarizer.add(block)
+        for row in block:
+            if not row.passed:
+                listing.failing_total += 1
+                if len(failing) < max_listed_failing:
+                    failing.append((index, row))
+            else:
+                listing.passing_total += 1
+                if index in trajectories or index in changes:
+                    others.append((index, row))
+            index += 1
+    return listing
+
+
 def iter_html(
     report: EvaluationReport,
     *,
@@ -50,23 +97,21 @@ def iter_html(
     gate: GateResult | None = None,
     comparison: Comparison | None = None,
     max_listed_failing: int = MAX_LISTED_FAILING,
+    listing: Listing | None = None,
 ) -> Iterator[str]:
     """The page in pieces. ``trajectories`` maps a row's index in ``report.cases`` to its
-    trajectory; ``comparison`` (of a base report with this one) adds the change of each row."""
+    trajectory; ``comparison`` (of a base report with this one) adds the change of each row.
+    ``listing``: the rows' ``list_rows``, when already walked (with the summary's walk)."""
     trajectories = trajectories or {}
     changes = comparison.changes_by_new_index() if comparison is not None else {}
-    failing: list[tuple[int, CaseResult]] = []
-    others: list[tuple[int, CaseResult]] = []
-    failing_total = passing_total = 0
-    for index, row in enumerate(report.cases):
-        if not row.passed:
-            failing_total += 1
-            if len(failing) < max_listed_failing:
-                failing.append((index, row))
-        else:
-            passing_total += 1
-            if index in trajectories or index in changes:
-                others.append((index, row))
+    if listing is None:
+        listing = list_rows(
+            report.cases,
+            trajectories=trajectories,
+            changes=changes,
+            max_listed_failing=max_listed_failing,
+        )
+    failing, others = listing.failing, listing.others
     title = " ".join(t for t in (report.suite_name or "tooltrail", report.suite_version) if t)
     yield (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -78,9 +123,9 @@ def iter_html(
     yield from _filters(report, comparison is not None)
     listed_passing = len(others)
     yield (
-        f'<p class="muted">Listed: {len(failing)} of {failing_total} failing rows (failing '
-        f"first; trajectories of {sum(1 for i, _ in failing if i in trajectories)} embedded)"
-        f" and {listed_passing} of {passing_total} passing rows"
+        f'<p class="muted">Listed: {len(failing)} of {listing.failing_total} failing rows '
+        f"(failing first; trajectories of {sum(1 for i, _ in failing if i in trajectories)} "
+        f"embedded) and {listed_passing} of {listing.passing_total} passing rows"
         f"{' (changed, or a sample with trajectories)' if comparison else ' (a sample)'}. "
         'Shown: <b id="shown">all</b>.</p>\n'  # the filter script counts
     )
@@ -102,10 +147,14 @@ def write_html(
     trajectories: Mapping[int, Trajectory] | None = None,
     gate: GateResult | None = None,
     comparison: Comparison | None = None,
+    listing: Listing | None = None,
 ) -> None:
     """Write the page to ``out`` as it is rendered."""
     write_pieces(
-        iter_html(report, trajectories=trajectories, gate=gate, comparison=comparison), out
+        iter_html(
+            report, trajectories=trajectories, gate=gate, comparison=comparison, listing=listing
+        ),
+        out,
     )
 
 

@@ -44,12 +44,7 @@ def iter_junit(report: EvaluationReport) -> Iterator[str]:
     """The JUnit XML document in pieces: the head, then one ``testcase`` per row, then the end."""
     suite_name = _attr(report.suite_name or "tooltrail")
     rows = report.cases
-    failures = errors = 0
-    for row in rows:
-        if not row.passed:
-            failures += 1
-            if any(s.error for s in row.failures):
-                errors += 1
+    failures, errors = _failing(report)
     counts = f'tests="{len(rows)}" failures="{failures - errors}" errors="{errors}"'
     yield f'{XML_DECLARATION}<testsuites name="{suite_name}" {counts}>\n  '
     suite = f'<testsuite name="{suite_name}" {counts} skipped="0"'
@@ -75,6 +70,21 @@ def iter_junit(report: EvaluationReport) -> Iterator[str]:
     for row in rows:
         yield "\n    " + _testcase(row, suite_name)
     yield "\n  </testsuite>\n</testsuites>\n"
+
+
+def _failing(report: EvaluationReport) -> tuple[int, int]:
+    """Failing rows, and those of them failing with an error: counted by the summary's walk
+    (``Summary.error_rows``), else by a walk of their own (a summary made elsewhere)."""
+    summary = report.summary
+    if summary.error_rows is not None:
+        return summary.total_cases - summary.passed_cases, summary.error_rows
+    failures = errors = 0
+    for row in report.cases:
+        if not row.passed:
+            failures += 1
+            if any(s.error for s in row.failures):
+                errors += 1
+    return failures, errors
 
 
 def _value(value: object) -> str:

@@ -156,6 +156,27 @@ def embedded_rows(
     return sorted(failing + passing)
 
 
+def picked_rows(rows: Sequence[CaseResult], indexes: Iterable[int]) -> dict[int, CaseResult]:
+    """Row index -> row, for ``indexes``, in one walk of ``rows`` that stops at the last
+    one wanted: indexing rows read back from disk (``SpilledRows``) walks from the first row
+    each time, hundreds of walks for the rows a report embeds. In the order of ``indexes``;
+    raises ``IndexError`` for an index past the rows, as indexing does."""
+    total = len(rows)
+    order = [index + total if index < 0 else index for index in indexes]
+    if not order:
+        return {}
+    if min(order) < 0 or max(order) >= total:
+        raise IndexError("row index out of range")
+    wanted = set(order)
+    found: dict[int, CaseResult] = {}
+    for index, row in enumerate(rows):
+        if index in wanted:
+            found[index] = row
+            if len(found) == len(wanted):
+                break
+    return {index: found[index] for index in order}
+
+
 def collect_trajectories(
     paths: Sequence[str | os.PathLike[str]],
     rows: Sequence[CaseResult],
@@ -170,7 +191,7 @@ def collect_trajectories(
     from tooltrail.convert import read_traces
     from tooltrail.otlp import read_spans
 
-    wanted_rows = {i: rows[i] for i in (embedded_rows(rows) if indexes is None else indexes)}
+    wanted_rows = picked_rows(rows, embedded_rows(rows) if indexes is None else indexes)
     wanted = {row.trace_id for row in wanted_rows.values() if row.trace_id}
     if not wanted:
         return {}
