@@ -9,9 +9,12 @@ parsers refuse the whole line.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_core_differential import _SMALL, _line, _reader, assert_same, needs_core
+
+from tooltrail.otlp import Limits
 
 #: Bytes that are not UTF-8, in members the core reads and in members it only skips.
 INVALID_UTF8 = {
@@ -38,3 +41,56 @@ def test_a_line_with_invalid_utf8_is_reported_as_by_the_python_path(
     path = tmp_path / "bad.jsonl"
     path.write_bytes(_line() + bad + _line(spanId='"0102030405060709"'))
     assert_same(path, monkeypatch, usage=True, content=True, limits=_SMALL)
+
+
+def _padded(n: int, size: int) -> bytes:
+    """A JSON line of one span (span id ``n``) padded to ``size`` bytes with an attribute."""
+    line = _line(spanId=f'"{n + 1:016x}"', attributes=_PAD.format(""))
+    pad = "p" * (size - len(line))
+    return _line(spanId=f'"{n + 1:016x}"', attributes=_PAD.format(pad))
+
+
+_PAD = '[{{"key":"pad","value":{{"stringValue":"{}"}}}}]'
+
+
+@pytest.mark.parametrize("which", ["core", "python"])
+def test_lines_across_the_read_buffer_keep_their_file_and_line(
+    which: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A plain file's JSON lines are read through a buffer of their own (``_LINES_BUFFER``):
+    lines shorter and longer than it, ending on and across its edges, blank runs and a line
+    over the record limit between them, read as they are, with their line numbers."""
+    from tooltrail.otlp.read import core, records
+    from tooltrail.otlp.read.records import iter_records
+
+    buffer = 4096
+    monkeypatch.setattr(records, "_LINES_BUFFER", buffer)
+    if which == "python":
+        monkeypatch.setenv(core.CORE_ENV, core.PYTHON)
+    else:
+        monkeypatch.delenv(core.CORE_ENV, raising=False)
+    core.reset()
+    sizes = [buffer - 300, 300, buffer, 3 * buffer + 7, 500, 2 * buffer - 1, 40_000]
+    lines = [_padded(n, size) for n, size in enumerate(sizes)]
+    assert [len(line) for line in lines] == sizes
+    over = b'{"resourceSpans":[' + b" " * 60_000 + b"]}\n"  # over the limit below
+    body = lines[0] + lines[1] + b"\n" * (buffer + 5) + lines[2] + lines[3] + over
+    body += lines[4] + b"  \r\n" + lines[5] + lines[6].rstrip(b"\n")  # no final newline
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(body)
+    diagnostics: list[Any] = []
+    limits = Limits(max_record_bytes=50_000)
+    with monkeypatch.context():
+        read = [
+            (record.line, [span.span_id for span in record.spans])
+            for record in iter_records(path, limits=limits, diagnostics=diagnostics)
+        ]
+    core.reset()
+    first_blank = 3
+    after_blank = first_blank + buffer + 5
+    want_lines = [1, 2, after_blank, after_blank + 1, after_blank + 3, after_blank + 5]
+    want_lines.append(after_blank + 6)
+    assert read == [(line, [f"{n + 1:016x}"]) for n, line in enumerate(want_lines)]
+    assert [(d.line, d.message) for d in diagnostics] == [
+        (after_blank + 2, "line longer than the 50000 byte record limit; skipped")
+    ]
