@@ -12,9 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_core_differential import _SMALL, _line, _reader, assert_same, needs_core
+from test_core_differential import _SMALL, _line, _Part, _reader, assert_same, needs_core
 
+from tooltrail import dialects
 from tooltrail.otlp import Limits
+from tooltrail.otlp.read import core, ranges, records
+from tooltrail.otlp.read.ranges import read_range
+from tooltrail.otlp.read.records import iter_records
 
 #: Bytes that are not UTF-8, in members the core reads and in members it only skips.
 INVALID_UTF8 = {
@@ -54,17 +58,17 @@ _PAD = '[{{"key":"pad","value":{{"stringValue":"{}"}}}}]'
 
 
 @pytest.mark.parametrize("which", ["core", "python"])
+@pytest.mark.parametrize("reader", ["records", "ranges"])
 def test_lines_across_the_read_buffer_keep_their_file_and_line(
-    which: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    which: str, reader: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """A plain file's JSON lines are read through a buffer of their own (``_LINES_BUFFER``):
-    lines shorter and longer than it, ending on and across its edges, blank runs and a line
-    over the record limit between them, read as they are, with their line numbers."""
-    from tooltrail.otlp.read import core, records
-    from tooltrail.otlp.read.records import iter_records
-
+    """A plain file's JSON lines are read through a buffer of their own (``LINES_BUFFER_BYTES``,
+    in ``iter_records`` and in the batch pass's ``read_range``): lines shorter and longer than
+    it, ending on and across its edges, blank runs and a line over the record limit between
+    them, read as they are, with their line numbers."""
     buffer = 4096
-    monkeypatch.setattr(records, "_LINES_BUFFER", buffer)
+    monkeypatch.setattr(records, "LINES_BUFFER_BYTES", buffer)
+    monkeypatch.setattr(ranges, "LINES_BUFFER_BYTES", buffer)
     if which == "python":
         monkeypatch.setenv(core.CORE_ENV, core.PYTHON)
     else:
@@ -80,14 +84,15 @@ def test_lines_across_the_read_buffer_keep_their_file_and_line(
     path.write_bytes(body)
     diagnostics: list[Any] = []
     limits = Limits(max_record_bytes=50_000)
-    with monkeypatch.context():
-        read = [
-            (record.line, [span.span_id for span in record.spans])
-            for record in iter_records(path, limits=limits, diagnostics=diagnostics)
-        ]
+    if reader == "records":
+        found = iter_records(path, limits=limits, diagnostics=diagnostics)
+        read = [(record.line, [span.span_id for span in record.spans]) for record in found]
+    else:
+        part = _Part(str(path), "lines", 0, None)
+        found_ = read_range(part, limits, diagnostics, dialects.INTEREST)
+        read = [(extent.line, [span.span_id for span in spans]) for extent, spans in found_]
     core.reset()
-    first_blank = 3
-    after_blank = first_blank + buffer + 5
+    after_blank = 3 + buffer + 5
     want_lines = [1, 2, after_blank, after_blank + 1, after_blank + 3, after_blank + 5]
     want_lines.append(after_blank + 6)
     assert read == [(line, [f"{n + 1:016x}"]) for n, line in enumerate(want_lines)]
