@@ -17,12 +17,14 @@ from tooltrail.otlp.decode.jsonproblems import json_line_problem
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
 from tooltrail.otlp.read.mixed import decode_mixed_json, iter_mixed_records, spans_and_logs
-from tooltrail.otlp.read.records import framed_range, skip_blank_lines
+from tooltrail.otlp.read.records import LINES_BUFFER_BYTES, framed_range, skip_blank_lines
 
 #: How a range is read: the whole file (records by index), JSON lines, or length-prefixed.
 Framing = Literal["whole", "lines", "prefixed"]
-#: Read buffer: collector lines run to megabytes, and ``readline`` through the default 8 KB
-#: buffer spent ~10% of reading a JSON-lines chunk copying and joining the pieces.
+#: Read buffer of a length-prefixed range, and the piece an overlong line is skipped by. (JSON
+#: lines are read through ``LINES_BUFFER_BYTES``: collector lines run to megabytes, and
+#: ``readline`` through the default 8 KB buffer spent ~10% of reading a JSON-lines chunk
+#: copying and joining the pieces.)
 READ_BUFFER_BYTES = 1 << 20
 
 
@@ -74,7 +76,8 @@ def read_range(
         yield from _read_whole(chunk, limits, diagnostics, interest)
         return
     try:
-        stream = open(chunk.path, "rb", buffering=READ_BUFFER_BYTES)  # noqa: SIM115 - closed below
+        buffering = LINES_BUFFER_BYTES if chunk.framing == "lines" else READ_BUFFER_BYTES
+        stream = open(chunk.path, "rb", buffering=buffering)  # noqa: SIM115 - closed below
     except OSError as exc:
         diagnostics.append(Diagnostic(chunk.path, None, None, f"cannot open: {exc.strerror}"))
         return

@@ -46,6 +46,13 @@ from tooltrail.otlp.read.streams import (
 )
 
 _SKIP_CHUNK = 1 << 20
+#: The read buffer for the JSON lines of a plain regular file (here and in the batch pass's
+#: ranges). ``readline`` finds the end of a line held in its buffer with one ``memchr``, but
+#: scans the bytes it reads past the buffer one by one (CPython's ``_buffered_readline``):
+#: through the 64 KiB buffer of ``peek``, a collector's request of a few hundred spans (800 kB
+#: a line) cost 5 instructions a byte. Not for a pipe or a decompressed stream: filling a
+#: buffer waits for all of it, and reads ahead of a decompression limit.
+LINES_BUFFER_BYTES = 4 << 20
 _WHITESPACE = b" \t\r\n\xef\xbb\xbf"  # and a UTF-8 byte order mark
 #: Leading ``_WHITESPACE``, measured without copying what follows it (``lstrip`` would).
 _LEADING_WHITESPACE = re.compile(b"[" + re.escape(_WHITESPACE) + b"]*")
@@ -404,6 +411,8 @@ class _FileReader:
                     yield from self._binary(stream, head, size)
                     return
         if first == b"{" or (not first and head):
+            if codec is None and size is not None:
+                stream = io.BufferedReader(stream, buffer_size=LINES_BUFFER_BYTES)  # type: ignore[type-var]
             yield from self._json(stream)
         elif head:
             yield from self._binary(stream, head, size)
