@@ -538,6 +538,22 @@ fn str_list<'py>(py: Python<'py>, items: &[String]) -> PyResult<Bound<'py, PyLis
     PyList::new(py, items.iter().map(|item| PyString::new(py, item)))
 }
 
+/// A string of few distinct values (a tool's name, a call's source, an agent's name, an
+/// attribute's key), as one shared object: Python's interned copy. The Python builder hands
+/// on the objects it was given, which its traces share; new strings per call held traces at
+/// about 1 KB more per trace than the Python builder's (`bench_core_memory.py`). Python frees
+/// an interned string no object holds any more, so this holds nothing past the traces.
+fn shared<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+    PyString::intern(py, text)
+}
+
+fn shared_opt<'py>(py: Python<'py>, text: Option<&str>) -> Bound<'py, PyAny> {
+    match text {
+        Some(text) => shared(py, text).into_any(),
+        None => py.None().into_bound(py),
+    }
+}
+
 impl Builder {
     fn make<'py>(
         &self,
@@ -554,7 +570,7 @@ impl Builder {
                 _ => intern!(py, "unset"),
             };
             let fields = [
-                PyString::new(py, &row.name).into_any(),
+                shared(py, &row.name).into_any(),
                 py_val(py, row.args, values),
                 py_opt(py, row.call_id.as_deref()),
                 values[row.span_id.0 as usize].clone(),
@@ -564,8 +580,8 @@ impl Builder {
                 status.clone().into_any(),
                 py_val(py, row.error, values),
                 row.turn.into_pyobject(py)?.into_any(),
-                py_opt(py, row.agent.as_deref()),
-                PyString::new(py, &row.source).into_any(),
+                shared_opt(py, row.agent.as_deref()),
+                shared(py, &row.source).into_any(),
                 py_val(py, row.result, values),
                 values[row.span_name.0 as usize].clone(),
             ];
@@ -574,7 +590,8 @@ impl Builder {
             rows.append(PyTuple::new(py, fields)?)?;
         }
         let spans = self.deferred_spans.bind(py).call1((rows,))?;
-        let metadata = metadata(py, &built.meta, values)?;
+        let trace_id = PyString::new(py, &built.trace_id);
+        let metadata = metadata(py, &built.meta, values, &trace_id)?;
         let turns = PyList::empty(py);
         for turn in &built.turns {
             let fields = (
@@ -586,7 +603,7 @@ impl Builder {
             turns.append(self.turn.bind(py).call1(fields)?)?;
         }
         let fields = (
-            PyString::new(py, &built.trace_id),
+            trace_id,
             spans,
             metadata,
             py_opt(py, built.output.as_deref()),
@@ -605,53 +622,70 @@ fn metadata<'py>(
     py: Python<'py>,
     meta: &build::Meta,
     values: &[Bound<'py, PyAny>],
+    trace_id: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
-    dict.set_item("turn_count", meta.turn_count)?;
+    dict.set_item(intern!(py, "turn_count"), meta.turn_count)?;
     if let Some(service) = &meta.service_name {
-        dict.set_item("service.name", service)?;
+        dict.set_item(intern!(py, "service.name"), shared(py, service))?;
     }
     if let Some((name, span_id)) = &meta.root {
-        dict.set_item("root_span_name", &values[name.0 as usize])?;
-        dict.set_item("root_span_id", span_id)?;
+        dict.set_item(intern!(py, "root_span_name"), &values[name.0 as usize])?;
+        dict.set_item(intern!(py, "root_span_id"), span_id)?;
     }
     if let Some(agent) = &meta.agent_name {
-        dict.set_item("agent_name", agent)?;
+        dict.set_item(intern!(py, "agent_name"), shared(py, agent))?;
     }
-    dict.set_item("trace_ids", str_list(py, &meta.trace_ids)?)?;
+    let trace_ids = PyList::new(
+        py,
+        meta.trace_ids.iter().map(|id| match trace_id.to_str() {
+            Ok(same) if same == id => trace_id.clone(), // one trace: the object `trace_id` holds
+            _ => PyString::new(py, id),
+        }),
+    )?;
+    dict.set_item(intern!(py, "trace_ids"), trace_ids)?;
     if let Some(conversation) = &meta.conversation_id {
-        dict.set_item("conversation_id", conversation)?;
+        dict.set_item(intern!(py, "conversation_id"), conversation)?;
     }
     if let Some(case) = &meta.case_id {
-        dict.set_item("case_id", case)?;
+        dict.set_item(intern!(py, "case_id"), case)?;
     }
     let attributes = PyDict::new(py);
     for (key, value) in &meta.attributes {
-        attributes.set_item(key, &values[value.0 as usize])?;
+        attributes.set_item(shared(py, key), &values[value.0 as usize])?;
     }
-    dict.set_item("attributes", attributes)?;
+    dict.set_item(intern!(py, "attributes"), attributes)?;
     if let Some(latency) = meta.total_latency_ms {
-        dict.set_item("total_latency_ms", latency)?;
+        dict.set_item(intern!(py, "total_latency_ms"), latency)?;
     }
-    dict.set_item("error_span_ids", str_list(py, &meta.error_span_ids)?)?;
-    dict.set_item("agent_span_ids", str_list(py, &meta.agent_span_ids)?)?;
-    dict.set_item("span_count", meta.span_count)?;
+    dict.set_item(
+        intern!(py, "error_span_ids"),
+        str_list(py, &meta.error_span_ids)?,
+    )?;
+    dict.set_item(
+        intern!(py, "agent_span_ids"),
+        str_list(py, &meta.agent_span_ids)?,
+    )?;
+    dict.set_item(intern!(py, "span_count"), meta.span_count)?;
     if let Some(usage) = &meta.usage {
-        dict.set_item("turn_latency_ms", PyList::new(py, &usage.turn_latency_ms)?)?;
-        dict.set_item("llm_calls", usage.llm_calls)?;
+        dict.set_item(
+            intern!(py, "turn_latency_ms"),
+            PyList::new(py, &usage.turn_latency_ms)?,
+        )?;
+        dict.set_item(intern!(py, "llm_calls"), usage.llm_calls)?;
         if let Some(tokens) = &usage.tokens {
             let by_model = PyDict::new(py);
             for (model, tokens_in, tokens_out) in &tokens.by_model {
                 let entry = PyDict::new(py);
-                entry.set_item("input_tokens", tokens_in)?;
-                entry.set_item("output_tokens", tokens_out)?;
-                by_model.set_item(model, entry)?;
+                entry.set_item(intern!(py, "input_tokens"), tokens_in)?;
+                entry.set_item(intern!(py, "output_tokens"), tokens_out)?;
+                by_model.set_item(shared(py, model), entry)?;
             }
             let token_usage = PyDict::new(py);
-            token_usage.set_item("input_tokens", tokens.input)?;
-            token_usage.set_item("output_tokens", tokens.output)?;
-            token_usage.set_item("by_model", by_model)?;
-            dict.set_item("token_usage", token_usage)?;
+            token_usage.set_item(intern!(py, "input_tokens"), tokens.input)?;
+            token_usage.set_item(intern!(py, "output_tokens"), tokens.output)?;
+            token_usage.set_item(intern!(py, "by_model"), by_model)?;
+            dict.set_item(intern!(py, "token_usage"), token_usage)?;
         }
     }
     Ok(dict)

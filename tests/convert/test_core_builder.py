@@ -149,3 +149,26 @@ def test_a_declined_trace_is_built_by_python(with_core: Any) -> None:
     assert with_core.build([]) is None  # no trace: the Python builder's (empty) trace
     assert build_counts()[3] == before[3] + 1
     assert repr(build_eval_trace([])) == repr(build_in_python([]))
+
+
+@needs_builder
+def test_traces_the_core_builds_share_their_repeated_strings(with_core: Any) -> None:
+    """Held traces (a report's, ``read_traces`` into a list) cost memory by the object: the
+    core's builder hands out one object for each tool name, source, agent name and metadata
+    key however many traces repeat it, and a trace's id once for ``trace_id`` and
+    ``metadata["trace_ids"]``. New strings per call held traces at ~1 KB more a trace than
+    the Python builder's (``benchmarks/bench_core_memory.py``)."""
+    from fixtures import REFUND_DUMP
+
+    traces = collect(REFUND_DUMP, facts=True, usage=True, content=False)
+    built = [build_eval_trace([trace]) for trace in traces]
+    assert build_counts()[0] == len(traces) > 1
+    seen: dict[str, int] = {}
+    for trace in built:
+        assert trace.metadata["trace_ids"][0] is trace.trace_id
+        texts = [key for key in trace.metadata] + [key for key in trace.metadata["attributes"]]
+        for call in trace.tool_calls:
+            texts += [call.name, call.source] + ([call.agent] if call.agent else [])
+        for text in texts:
+            assert seen.setdefault(text, id(text)) == id(text), text
+    assert "issue_refund" in seen and "turn_count" in seen
