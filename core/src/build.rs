@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A value only the caller can read (an index into its own table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Val(pub u32);
 
 /// Why a trace is left to the Python builder.
@@ -91,8 +91,9 @@ pub struct Asked {
     pub source: String,
 }
 
-/// What conversion keeps of a span (`SpanFact`).
-#[derive(Debug)]
+/// What conversion keeps of a span (`SpanFact`). `Default`: no call, reply, usage or the like,
+/// which the loader fills in by role.
+#[derive(Debug, Default)]
 pub struct Fact {
     pub span_id: String,
     pub parent_id: String,
@@ -1583,19 +1584,7 @@ mod tests {
             name: Val(100 + id),
             start_ns,
             end_ns: start_ns + 10,
-            status_code: 0,
-            error: None,
-            call: None,
-            agent: None,
-            reply: None,
-            model_calls: Vec::new(),
-            labels: Vec::new(),
-            usage: None,
-            result: None,
-            input: None,
-            final_: None,
-            scope: String::new(),
-            asked_unlisted: false,
+            ..Default::default()
         }
     }
 

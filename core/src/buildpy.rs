@@ -436,19 +436,7 @@ fn load_fact<'py>(
         name: keep_any(attr(obj, intern!(py, "name"))?, values),
         start_ns: count(&attr(obj, intern!(py, "start_ns"))?)?,
         end_ns: count(&attr(obj, intern!(py, "end_ns"))?)?,
-        status_code: 0,
-        error: None,
-        call: None,
-        agent: None,
-        reply: None,
-        model_calls: Vec::new(),
-        labels: Vec::new(),
-        usage: None,
-        result: None,
-        input: None,
-        final_: None,
-        scope: String::new(),
-        asked_unlisted: false,
+        ..Default::default()
     };
     let may_be_root = parent_number == ROOT || ids.parents[parent_number as usize] == ABSENT;
     if may_be_root || role == ROLE_AGENT || role == ROLE_WORKFLOW || role == ROLE_MODEL {
