@@ -21,16 +21,15 @@ from tooltrail.batch.compact import RowCompactor
 from tooltrail.batch.matching import row_label, unmatched
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.checks import default_registry
-from tooltrail.convert import TraceFacts
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import Decoded, is_log_record
-from tooltrail.convert.facts import READ_FACTS
+from tooltrail.convert.facts import READ_PARTS, OpenTrace
 from tooltrail.dialects import INTEREST
 from tooltrail.evaluate import CasePlans, evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.judging import RunJudge, parallel_map, process_judging
 from tooltrail.model import EvalTrace
-from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, Span, SpanHead
+from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits
 from tooltrail.otlp.read.core import reading_path
 from tooltrail.otlp.read.ranges import read_range
 from tooltrail.settings import redaction_from_env
@@ -81,12 +80,13 @@ def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
 
 def read_chunk(
     chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic], facts: bool = False
-) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
+) -> Iterator[tuple[Extent, Sequence[Decoded]]]:
     """The records of ``chunk``, read by ``tooltrail.otlp`` with the converter's interest
     (``dialects.INTEREST``): a plain span comes as a ``SpanHead``, as in ``read_traces``.
-    ``facts``: the spans go to ``TraceFacts`` only and no content is read, so the compiled
-    core may hand out a span as its facts (``convert.facts.READ_FACTS``)."""
-    return read_range(chunk, limits, diagnostics, READ_FACTS if facts else INTEREST)
+    ``facts``: the spans go to the converter's collector only and no content is read, so the
+    compiled core may keep the spans it reads and hand out runs of them
+    (``convert.facts.READ_PARTS``)."""
+    return read_range(chunk, limits, diagnostics, READ_PARTS if facts else INTEREST)
 
 
 def _evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
@@ -186,35 +186,34 @@ class _TraceCollector:
     def add_record(self, extent: Extent, spans: Sequence[Decoded]) -> None:
         wanted = self.wanted
         traces = self.traces
+        part_class = traces.part_class
         last_id = ""
-        facts: TraceFacts | None = None
+        skipped = False
         seen_here: list[str] = []
         for span in spans:
             trace_id = span.trace_id
             if is_log_record(span):  # content of a span, here or in another chunk
                 if traces.add_log(span) is not None:
                     seen_here.append(trace_id)
-                last_id, facts = "", None
+                last_id = ""
                 continue
-            if trace_id != last_id:  # one lookup for a run of spans of one trace
-                if wanted is not None and trace_id not in wanted:
-                    last_id, facts = trace_id, None
-                    continue
+            if trace_id != last_id:  # one test for a run of spans of one trace
                 last_id = trace_id
-                facts = self.facts.get(trace_id)
-                if facts is None:
-                    facts = self.facts[trace_id] = traces.new_trace(trace_id)
+                skipped = wanted is not None and trace_id not in wanted
+                if skipped:
+                    continue
                 if not seen_here or seen_here[-1] != trace_id:
                     seen_here.append(trace_id)
-            elif facts is None:
+            elif skipped:
                 continue
-            self.span_count += 1
-            traces.add_to(facts, span)
+            # (a part of the core: its run of spans)
+            self.span_count += span.count if span.__class__ is part_class else 1  # type: ignore[union-attr]
+            traces.add(span)
         for trace_id in set(seen_here):
             known = self.extents.get(trace_id)
             self.extents[trace_id] = extent if known is None else known.union(extent)
 
-    def groups(self, group: Grouping) -> list[list[TraceFacts]]:
+    def groups(self, group: Grouping) -> list[list[OpenTrace]]:
         """Traces, or the traces of each conversation, in order of first appearance. A trace
         none of whose spans could be recorded (its records were skipped) is left out; one
         with only log content here is a group of its own, so that the driver merges it with

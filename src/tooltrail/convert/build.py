@@ -29,7 +29,14 @@ from tooltrail.convert.calls import (
     sort_calls,
     tool_calls,
 )
-from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, SpanFact, TraceFacts
+from tooltrail.convert.facts import (
+    ROLE_AGENT,
+    ROLE_MODEL,
+    OpenTrace,
+    SpanFact,
+    TraceFacts,
+    as_trace_facts,
+)
 from tooltrail.dialects.final import final_text, is_final_answer
 from tooltrail.model import CallRow, EvalTrace, ToolCall, Turn, deferred_spans
 from tooltrail.otlp.read.core import core_module, say_mismatch
@@ -44,20 +51,27 @@ _SPAN_ID = attrgetter("span_id")
 _END_ORDER = attrgetter("end_ns")
 
 
-def build_eval_trace(traces: Sequence[TraceFacts]) -> EvalTrace:
+def build_eval_trace(traces: Sequence[OpenTrace]) -> EvalTrace:
     """One ``EvalTrace`` from the facts of one trace, or of several traces of a conversation.
 
     ``traces`` may come in any order; they are taken in start order. The one place that picks
     the builder: the compiled core's port (``core/src/build.rs``) when the core is in use
     (``otlp.read.core.core_module``: installed, and ``TOOLTRAIL_CORE=python`` not set), else,
-    and for every trace the port declines, ``build_in_python``, the reference.
+    and for every trace the port declines, ``build_in_python``, the reference. Traces the core
+    collected (``CoreTrace``) are built from what it keeps (``Builder.build_core``) when they
+    all are, and exported otherwise.
     """
     builder = core_builder()
     if builder is not None:
-        built: EvalTrace | None = builder.build(traces)
+        built: EvalTrace | None
+        if traces and not any(isinstance(trace, TraceFacts) for trace in traces):
+            built = builder.build_core(traces)
+        else:
+            traces = [as_trace_facts(trace) for trace in traces]
+            built = builder.build(traces)
         if built is not None:
             return built
-    return build_in_python(traces)
+    return build_in_python([as_trace_facts(trace) for trace in traces])
 
 
 #: The core's ``Builder``, made once per core module: (module, builder).

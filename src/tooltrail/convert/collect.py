@@ -5,19 +5,26 @@ same way: a ``TraceFacts`` per open trace, a trace over ``max_spans_per_trace`` 
 and marked partial, log records kept with their trace until it is built and then joined to
 its spans (``convert.logjoin``), what cannot be joined reported, traces grouped into
 conversations by one rule.
+
+With the compiled core, readers in the converter's interest (``facts.READ_PARTS``) hand out
+runs of spans the core read and keeps (``TracePart``); a trace made only of those stays in the
+core (``facts.CoreTrace``) until it is built there. Anything else for such a trace (a span the
+core did not read, log content) first moves it into a ``TraceFacts`` (``as_trace_facts``):
+the one way to be exact whatever arrives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from tooltrail.convert.build import build_eval_trace
-from tooltrail.convert.facts import TraceFacts
-from tooltrail.convert.logjoin import add_log, join_logs
+from tooltrail.convert.facts import CoreTrace, OpenTrace, TraceFacts, as_trace_facts
+from tooltrail.convert.logjoin import join_logs, keep_log, log_event
 from tooltrail.model import EvalTrace
 from tooltrail.otlp.decode.logs import LogRecord
-from tooltrail.otlp.decode.span import Diagnostic, Span, SpanHead
+from tooltrail.otlp.decode.span import Diagnostic, FactSpan, Span, SpanHead, TracePart
+from tooltrail.otlp.read.core import core_classes
 
 if TYPE_CHECKING:
     from tooltrail.otlp.decode.limits import Limits
@@ -27,8 +34,9 @@ DEFAULT_MAX_SPANS = 1_000_000
 
 
 class TraceCollector:
-    """Open traces by id. ``add`` spans (or ``SpanHead``) and ``add_log`` log records in any
-    order; ``build`` the ``EvalTrace`` of a trace or of a conversation's traces."""
+    """Open traces by id. ``add`` spans (``Span``, ``SpanHead``, ``FactSpan``, or the core's
+    ``TracePart``) and ``add_log`` log records in any order; ``build`` the ``EvalTrace`` of a
+    trace or of a conversation's traces."""
 
     def __init__(
         self,
@@ -47,7 +55,14 @@ class TraceCollector:
         self.diagnostics = diagnostics
         #: Only these traces are kept (a merge task's); every trace when ``None``.
         self.wanted = frozenset(wanted) if wanted is not None else None
-        self.open: dict[str, TraceFacts] = {}
+        #: Open traces in order of first arrival: kept by Python, or by the core (parts only).
+        self.open: dict[str, OpenTrace] = {}
+        classes = core_classes()
+        #: The core's classes of a part and of the trace it keeps (``None``: no parts come).
+        self.part_class: type | None = None
+        self.core_trace: Callable[[str, int, bool], CoreTrace] | None = None
+        if classes is not None:
+            self.part_class, self.core_trace = classes
 
     def new_trace(self, trace_id: str) -> TraceFacts:
         """An empty ``TraceFacts`` collected the way this collector collects."""
@@ -55,62 +70,89 @@ class TraceCollector:
             trace_id, max_spans=self.max_spans, read_usage=self.usage, read_content=self.content
         )
 
-    def add(self, span: Span | SpanHead) -> TraceFacts:
-        """Record ``span`` in its trace; the trace's first span over the limit is reported.
-
-        ``add_to``'s body is written out here: this runs for every span read, and the two
-        calls it saved were about 1% of ``read_traces`` (callgrind, protobuf)."""
+    def add(self, span: Span | SpanHead | FactSpan | TracePart) -> OpenTrace:
+        """Record ``span`` (or a part) in its trace; the trace's first span over the limit is
+        reported."""
+        if span.__class__ is self.part_class:
+            return self.add_part(span)  # type: ignore[arg-type]
         trace_id = span.trace_id
         facts = self.open.get(trace_id)
         if facts is None:
             facts = self.open[trace_id] = self.new_trace(trace_id)
-        dropped = facts.dropped
-        if not facts.add(span) and dropped == 0 and facts.dropped:
-            self.report(span.origin, _over_limit(trace_id, self.max_spans))
+        elif facts.__class__ is not TraceFacts:  # kept by the core until now
+            facts = self.in_python(trace_id)
+        self.add_to(facts, span)  # type: ignore[arg-type]
         return facts
 
-    def add_to(self, facts: TraceFacts, span: Span | SpanHead) -> None:
+    def add_to(self, facts: TraceFacts, span: Span | SpanHead | FactSpan) -> None:
         """``add`` for a caller that already holds ``span``'s open trace (``open[trace_id]``)."""
         dropped = facts.dropped
         if not facts.add(span) and dropped == 0 and facts.dropped:
             self.report(span.origin, _over_limit(span.trace_id, self.max_spans))
 
-    def add_log(self, record: LogRecord) -> TraceFacts | None:
+    def add_part(self, part: TracePart) -> OpenTrace:
+        """Add the core's run of spans to its trace: kept by the core while the trace holds
+        only parts, else given span by span to its ``TraceFacts``."""
+        trace_id = part.trace_id
+        held = self.open.get(trace_id)
+        if held is None:
+            if self.content or self.core_trace is None:  # (parts come only without content)
+                held = self.open[trace_id] = self.new_trace(trace_id)
+            else:
+                held = self.open[trace_id] = self.core_trace(trace_id, self.max_spans, self.usage)
+        if isinstance(held, TraceFacts):
+            for span in part.fact_spans():
+                self.add_to(held, span)
+            return held
+        dropped = held.dropped
+        held.add(part)
+        if dropped == 0 and held.dropped:
+            self.report(part.origin, _over_limit(trace_id, self.max_spans))
+        return held
+
+    def in_python(self, trace_id: str) -> TraceFacts:
+        """The open trace ``trace_id`` as a ``TraceFacts`` from now on (exported by the core if
+        it kept it); it keeps its place in ``open``."""
+        facts = self.open[trace_id] = as_trace_facts(self.open[trace_id])
+        return facts
+
+    def add_log(self, record: LogRecord) -> OpenTrace | None:
         """Keep a log record's content for its trace; ``None`` when it carries none (prompts,
         plain logs) and its trace is not open, or when its trace is not ``wanted``."""
-        if self.wanted is not None and record.trace_id not in self.wanted:
+        trace_id = record.trace_id
+        if self.wanted is not None and trace_id not in self.wanted:
             return None
-        facts = self.open.get(record.trace_id)
-        if facts is not None:
-            add_log(facts, record)
-            return facts
-        facts = self.new_trace(record.trace_id)
-        if not add_log(facts, record):
-            return None
-        self.open[record.trace_id] = facts
+        held = self.open.get(trace_id)
+        event = log_event(record, self.content)
+        if event is None:
+            return held
+        if held is None:
+            held = self.open[trace_id] = self.new_trace(trace_id)
+        facts = held if isinstance(held, TraceFacts) else self.in_python(trace_id)
+        keep_log(facts, record, event)
         return facts
 
     def build(
-        self, traces: list[TraceFacts], diagnostics: list[Diagnostic] | None = None
+        self, traces: Sequence[OpenTrace], diagnostics: list[Diagnostic] | None = None
     ) -> EvalTrace:
         """The ``EvalTrace`` of ``traces`` (one, or a conversation's), log content joined and
         what could not be joined reported (to ``diagnostics`` when given: a batch merge task
         drops its reading problems, reported by the chunk pass, but not these)."""
         for trace in traces:
-            if trace.log_events:
+            if isinstance(trace, TraceFacts) and trace.log_events:  # (a core's trace has none)
                 for origin, message in join_logs(trace):
                     self.report(origin, message, diagnostics)
         return build_eval_trace(traces)
 
-    def take_all(self) -> list[TraceFacts]:
+    def take_all(self) -> list[OpenTrace]:
         """Every open trace that has spans, in order of first arrival; the log content of the
         others is reported (``without_spans``). Nothing stays open."""
-        traces = []
+        traces: list[OpenTrace] = []
         for trace in self.open.values():
-            if trace.parents:
+            if trace.span_count:
                 traces.append(trace)
-            else:
-                self.without_spans(trace)
+            else:  # (a trace the core keeps has spans)
+                self.without_spans(as_trace_facts(trace))
         self.open.clear()
         return traces
 
@@ -133,10 +175,10 @@ class TraceCollector:
             into.append(Diagnostic(path, line, offset, message))
 
 
-def conversations(traces: Iterable[TraceFacts]) -> list[list[TraceFacts]]:
+def conversations(traces: Iterable[OpenTrace]) -> list[list[OpenTrace]]:
     """``traces`` grouped by conversation id, each trace without one alone; groups in order of
     their first trace, traces in the order given."""
-    grouped: dict[str, list[TraceFacts]] = {}
+    grouped: dict[str, list[OpenTrace]] = {}
     for trace in traces:
         key = trace.conversation_id or "\0" + trace.trace_id
         grouped.setdefault(key, []).append(trace)

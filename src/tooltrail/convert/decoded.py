@@ -1,8 +1,10 @@
 """What the decoders hand conversion, and the one rule that tells its kinds apart.
 
 A traces-and-logs input decodes to spans (``Span``), bare span heads (``SpanHead``: spans no
-dialect reads, see ``dialects.INTEREST``) and log records (``LogRecord``: content a span's
-instrumentation sent as a log). ``is_log_record`` is a ``TypeIs``, so a type checker narrows
+dialect reads, see ``dialects.INTEREST``), with the compiled core the spans it read the facts
+of (``FactSpan``, or runs of them and of heads: ``TracePart``, ``convert.facts.READ_PARTS``)
+and log records (``LogRecord``: content a span's instrumentation sent as a log).
+``is_log_record`` is a ``TypeIs``, so a type checker narrows
 both branches: a log record in one, a span in the other, with no ``type: ignore``.
 """
 
@@ -11,13 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tooltrail.otlp.decode.logs import LogRecord
-from tooltrail.otlp.decode.span import Span, SpanHead
+from tooltrail.otlp.decode.span import FactSpan, Span, SpanHead, TracePart
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
 
 #: One decoded item of a traces-and-logs input.
-Decoded = Span | SpanHead | LogRecord
+Decoded = Span | SpanHead | FactSpan | TracePart | LogRecord
 
 
 def is_log_record(item: Decoded) -> TypeIs[LogRecord]:

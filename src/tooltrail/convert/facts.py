@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from tooltrail import dialects
 from tooltrail.dialects import (
@@ -32,6 +32,7 @@ from tooltrail.otlp.decode.span import (
     Span,
     SpanEvent,
     SpanHead,
+    TracePart,
 )
 
 #: Roles whose spans are not given the user's input themselves (a model span's is read with
@@ -50,9 +51,10 @@ def _facts_terms() -> tuple[Any, ...]:
 
 
 def interest_for(content: bool) -> Interest:
-    """The interest a reader feeding ``TraceFacts`` reads with: ``READ_FACTS``, unless the
-    traces read content (tool results, user input), which the core's port does not read."""
-    return dialects.INTEREST if content else READ_FACTS
+    """The interest a reader feeding ``convert.collect.TraceCollector`` reads with:
+    ``READ_PARTS``, unless the traces read content (tool results, user input), which the
+    core's port does not read."""
+    return dialects.INTEREST if content else READ_PARTS
 
 
 @dataclass(slots=True)
@@ -96,6 +98,10 @@ class SpanFact:
 #: each span its port of the dialect rules covers. For readers whose spans go to
 #: ``TraceFacts`` only, and not when content is read (``interest_for``).
 READ_FACTS = replace(dialects.INTEREST, facts=_facts_terms())
+#: ``READ_FACTS`` in parts: the core keeps the facts of the spans it reads and hands out a
+#: ``TracePart`` for each run of them, which ``convert.collect.TraceCollector`` adds to a
+#: ``CoreTrace``. For that collector only (``interest_for``).
+READ_PARTS = replace(READ_FACTS, parts=True)
 
 
 @dataclass(slots=True)
@@ -281,6 +287,42 @@ class TraceFacts:
     @property
     def conversation_id(self) -> str | None:
         return self.conversation[2] if self.conversation is not None else None
+
+
+class CoreTrace(Protocol):
+    """A trace the compiled core collects from ``TracePart``s (``tooltrail_core.CoreTrace``):
+    ``TraceFacts.add``'s bookkeeping done in Rust, so no span it reads becomes a Python object.
+    It answers what the collector and the batch pass ask a ``TraceFacts``; ``export`` gives the
+    keyword arguments of the equal ``TraceFacts`` (``as_trace_facts``) for all else: a span the
+    core did not read, log content, a build the core's builder declines."""
+
+    @property
+    def trace_id(self) -> str: ...
+    @property
+    def span_count(self) -> int: ...
+    @property
+    def dropped(self) -> int: ...
+    @property
+    def conversation_id(self) -> str | None: ...
+    @property
+    def case_id(self) -> str | None: ...
+    @property
+    def log_events(self) -> None: ...
+
+    def add(self, part: TracePart) -> None: ...
+
+    def export(self) -> dict[str, Any]: ...
+
+
+#: An open trace of ``convert.collect.TraceCollector``: kept by Python, or by the core.
+OpenTrace = TraceFacts | CoreTrace
+
+
+def as_trace_facts(trace: OpenTrace) -> TraceFacts:
+    """``trace`` as a ``TraceFacts`` (a ``CoreTrace`` exported; the core's stays as it was)."""
+    if isinstance(trace, TraceFacts):
+        return trace
+    return TraceFacts(**trace.export())
 
 
 def _labels(attrs: Any) -> dict[str, Any]:

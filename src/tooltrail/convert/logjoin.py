@@ -28,19 +28,25 @@ _TIME = attrgetter("time_ns")
 def add_log(trace: TraceFacts, record: LogRecord) -> bool:
     """Keep ``record``'s content on ``trace`` until it is built. False when the record carries
     nothing a trajectory reads (prompts, plain logs, evaluation results)."""
-    event = as_span_event(
-        record.event_name,
-        record.time_ns,
-        record.attributes,
-        record.body,
-        content=trace.read_content,
-    )
+    event = log_event(record, trace.read_content)
     if event is None:
         return False
+    keep_log(trace, record, event)
+    return True
+
+
+def log_event(record: LogRecord, content: bool) -> SpanEvent | None:
+    """What of ``record`` a trace keeps, as a span event; ``None`` when it carries nothing."""
+    return as_span_event(
+        record.event_name, record.time_ns, record.attributes, record.body, content=content
+    )
+
+
+def keep_log(trace: TraceFacts, record: LogRecord, event: SpanEvent) -> None:
+    """Keep ``event`` (``log_event`` of ``record``) on ``trace`` until it is built."""
     if trace.log_events is None:
         trace.log_events = []
     trace.log_events.append((record.span_id, event, record.origin))
-    return True
 
 
 def join_logs(trace: TraceFacts) -> list[tuple[str, str]]:

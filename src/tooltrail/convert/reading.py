@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import Decoded, is_log_record
-from tooltrail.convert.facts import interest_for
+from tooltrail.convert.facts import as_trace_facts, interest_for
 from tooltrail.gc_pause import gc_paused
 from tooltrail.model import EvalTrace
 from tooltrail.otlp.decode.span import Diagnostic
@@ -139,22 +139,24 @@ def _two_passes(
     # pass 1: how many spans and log records each trace has (ids only for spans)
     remaining = trace_counts(items) if limits is None else trace_counts(items, limits=limits)
     collector = TraceCollector(limits, diagnostics, usage=usage, content=content)
+    part_class = collector.part_class
     for span in _spans(items, limits, diagnostics, content):
         trace_id = span.trace_id
         if is_log_record(span):
             collector.add_log(span)
         else:
             collector.add(span)
-        left = remaining.get(trace_id, 0) - 1
+        counted = span.count if span.__class__ is part_class else 1  # type: ignore[union-attr]
+        left = remaining.get(trace_id, 0) - counted  # (a part: its run of spans)
         remaining[trace_id] = left
         if left == 0:
             facts = collector.open.pop(trace_id, None)
             if facts is None:  # only log records that carry nothing: no trace to emit
                 continue
-            if facts.parents:
+            if facts.span_count:
                 yield collector.build([facts])
             else:
-                collector.without_spans(facts)
+                collector.without_spans(as_trace_facts(facts))
     for facts in collector.take_all():  # counted but never read (the files changed, ...)
         yield collector.build([facts])
 

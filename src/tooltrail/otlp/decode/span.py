@@ -149,6 +149,31 @@ class FactSpan:
     case_id: str | None
 
 
+class TracePart(Protocol):
+    """A run of consecutive spans of one trace that the compiled core read and keeps in Rust
+    (``tooltrail_core.TracePart``): handed out in place of their ``FactSpan`` and ``SpanHead``
+    objects, only to readers whose interest asks for parts (``Interest.parts``: the
+    converter's collector, which adds the part to the trace the core keeps). A reader of spans
+    one by one takes ``fact_spans()`` instead; a part is taken once."""
+
+    @property
+    def trace_id(self) -> str: ...
+
+    @property
+    def count(self) -> int:
+        """How many spans the part holds."""
+        ...
+
+    @property
+    def origin(self) -> str:
+        """Where its record is (``path:line`` or ``path@offset``)."""
+        ...
+
+    def fact_spans(self) -> list[FactSpan | SpanHead]:
+        """The part's spans as the facts mode hands them out one by one."""
+        ...
+
+
 def head_of(span: Span) -> SpanHead:
     """The ``SpanHead`` of a span a reader decoded before it knew the span was of no
     interest. By position: readers call this for most plain spans (field order pinned by
@@ -186,6 +211,10 @@ class Interest:
     #: (``convert.facts.READ_FACTS``), whose readers alone may use it. ``None``: spans. The
     #: Python decoders read as without it.
     facts: tuple[Any, ...] | None = None
+    #: With ``facts``: the core hands out each run of consecutive spans of one trace that it
+    #: reads the facts of as one ``TracePart`` (``convert.facts.READ_PARTS``, for the
+    #: converter's collector only). With a core that has no parts, as without it.
+    parts: bool = False
     key_set: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:

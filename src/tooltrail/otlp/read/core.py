@@ -98,10 +98,13 @@ def traces_from_bytes(interest: Interest | None) -> Callable[[bytes, Where], lis
 
         return python
     reader = _readers(module, interest)
+    method = "trace_parts" if _parts_mode(module, interest) else "traces"
 
     def core(data: bytes, where: Where) -> list[Any]:
         made = reader(where.limits)
-        spans: list[Any] | None = None if made is None else made.traces(data, where.origin)
+        spans: list[Any] | None = None
+        if made is not None:
+            spans = getattr(made, method if _has_facts(made) else "traces")(data, where.origin)
         if spans is None:  # a record the Python path reads (and reports on)
             return spans_from_bytes(data, where, lazy=True, interest=interest)
         return spans
@@ -117,10 +120,13 @@ def json_lines(interest: Interest | None) -> Callable[[bytes, Where], list[Any] 
     if module is None:
         return None
     reader = _readers(module, interest)
+    method = "json_line_parts" if _parts_mode(module, interest) else "json_line"
 
     def core(line: bytes, where: Where) -> list[Any] | None:
         made = reader(where.limits)
-        return None if made is None else made.json_line(line, where.origin)  # type: ignore[no-any-return]
+        if made is None:
+            return None
+        return getattr(made, method if _has_facts(made) else "json_line")(line, where.origin)  # type: ignore[no-any-return]
 
     return core
 
@@ -134,6 +140,28 @@ def _facts_mode(module: Any, interest: Interest | None) -> tuple[Any, ...] | Non
     if getattr(module, "FACTS_MODE", 0) < 1:
         return None
     return interest.facts
+
+
+#: The core's ``FACTS_MODE`` from which its readers hand out ``TracePart``s.
+PARTS_MODE = 2
+
+
+def _parts_mode(module: Any, interest: Interest | None) -> bool:
+    """Whether the core reads for ``interest`` in parts (``Interest.parts``): only in the facts
+    mode, and only a core that has them (an older one hands out its spans one by one)."""
+    if interest is None or not interest.parts or _facts_mode(module, interest) is None:
+        return False
+    return bool(getattr(module, "FACTS_MODE", 0) >= PARTS_MODE)
+
+
+def core_classes() -> tuple[type, type] | None:
+    """``(TracePart, CoreTrace)`` of the core in use when it reads in parts, else ``None``: the
+    converter's collector tells a part from a span by its class, and keeps a trace of parts in
+    a ``CoreTrace``."""
+    module = core_module()
+    if module is None or getattr(module, "FACTS_MODE", 0) < PARTS_MODE:
+        return None
+    return module.TracePart, module.CoreTrace
 
 
 def facts_counts() -> tuple[int, int, int]:
@@ -187,10 +215,17 @@ def _made(module: Any, terms: tuple[Any, ...], facts: tuple[Any, ...] | None) ->
         except (TypeError, ValueError) as problem:
             say_mismatch(module, "its facts mode is off", problem)
     try:
-        return module.Reader(*terms)
+        made = module.Reader(*terms)
     except (TypeError, ValueError) as problem:
         say_mismatch(module, "reading with the Python path", problem)
         return None
+    _state.setdefault("without_facts", set()).add(id(made))
+    return made
+
+
+def _has_facts(reader: Any) -> bool:
+    """Whether ``reader`` was made with the facts mode's terms (``_made`` may make one without)."""
+    return id(reader) not in _state.get("without_facts", ())
 
 
 #: The one line logged when the installed core does not fit this tooltrail.
