@@ -21,7 +21,7 @@ from tooltrail import dialects
 from tooltrail.convert.build import build_counts, build_eval_trace, build_in_python, core_builder
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import is_log_record
-from tooltrail.convert.facts import TraceFacts, interest_for
+from tooltrail.convert.facts import OpenTrace, TraceFacts, as_trace_facts, interest_for
 from tooltrail.convert.logjoin import join_logs
 from tooltrail.model import EvalTrace
 from tooltrail.otlp.read import core
@@ -48,8 +48,9 @@ def with_core(monkeypatch: pytest.MonkeyPatch) -> Any:
     core.reset()
 
 
-def collect(path: Path, facts: bool, usage: bool, content: bool) -> list[TraceFacts]:
-    """The facts of every trace of ``path``, log content joined (``facts``: the core's mode)."""
+def collect(path: Path, facts: bool, usage: bool, content: bool) -> list[OpenTrace]:
+    """The facts of every trace of ``path``, log content joined (``facts``: the core's mode,
+    in parts: a trace made only of parts stays a ``CoreTrace``)."""
     collector = TraceCollector(usage=usage, content=content, diagnostics=[])
     interest = interest_for(content) if facts else dialects.INTEREST
     for item in read_spans_and_logs([path], interest=interest, diagnostics=[]):
@@ -59,17 +60,22 @@ def collect(path: Path, facts: bool, usage: bool, content: bool) -> list[TraceFa
             collector.add(item)
     traces = collector.take_all()
     for trace in traces:
-        if trace.log_events:
+        if isinstance(trace, TraceFacts) and trace.log_events:
             join_logs(trace)
     return traces
 
 
-def assert_same_build(builder: Any, traces: list[TraceFacts]) -> EvalTrace:
-    """The core's build of ``traces`` equals the Python builder's, whole; the core's build
-    comes first (the Python builder marks a model span's final answer on its fact)."""
-    got = builder.build(traces)
+def assert_same_build(builder: Any, traces: list[OpenTrace]) -> EvalTrace:
+    """The core's build of ``traces`` equals the Python builder's, whole: from what the core
+    keeps (``build_core``) when it keeps them all, else of their ``TraceFacts``. The core's
+    build comes first (the Python builder marks a model span's final answer on its fact)."""
+    if any(isinstance(trace, TraceFacts) for trace in traces):
+        traces = [as_trace_facts(trace) for trace in traces]
+        got = builder.build(traces)
+    else:
+        got = builder.build_core(traces)
     assert got is not None, "the core declined a trace"
-    want = build_in_python(traces)
+    want = build_in_python([as_trace_facts(trace) for trace in traces])
     assert_same_trace(got, want)
     return got
 
@@ -138,7 +144,7 @@ def test_a_declined_trace_is_built_by_python(with_core: Any) -> None:
     """A trace the loader cannot read as the Python builder does (a count that is not an
     int) is declined, counted, and built by the Python builder."""
     path = Path(__file__).parents[1] / "data/corpus/mlflow-genai-semconv/a_refund_ok.otlp.pb"
-    (trace,) = collect(path, True, False, False)
+    (trace,) = map(as_trace_facts, collect(path, True, False, False))
     want = build_in_python([trace])
     trace.dropped = 0.0  # type: ignore[assignment]
     assert with_core.build([trace]) is None

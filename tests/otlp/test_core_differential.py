@@ -99,8 +99,9 @@ def _fixtures() -> list[Any]:
 @pytest.mark.parametrize("path", _fixtures())
 def test_fixture_reads_the_same_both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert_same(path, monkeypatch, usage=True, content=True)  # content: spans, no facts
-    assert_same(path, monkeypatch, usage=True)  # the facts mode (``READ_FACTS``)
+    assert_same(path, monkeypatch, usage=True)  # the facts mode in parts (``READ_PARTS``)
     assert_same(path, monkeypatch, group="conversation", two_pass=False)
+    assert_same(path, monkeypatch, two_pass=True)  # parts counted against the census
 
 
 # -- spans as the converter reads them, from generated and from malformed input ---------------

@@ -430,14 +430,15 @@ def test_batch_chunks_read_the_same_both_ways(
 @needs_core
 def test_batch_chunks_hand_out_facts(monkeypatch: pytest.MonkeyPatch) -> None:
     """``read_chunk(facts=True)`` (the chunk and merge tasks of ``tooltrail eval`` when the
-    suite reads no content) reads in the facts mode; without ``facts``, spans as before."""
+    suite reads no content) reads in the facts mode, in parts (``READ_PARTS``: every span of
+    this fixture is the core's); without ``facts``, spans as before."""
     monkeypatch.delenv(core.CORE_ENV, raising=False)
     core.reset()
     try:
         chunk = Chunk(index=0, path=str(GENAI), framing="whole")
         read = read_chunk(chunk, None, [], facts=True)
         kinds = {type(s).__name__ for _, spans in read for s in spans}
-        assert kinds == {"FactSpan"}
+        assert kinds == {"TracePart"}
         kinds = {type(s).__name__ for _, spans in read_chunk(chunk, None, []) for s in spans}
         assert kinds == {"Span"}
     finally:
