@@ -20,6 +20,7 @@ use crate::build::{
     ROLE_MODEL, ROLE_TOOL, ROLE_WORKFLOW, ROOT,
 };
 use crate::check_fields;
+use crate::corepy::{self, CoreTrace};
 
 const EVAL_TRACE_FIELDS: &[&str] = &[
     "trace_id",
@@ -101,29 +102,28 @@ impl Builder {
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let mut values: Vec<Bound<'py, PyAny>> = Vec::new();
         let loaded = load(py, traces, &mut values);
-        let built = loaded.and_then(|traces| {
-            let mut judge = PyJudge {
-                py,
-                values: &values,
-                builder: self,
-            };
-            build::build(traces, &mut judge)
-        });
-        match built {
-            Ok(built) => {
-                self.counts[0].fetch_add(1, Ordering::Relaxed);
-                self.make(py, built, &values).map(Some)
-            }
-            Err(why) => {
-                let slot = match why {
-                    Decline::Shape => 1,
-                    Decline::Value => 2,
-                    Decline::Empty => 3,
-                };
-                self.counts[slot].fetch_add(1, Ordering::Relaxed);
-                Ok(None)
+        self.finish(py, loaded, &values)
+    }
+
+    /// The `EvalTrace` of `traces` (a sequence of `CoreTrace`s), as `build` makes it of the
+    /// `TraceFacts` they export, read from their Rust structs; `None` when the Python builder
+    /// must build it (the traces are left as they are).
+    fn build_core<'py>(
+        &self,
+        py: Python<'py>,
+        traces: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let mut values: Vec<Bound<'py, PyAny>> = Vec::new();
+        let mut collected = Vec::new();
+        for trace in traces.try_iter()? {
+            let trace = trace?;
+            let core = trace.downcast::<CoreTrace>()?.borrow();
+            match corepy::trace_of(py, &core, &mut values) {
+                Ok(trace) => collected.push(trace),
+                Err(why) => return self.finish(py, Err(why), &values),
             }
         }
+        self.finish(py, Ok(collected), &values)
     }
 
     /// `(built, declined for a field's shape, for a comparison that raised, for no trace)`.
@@ -135,6 +135,41 @@ impl Builder {
             value.load(Ordering::Relaxed),
             empty.load(Ordering::Relaxed),
         )
+    }
+}
+
+impl Builder {
+    /// Build `loaded` (the loader's or the collector's traces) and make its `EvalTrace`, or
+    /// count the decline.
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+        loaded: Result<Vec<Trace>, Decline>,
+        values: &[Bound<'py, PyAny>],
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let built = loaded.and_then(|traces| {
+            let mut judge = PyJudge {
+                py,
+                values,
+                builder: self,
+            };
+            build::build(traces, &mut judge)
+        });
+        match built {
+            Ok(built) => {
+                self.counts[0].fetch_add(1, Ordering::Relaxed);
+                self.make(py, built, values).map(Some)
+            }
+            Err(why) => {
+                let slot = match why {
+                    Decline::Shape => 1,
+                    Decline::Value => 2,
+                    Decline::Empty => 3,
+                };
+                self.counts[slot].fetch_add(1, Ordering::Relaxed);
+                Ok(None)
+            }
+        }
     }
 }
 
@@ -274,7 +309,10 @@ fn truth(value: &Bound<'_, PyAny>) -> Result<bool, Decline> {
 }
 
 /// A handle to a value the port only carries (`None`: Python's `None`).
-fn keep<'py>(value: Bound<'py, PyAny>, values: &mut Vec<Bound<'py, PyAny>>) -> Option<Val> {
+pub(crate) fn keep<'py>(
+    value: Bound<'py, PyAny>,
+    values: &mut Vec<Bound<'py, PyAny>>,
+) -> Option<Val> {
     if value.is_none() {
         return None;
     }
@@ -283,13 +321,13 @@ fn keep<'py>(value: Bound<'py, PyAny>, values: &mut Vec<Bound<'py, PyAny>>) -> O
 }
 
 /// A handle to any value, `None` included.
-fn keep_any<'py>(value: Bound<'py, PyAny>, values: &mut Vec<Bound<'py, PyAny>>) -> Val {
+pub(crate) fn keep_any<'py>(value: Bound<'py, PyAny>, values: &mut Vec<Bound<'py, PyAny>>) -> Val {
     values.push(value);
     Val(values.len() as u32 - 1)
 }
 
 /// `(key, value)` of a dict with text keys.
-fn pairs<'py>(
+pub(crate) fn pairs<'py>(
     value: &Bound<'py, PyAny>,
     values: &mut Vec<Bound<'py, PyAny>>,
 ) -> Result<Vec<(String, Val)>, Decline> {
@@ -360,20 +398,7 @@ fn load_trace<'py>(
     trace.index = ids.index;
     let resource = attr(obj, intern!(py, "resource"))?;
     let resource = resource.downcast::<PyDict>().map_err(|_| Decline::Shape)?;
-    for (key, value) in resource.iter() {
-        let key = text(&key)?;
-        if key == "service.name" && value.is_instance_of::<PyString>() {
-            trace.service_name = Some(text(&value)?);
-        }
-        let scalar = value.is_instance_of::<PyString>()
-            || value.is_instance_of::<PyBool>()
-            || value.is_instance_of::<PyInt>()
-            || value.is_instance_of::<PyFloat>();
-        if scalar {
-            values.push(value);
-            trace.resource.push((key, Val(values.len() as u32 - 1)));
-        }
-    }
+    resource_into(&mut trace, resource, values)?;
     trace.start_ns = count(&attr(obj, intern!(py, "start_ns"))?)?;
     trace.end_ns = count(&attr(obj, intern!(py, "end_ns"))?)?;
     let errors = attr(obj, intern!(py, "error_spans"))?;
@@ -395,6 +420,30 @@ fn load_trace<'py>(
         }
     }
     Ok(trace)
+}
+
+/// The resource's scalar attributes and `service.name` into `trace` (the loader's and the
+/// collector's, `corepy.rs`, one rule).
+pub(crate) fn resource_into<'py>(
+    trace: &mut Trace,
+    resource: &Bound<'py, PyDict>,
+    values: &mut Vec<Bound<'py, PyAny>>,
+) -> Result<(), Decline> {
+    for (key, value) in resource.iter() {
+        let key = text(&key)?;
+        if key == "service.name" && value.is_instance_of::<PyString>() {
+            trace.service_name = Some(text(&value)?);
+        }
+        let scalar = value.is_instance_of::<PyString>()
+            || value.is_instance_of::<PyBool>()
+            || value.is_instance_of::<PyInt>()
+            || value.is_instance_of::<PyFloat>();
+        if scalar {
+            values.push(value);
+            trace.resource.push((key, Val(values.len() as u32 - 1)));
+        }
+    }
+    Ok(())
 }
 
 /// The fields of one `SpanFact` that the build reads for its role (`build.rs` reads no

@@ -8,9 +8,12 @@
 
 pub mod build;
 mod buildpy;
+pub mod collect;
+mod corepy;
 pub mod facts;
 pub mod json;
 pub mod jsontext;
+mod parts;
 pub mod rules;
 pub mod tools;
 pub mod traces;
@@ -18,6 +21,7 @@ pub mod wire;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -25,6 +29,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use facts::{Args, Facts, Outcome};
 use jsontext::Json;
+use parts::{Found, PartAsked, PartCall, PartFact, PartSpan, Shared, TracePart};
 use rules::Rules;
 use traces::{AnyValue, Limits, Resource};
 
@@ -45,20 +50,21 @@ struct Reader {
     limits: Limits,
     /// The facts mode: spans of interest come as their converter facts where the port
     /// covers them (`facts.rs`).
-    facts: Option<FactsMode>,
+    facts: Option<Arc<FactsMode>>,
     /// Spans handed out as facts, as whole `Span`s (declined or not covered), as heads.
     counts: [AtomicU64; 3],
 }
 
 /// The rules and the Python classes of the facts mode.
-struct FactsMode {
-    rules: Rules,
-    carrier: PyObject,
-    span_fact: PyObject,
-    dialect_call: PyObject,
-    model_call: PyObject,
+pub(crate) struct FactsMode {
+    pub(crate) rules: Rules,
+    pub(crate) head: PyObject,
+    pub(crate) carrier: PyObject,
+    pub(crate) span_fact: PyObject,
+    pub(crate) dialect_call: PyObject,
+    pub(crate) model_call: PyObject,
     /// The `source` texts of the calls the port reads (`Rules::sources`), made once.
-    call_sources: Vec<Py<PyString>>,
+    pub(crate) call_sources: Vec<Py<PyString>>,
 }
 
 /// The fields, in order, the core builds each class with (checked against the classes'
@@ -151,14 +157,15 @@ impl Reader {
                 let call_sources = (rules.sources.iter())
                     .map(|s| PyString::intern(py, s).unbind())
                     .collect();
-                Some(FactsMode {
+                Some(Arc::new(FactsMode {
                     rules,
+                    head: head.clone_ref(py),
                     call_sources,
                     carrier,
                     span_fact,
                     dialect_call,
                     model_call,
-                })
+                }))
             }
         };
         Ok(Reader {
@@ -199,7 +206,41 @@ impl Reader {
         let Ok(resources) = traces::read_traces(data, &self.limits) else {
             return Ok(None);
         };
-        self.build(py, &resources, origin).map(Some)
+        self.build(py, &resources, origin, false).map(Some)
+    }
+
+    /// The spans of one protobuf traces message in parts (`TracePart`s of the heads and fact
+    /// spans, whole `Span`s), or `None` when the Python decoder must read it. Facts mode only.
+    fn trace_parts<'py>(
+        &self,
+        py: Python<'py>,
+        data: &[u8],
+        origin: Bound<'py, PyString>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        self.parts_mode()?;
+        let Ok(resources) = traces::read_traces(data, &self.limits) else {
+            return Ok(None);
+        };
+        self.build(py, &resources, origin, true).map(Some)
+    }
+
+    /// The spans of one OTLP/JSON line in parts (as `trace_parts`), or `None` when the
+    /// Python path must read it. Facts mode only.
+    fn json_line_parts<'py>(
+        &self,
+        py: Python<'py>,
+        line: &[u8],
+        origin: Bound<'py, PyString>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        self.parts_mode()?;
+        let Ok(request) = json::parse(line) else {
+            return Ok(None);
+        };
+        let mut ids = Vec::new();
+        let Ok(resources) = json::read_request(&request, &mut ids, &self.limits) else {
+            return Ok(None);
+        };
+        self.build(py, &resources, origin, true).map(Some)
     }
 
     /// The spans of one OTLP/JSON line in the canonical shape, or `None` when the Python
@@ -217,42 +258,42 @@ impl Reader {
         let Ok(resources) = json::read_request(&request, &mut ids, &self.limits) else {
             return Ok(None);
         };
-        self.build(py, &resources, origin).map(Some)
+        self.build(py, &resources, origin, false).map(Some)
     }
 }
 
 impl Reader {
+    /// The items of one record: each span as an object (`parts` false: `Reader.traces`), or
+    /// the heads and fact spans in `TracePart`s of consecutive spans of a trace and the other
+    /// spans as objects, in record order (`parts`: `Reader.trace_parts`).
     fn build<'py>(
         &self,
         py: Python<'py>,
         resources: &[Resource<'_>],
         origin: Bound<'py, PyString>,
+        parts: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         let mut keys = Keys::default();
         let mut names = JsonKeys::default();
         let mut trace_hex: (&[u8], Option<Bound<'py, PyString>>) = (b"", None);
+        let mut runs = Runs::default();
         for resource in resources {
             let attrs = dict(py, &resource.attributes, &mut keys)?;
+            if parts {
+                let set = !attrs.is_empty();
+                runs.resources.push((attrs.clone().unbind(), set));
+            }
             for scope in &resource.scopes {
                 let scope_name = PyString::new(py, scope.name);
+                if parts {
+                    runs.scopes.push(scope_name.clone().unbind());
+                }
                 for span in &scope.spans {
                     if trace_hex.0 != span.trace_id || trace_hex.1.is_none() {
                         trace_hex = (span.trace_id, Some(hex(py, span.trace_id)));
                     }
                     let trace_id = trace_hex.1.clone().expect("set just above");
-                    let parent = hex(py, span.parent_span_id);
-                    let name = PyString::new(py, span.name);
-                    let common = (
-                        trace_id,
-                        hex(py, span.span_id),
-                        parent,
-                        name,
-                        span.kind,
-                        span.start_ns,
-                        span.end_ns,
-                        span.status_code,
-                    );
                     let mut outcome = if self.is_head(span) {
                         Outcome::Head
                     } else {
@@ -261,52 +302,41 @@ impl Reader {
                     if let (Outcome::Full, Some(mode)) = (&outcome, &self.facts) {
                         outcome = facts::read(&mode.rules, span, &resource.attributes);
                     }
-                    if let Outcome::Facts(found) = &outcome {
-                        self.counts[0].fetch_add(1, Ordering::Relaxed);
-                        let mode = self.facts.as_ref().expect("facts come in the facts mode");
-                        let made = (&common.1, &common.2, &common.3, &scope_name);
-                        let fact = span_fact(py, mode, span, found, made, &mut keys, &mut names)?;
-                        let args = PyTuple::new(
-                            py,
-                            [
-                                common.0.clone().into_any(),
-                                common.1.clone().into_any(),
-                                common.2.clone().into_any(),
-                                common.3.clone().into_any(),
-                                common.5.into_pyobject(py)?.into_any(),
-                                common.6.into_pyobject(py)?.into_any(),
-                                common.7.into_pyobject(py)?.into_any(),
-                                attrs.clone().into_any(),
-                                scope_name.clone().into_any(),
-                                origin.clone().into_any(),
-                                fact,
-                                found.noted.into_pyobject(py)?.to_owned().into_any(),
-                                optional_str(py, found.conversation.as_deref()),
-                                optional_str(py, found.case_id),
-                            ],
-                        )?;
-                        out.append(mode.carrier.bind(py).call1(args)?)?;
+                    let found = match outcome {
+                        Outcome::Full => None,
+                        Outcome::Head => {
+                            self.counts[2].fetch_add(1, Ordering::Relaxed);
+                            Some(None)
+                        }
+                        Outcome::Facts(found) => {
+                            self.counts[0].fetch_add(1, Ordering::Relaxed);
+                            let made = found_of(py, &found, &scope_name, &mut keys, &mut names)?;
+                            Some(Some(Box::new(made)))
+                        }
+                    };
+                    if let Some(found) = found {
+                        let part = PartSpan {
+                            span_id: parts::id_number(span.span_id),
+                            parent: parts::id_number(span.parent_span_id),
+                            name: span.name.into(),
+                            start_ns: span.start_ns,
+                            end_ns: span.end_ns,
+                            status_code: span.status_code,
+                            resource: runs.resources.len().saturating_sub(1) as u32,
+                            scope: runs.scopes.len().saturating_sub(1) as u32,
+                            found,
+                        };
+                        if parts {
+                            runs.push(py, &out, span.trace_id, &trace_id, part)?;
+                        } else {
+                            let classes = (self.head.bind(py), self.facts.as_deref());
+                            let record = (&attrs, &scope_name, &origin);
+                            out.append(part.object(py, classes, record, &trace_id)?)?;
+                        }
                         continue;
                     }
-                    if let Outcome::Head = outcome {
-                        self.counts[2].fetch_add(1, Ordering::Relaxed);
-                        let args = PyTuple::new(
-                            py,
-                            [
-                                common.0.into_any(),
-                                common.1.into_any(),
-                                common.2.into_any(),
-                                common.3.into_any(),
-                                common.5.into_pyobject(py)?.into_any(),
-                                common.6.into_pyobject(py)?.into_any(),
-                                common.7.into_pyobject(py)?.into_any(),
-                                attrs.clone().into_any(),
-                                scope_name.clone().into_any(),
-                                origin.clone().into_any(),
-                            ],
-                        )?;
-                        out.append(self.head.bind(py).call1(args)?)?;
-                        continue;
+                    if parts {
+                        runs.close(py, &out)?;
                     }
                     self.counts[1].fetch_add(1, Ordering::Relaxed);
                     let events: Bound<'py, PyAny> = if span.events.is_empty() {
@@ -328,14 +358,14 @@ impl Reader {
                     let args = PyTuple::new(
                         py,
                         [
-                            common.0.into_any(),
-                            common.1.into_any(),
-                            common.2.into_any(),
-                            common.3.into_any(),
-                            common.4.into_pyobject(py)?.into_any(),
-                            common.5.into_pyobject(py)?.into_any(),
-                            common.6.into_pyobject(py)?.into_any(),
-                            common.7.into_pyobject(py)?.into_any(),
+                            trace_id.into_any(),
+                            hex(py, span.span_id).into_any(),
+                            hex(py, span.parent_span_id).into_any(),
+                            PyString::new(py, span.name).into_any(),
+                            span.kind.into_pyobject(py)?.into_any(),
+                            span.start_ns.into_pyobject(py)?.into_any(),
+                            span.end_ns.into_pyobject(py)?.into_any(),
+                            span.status_code.into_pyobject(py)?.into_any(),
                             PyString::new(py, span.status_message).into_any(),
                             attributes.into_any(),
                             events,
@@ -348,7 +378,20 @@ impl Reader {
                 }
             }
         }
+        if let (true, Some(mode)) = (parts, &self.facts) {
+            runs.finish(py, &out, mode, origin)?;
+        }
         Ok(out)
+    }
+
+    /// Parts are read in the facts mode only.
+    fn parts_mode(&self) -> PyResult<()> {
+        if self.facts.is_none() {
+            return Err(PyValueError::new_err(
+                "trace parts are read by a Reader made with the facts terms",
+            ));
+        }
+        Ok(())
     }
 
     /// A span outside the interest: it has a parent, no marker key, and a name no dialect reads.
@@ -371,121 +414,138 @@ impl Reader {
     }
 }
 
-/// The span id, parent id, name and scope name objects the carrier holds: the `SpanFact`
-/// holds the same ones (the traces built keep them: one object each, as on the Python path).
-type Made<'b, 'py> = (
-    &'b Bound<'py, PyString>,
-    &'b Bound<'py, PyString>,
-    &'b Bound<'py, PyString>,
-    &'b Bound<'py, PyString>,
-);
-
-/// The `SpanFact` of `found` (`convert/facts.py`), by position: `SPAN_FACT_FIELDS`.
-fn span_fact<'a, 'py>(
+/// The facts of `found` kept for its `PartSpan`: the Python values made now (arguments,
+/// labels), the rest as Rust values.
+fn found_of<'a, 'py>(
     py: Python<'py>,
-    mode: &FactsMode,
-    span: &'a traces::Span<'a>,
     found: &Facts<'a, 'a>,
-    made: Made<'_, 'py>,
+    scope_name: &Bound<'py, PyString>,
     keys: &mut Keys<'a, 'py>,
     names: &mut JsonKeys<'py>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let (span_id, parent_id, name, scope_name) = made;
-    let none = || py.None().into_bound(py);
+) -> PyResult<Found> {
+    let boxed = |text: Option<&str>| text.map(Box::<str>::from);
     let call = match &found.call {
-        None => none(),
+        None => None,
         Some(call) => {
             let args = match &call.args {
-                Args::None => none(),
-                Args::Json(json) => json_value(py, json, names)?,
-                Args::Value(value) => value_of(py, value, keys)?,
+                Args::None => py.None(),
+                Args::Json(json) => json_value(py, json, names)?.unbind(),
+                Args::Value(value) => value_of(py, value, keys)?.unbind(),
             };
-            let fields = (
-                call.name.as_str(),
+            Some(Box::new(PartCall {
+                name: call.name.as_str().into(),
                 args,
-                optional_str(py, call.call_id.as_deref()),
-                mode.call_sources[call.source].bind(py),
-                optional_str(py, call.failure.as_deref()),
-            );
-            mode.dialect_call.bind(py).call1(fields)?
+                call_id: boxed(call.call_id.as_deref()),
+                source: call.source,
+                failure: boxed(call.failure.as_deref()),
+            }))
         }
     };
-    let model_calls = if found.model_calls.is_empty() {
-        PyTuple::empty(py).into_any()
-    } else {
-        let list = PyList::empty(py);
-        for (position, made) in found.model_calls.iter().enumerate() {
-            let args = match &made.args {
-                None => none(),
-                Some(json) => json_value(py, json, names)?,
-            };
-            let fields = (
-                made.name.as_str(),
-                optional_str(py, made.call_id.as_deref()),
-                args,
-                position,
-                mode.call_sources[made.source].bind(py),
-            );
-            list.append(mode.model_call.bind(py).call1(fields)?)?;
-        }
-        list.into_any()
-    };
+    let mut model_calls = Vec::with_capacity(found.model_calls.len());
+    for asked in &found.model_calls {
+        let args = match &asked.args {
+            None => py.None(),
+            Some(json) => json_value(py, json, names)?.unbind(),
+        };
+        model_calls.push(PartAsked {
+            name: asked.name.as_str().into(),
+            call_id: boxed(asked.call_id.as_deref()),
+            args,
+            source: asked.source,
+        });
+    }
     let labels = match &found.labels {
-        None => none(),
+        None => None,
         Some(pairs) => {
             let dict = PyDict::new(py);
             for (key, value) in pairs {
                 dict.set_item(keys.get(py, key), value_of(py, value, keys)?)?;
             }
-            dict.into_any()
+            Some(dict.unbind())
         }
     };
-    let usage = match found.usage {
-        None => none(),
-        Some((tokens_in, tokens_out, model)) => (tokens_in, tokens_out, optional_str(py, model))
-            .into_pyobject(py)?
-            .into_any(),
-    };
-    let scope = if found.model_calls.is_empty() {
-        PyString::new(py, "").into_any()
-    } else {
-        scope_name.clone().into_any()
-    };
-    let fields = PyTuple::new(
-        py,
-        [
-            span_id.clone().into_any(),
-            parent_id.clone().into_any(),
-            found.role.into_pyobject(py)?.into_any(),
-            name.clone().into_any(),
-            span.start_ns.into_pyobject(py)?.into_any(),
-            span.end_ns.into_pyobject(py)?.into_any(),
-            span.status_code.into_pyobject(py)?.into_any(),
-            optional_str(py, found.error.as_deref()),
+    let usage = found
+        .usage
+        .map(|(tokens_in, tokens_out, model)| Box::new((tokens_in, tokens_out, boxed(model))));
+    let scope = (!model_calls.is_empty()).then(|| scope_name.clone().unbind());
+    Ok(Found {
+        fact: PartFact {
+            role: found.role,
+            error: boxed(found.error.as_deref()),
             call,
-            optional_str(py, found.agent.as_deref()),
-            optional_str(py, found.reply.as_deref()),
+            agent: boxed(found.agent.as_deref()),
+            reply: boxed(found.reply.as_deref()),
             model_calls,
             labels,
             usage,
-            none(),
-            none(),
-            none(),
             scope,
-            found
-                .asked_unlisted
-                .into_pyobject(py)?
-                .to_owned()
-                .into_any(),
-        ],
-    )?;
-    mode.span_fact.bind(py).call1(fields)
+            asked_unlisted: found.asked_unlisted,
+        },
+        noted: found.noted,
+        conversation: boxed(found.conversation.as_deref()),
+        case_id: boxed(found.case_id),
+    })
 }
 
-fn optional_str<'py>(py: Python<'py>, text: Option<&str>) -> Bound<'py, PyAny> {
-    match text {
-        None => py.None().into_bound(py),
-        Some(text) => PyString::new(py, text).into_any(),
+/// The runs of a record read in parts: each run of consecutive heads and fact spans of one
+/// trace becomes a `TracePart` at its place in the record's list (a placeholder until the
+/// record's shared objects are complete).
+#[derive(Default)]
+struct Runs<'b> {
+    resources: Vec<(Py<PyDict>, bool)>,
+    scopes: Vec<Py<PyString>>,
+    current: Option<(&'b [u8], Py<PyString>, Vec<PartSpan>)>,
+    done: Vec<(usize, Py<PyString>, Vec<PartSpan>)>,
+}
+
+impl<'b> Runs<'b> {
+    fn push(
+        &mut self,
+        py: Python<'_>,
+        out: &Bound<'_, PyList>,
+        trace: &'b [u8],
+        trace_id: &Bound<'_, PyString>,
+        span: PartSpan,
+    ) -> PyResult<()> {
+        if let Some((held, _, spans)) = &mut self.current {
+            if *held == trace {
+                spans.push(span);
+                return Ok(());
+            }
+        }
+        self.close(py, out)?;
+        self.current = Some((trace, trace_id.clone().unbind(), vec![span]));
+        Ok(())
+    }
+
+    /// Ends the open run: its place in `out` is taken.
+    fn close(&mut self, py: Python<'_>, out: &Bound<'_, PyList>) -> PyResult<()> {
+        if let Some((_, trace_id, spans)) = self.current.take() {
+            self.done.push((out.len(), trace_id, spans));
+            out.append(py.None())?;
+        }
+        Ok(())
+    }
+
+    fn finish(
+        mut self,
+        py: Python<'_>,
+        out: &Bound<'_, PyList>,
+        mode: &Arc<FactsMode>,
+        origin: Bound<'_, PyString>,
+    ) -> PyResult<()> {
+        self.close(py, out)?;
+        let shared = Arc::new(Shared {
+            mode: Arc::clone(mode),
+            origin: origin.unbind(),
+            resources: self.resources,
+            scopes: self.scopes,
+        });
+        for (at, trace_id, spans) in self.done {
+            let part = TracePart::new(py, trace_id, &shared, spans);
+            out.set_item(at, Bound::new(py, part)?)?;
+        }
+        Ok(())
     }
 }
 
@@ -612,9 +672,12 @@ fn value_of<'a, 'py>(
 fn tooltrail_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
     m.add_class::<buildpy::Builder>()?;
+    m.add_class::<TracePart>()?;
+    m.add_class::<corepy::CoreTrace>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    // What `Reader` takes: 1, its `facts` argument (`otlp/read/core.py` asks, so that a core
-    // built before it reads spans as before).
-    m.add("FACTS_MODE", 1)?;
+    // What `Reader` takes: 1, its `facts` argument; 2, and it reads in parts (`trace_parts`,
+    // `CoreTrace`, `Builder.build_core`). `otlp/read/core.py` asks, so that a core built
+    // before reads as before.
+    m.add("FACTS_MODE", 2)?;
     Ok(())
 }
