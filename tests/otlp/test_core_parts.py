@@ -430,3 +430,29 @@ def test_conversation_and_case_ids_are_collected_as_trace_facts_does() -> None:
     built = _builder().build_core([collected])
     assert built is not None and built.metadata["conversation_id"] == "c-r"
     assert repr(built) == repr(build_in_python([TraceFacts(**collected.export())]))
+
+
+def test_the_root_resource_is_the_trace_resource() -> None:
+    """A child's resource serves until the root arrives; a resource with no attributes never
+    replaces one (``TraceFacts.add``'s rule)."""
+    reader = _facts_reader()
+    child = _record([(TRACE_A, 2, 1, "plain work", [])])
+    child.resource_spans[0].resource.attributes[0].value.string_value = "child-svc"
+    root = _record([(TRACE_A, 1, 0, "invoke_agent root", _agent("c", "k"))])
+    root.resource_spans[0].resource.attributes[0].value.string_value = "root-svc"
+    bare = _record([(TRACE_A, 3, 0, "invoke_agent again", _agent("c", "k"))])
+    del bare.resource_spans[0].resource.attributes[:]
+    collected = tooltrail_core.CoreTrace(TRACE_A.hex(), 100, False)
+    want = TraceFacts(TRACE_A.hex(), max_spans=100)
+    services = []
+    for record in (child, root, bare):
+        raw = record.SerializeToString()
+        for item in reader.trace_parts(raw, "in.pb"):
+            collected.add(item)
+        for span in reader.traces(raw, "in.pb"):
+            want.add(span)
+        services.append(collected.export()["resource"].get("service.name"))
+    assert services == ["child-svc", "root-svc", "root-svc"]
+    assert repr(TraceFacts(**collected.export())) == repr(want)
+    built = _builder().build_core([collected])
+    assert built is not None and built.metadata["service.name"] == "root-svc"
