@@ -6,6 +6,9 @@
 
 use std::collections::HashSet;
 
+/// Spans a trace holds before it indexes their ids (below, a scan is as quick).
+const SCANNED: usize = 32;
+
 /// What the bookkeeping reads of one arriving span.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Arrival<'a> {
@@ -29,7 +32,8 @@ const STATUS_ERROR: i32 = 2;
 #[derive(Debug)]
 pub struct Book<F, R> {
     pub max_spans: i64,
-    seen: HashSet<u64>,
+    /// The ids of `parents`, once there are more than `SCANNED`.
+    seen: Option<HashSet<u64>>,
     /// (span id, parent id or 0) of every span recorded, in arrival order.
     pub parents: Vec<(u64, u64)>,
     /// The facts of the spans that have one, in arrival order.
@@ -50,7 +54,7 @@ impl<F, R> Book<F, R> {
     pub fn new(max_spans: i64) -> Self {
         Self {
             max_spans,
-            seen: HashSet::new(),
+            seen: None,
             parents: Vec::new(),
             facts: Vec::new(),
             resource: None,
@@ -67,15 +71,23 @@ impl<F, R> Book<F, R> {
     /// takes it. False when it is not recorded (a duplicate: the first copy stays; or over
     /// the limit: counted in `dropped`); the caller then keeps no fact of it.
     pub fn admit(&mut self, span: &Arrival<'_>, resource: impl FnOnce() -> R) -> bool {
-        if self.seen.contains(&span.span_id) {
+        if self.has(span.span_id) {
             return false;
         }
         if self.parents.len() as i64 >= self.max_spans {
             self.dropped += 1;
             return false;
         }
-        self.seen.insert(span.span_id);
         self.parents.push((span.span_id, span.parent));
+        match &mut self.seen {
+            Some(seen) => {
+                seen.insert(span.span_id);
+            }
+            None if self.parents.len() > SCANNED => {
+                self.seen = Some(self.parents.iter().map(|(id, _)| *id).collect());
+            }
+            None => {}
+        }
         if (span.parent == 0 || self.resource.is_none()) && span.resource_set {
             self.resource = Some(resource());
         }
@@ -105,6 +117,14 @@ impl<F, R> Book<F, R> {
             }
         }
         true
+    }
+
+    /// Whether span `id` was recorded.
+    fn has(&self, id: u64) -> bool {
+        match &self.seen {
+            Some(seen) => seen.contains(&id),
+            None => self.parents.iter().any(|(held, _)| *held == id),
+        }
     }
 
     /// `TraceFacts.span_count`.
@@ -139,6 +159,18 @@ mod tests {
         assert_eq!(book.parents, vec![(7, 0)]);
         assert_eq!((book.start_ns, book.end_ns, book.dropped), (100, 110, 0));
         assert!(book.error_spans.is_empty());
+    }
+
+    #[test]
+    fn duplicates_are_found_past_the_scanned_spans() {
+        let mut book: Book<u64, u32> = Book::new(1_000);
+        for id in 1..=200 {
+            assert!(book.admit(&span(id, 0, id), || 0));
+        }
+        for id in 1..=200 {
+            assert!(!book.admit(&span(id, 0, 1), || 0));
+        }
+        assert_eq!((book.span_count(), book.dropped), (200, 0));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::build::{
 };
 use crate::buildpy::{keep, keep_any, pairs, resource_into};
 use crate::collect::{Arrival, Book};
-use crate::parts::{hex_id, Found, TracePart};
+use crate::parts::{hex_id, PartFact, TracePart};
 use crate::FactsMode;
 
 /// A fact span recorded: what its `SpanFact` is made of.
@@ -26,7 +26,7 @@ struct Kept {
     start_ns: u64,
     end_ns: u64,
     status_code: i32,
-    found: Box<Found>,
+    fact: Box<PartFact>,
 }
 
 /// The spans of one trace, recorded from `TracePart`s as `TraceFacts.add` records the same
@@ -73,7 +73,10 @@ impl CoreTrace {
             let (resource, resource_set) = &shared.resources[span.resource as usize];
             let noted = (span.found.as_ref())
                 .filter(|found| found.noted)
-                .map(|found| (found.conversation.as_deref(), found.case_id.as_deref()));
+                .map(|found| match &found.notes {
+                    Some(notes) => (notes.conversation.as_deref(), notes.case_id.as_deref()),
+                    None => (None, None),
+                });
             let arrival = Arrival {
                 span_id: span.span_id,
                 parent: span.parent,
@@ -86,13 +89,13 @@ impl CoreTrace {
             if !self.book.admit(&arrival, || resource.clone_ref(py)) {
                 continue;
             }
-            let Some(mut found) = span.found else {
+            let Some(found) = span.found else {
                 continue;
             };
+            let mut fact = found.fact; // (its notes are the trace's now)
             if !self.read_usage {
-                found.fact.usage = None;
+                fact.usage = None;
             }
-            (found.conversation, found.case_id) = (None, None); // noted: not kept per span
             self.book.facts.push(Kept {
                 span_id: span.span_id,
                 parent: span.parent,
@@ -100,7 +103,7 @@ impl CoreTrace {
                 start_ns: span.start_ns,
                 end_ns: span.end_ns,
                 status_code: span.status_code,
-                found,
+                fact,
             });
         }
         Ok(())
@@ -171,7 +174,7 @@ impl CoreTrace {
                 let ids = (&span_id, &hex_id(py, kept.parent));
                 let name = PyString::new(py, &kept.name);
                 let times = (kept.start_ns, kept.end_ns, kept.status_code);
-                let fact = &kept.found.fact;
+                let fact = &kept.fact;
                 let made = crate::parts::span_fact(py, mode, ids, &name, times, fact, true)?;
                 facts.set_item(&span_id, made)?;
             }
@@ -301,7 +304,7 @@ fn fact_of<'py>(
     sources: &[String],
     values: &mut Vec<Bound<'py, PyAny>>,
 ) -> Result<Fact, Decline> {
-    let fact = &kept.found.fact;
+    let fact = &kept.fact;
     let role = fact.role;
     let id = ids.numbers[&kept.span_id];
     let parent = if kept.parent == 0 {

@@ -29,7 +29,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use facts::{Args, Facts, Outcome};
 use jsontext::Json;
-use parts::{Found, PartAsked, PartCall, PartFact, PartSpan, Shared, TracePart};
+use parts::{Found, Notes, PartAsked, PartCall, PartFact, PartSpan, Shared, TracePart};
 use rules::Rules;
 use traces::{AnyValue, Limits, Resource};
 
@@ -311,7 +311,7 @@ impl Reader {
                         Outcome::Facts(found) => {
                             self.counts[0].fetch_add(1, Ordering::Relaxed);
                             let made = found_of(py, &found, &scope_name, &mut keys, &mut names)?;
-                            Some(Some(Box::new(made)))
+                            Some(Some(made))
                         }
                     };
                     if let Some(found) = found {
@@ -468,8 +468,14 @@ fn found_of<'a, 'py>(
         .usage
         .map(|(tokens_in, tokens_out, model)| Box::new((tokens_in, tokens_out, boxed(model))));
     let scope = (!model_calls.is_empty()).then(|| scope_name.clone().unbind());
+    let notes = (found.conversation.is_some() || found.case_id.is_some()).then(|| {
+        Box::new(Notes {
+            conversation: boxed(found.conversation.as_deref()),
+            case_id: boxed(found.case_id),
+        })
+    });
     Ok(Found {
-        fact: PartFact {
+        fact: Box::new(PartFact {
             role: found.role,
             error: boxed(found.error.as_deref()),
             call,
@@ -480,10 +486,9 @@ fn found_of<'a, 'py>(
             usage,
             scope,
             asked_unlisted: found.asked_unlisted,
-        },
+        }),
         noted: found.noted,
-        conversation: boxed(found.conversation.as_deref()),
-        case_id: boxed(found.case_id),
+        notes,
     })
 }
 

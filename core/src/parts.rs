@@ -51,8 +51,14 @@ pub(crate) struct PartFact {
 
 /// A fact span's fact and the notes its trace takes of it.
 pub(crate) struct Found {
-    pub fact: PartFact,
+    pub fact: Box<PartFact>,
     pub noted: bool,
+    /// The ids it names, if any (few spans do: kept apart from the fact).
+    pub notes: Option<Box<Notes>>,
+}
+
+/// The conversation and case ids a span names.
+pub(crate) struct Notes {
     pub conversation: Option<Box<str>>,
     pub case_id: Option<Box<str>>,
 }
@@ -69,7 +75,7 @@ pub(crate) struct PartSpan {
     /// Indices into the record's `Shared::resources` and `scopes`.
     pub resource: u32,
     pub scope: u32,
-    pub found: Option<Box<Found>>,
+    pub found: Option<Found>,
 }
 
 /// The objects the spans of one record share.
@@ -230,8 +236,11 @@ impl PartSpan {
         fields.extend([
             fact,
             found.noted.into_pyobject(py)?.to_owned().into_any(),
-            text_or_none(py, found.conversation.as_deref()),
-            text_or_none(py, found.case_id.as_deref()),
+            text_or_none(
+                py,
+                found.notes.as_ref().and_then(|n| n.conversation.as_deref()),
+            ),
+            text_or_none(py, found.notes.as_ref().and_then(|n| n.case_id.as_deref())),
         ]);
         mode.carrier.bind(py).call1(PyTuple::new(py, fields)?)
     }
