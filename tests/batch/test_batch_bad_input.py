@@ -10,7 +10,7 @@ from test_batch_support import SEED_RUNS, jsonl, prefixed_pb, record, write
 
 from tooltrail.batch import run_batch
 from tooltrail.cli import main
-from tooltrail.convert import TraceFacts
+from tooltrail.convert import TraceCollector
 from tooltrail.suite import TestSuite
 
 SUITE = TestSuite.from_dict(
@@ -48,14 +48,14 @@ def test_a_record_the_converter_cannot_handle_is_skipped_and_the_rest_evaluated(
     runs = record(SEED_RUNS)
     poisoned = format(runs[1][0].context.trace_id, "032x")
     dump = write(tmp_path / "runs.jsonl", jsonl(runs))
-    original = TraceFacts.add
+    original = TraceCollector.add
 
-    def add(self: TraceFacts, span):  # type: ignore[no-untyped-def]
-        if span.trace_id == poisoned:
+    def add(self: TraceCollector, span):  # type: ignore[no-untyped-def]
+        if span.trace_id == poisoned:  # (a span, or the core's part of a trace)
             raise RuntimeError("converter bug")
         return original(self, span)
 
-    monkeypatch.setattr(TraceFacts, "add", add)
+    monkeypatch.setattr(TraceCollector, "add", add)
     result = run_batch(SUITE, [dump], workers=1)
     assert [r.label for r in result.results] == ["correct", "wrong-amount", "looping"]
     (problem,) = result.diagnostics

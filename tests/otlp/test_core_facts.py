@@ -12,6 +12,8 @@ ranges of the batch pass, and check that the facts mode is used at all
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,10 @@ from test_core_differential import HAVE_CORE, assert_same, reading_with
 
 from tooltrail.batch.chunks import Chunk
 from tooltrail.batch.tasks import read_chunk
-from tooltrail.convert import read_traces
+from tooltrail.convert import read_traces, reading
 from tooltrail.convert.collect import TraceCollector
 from tooltrail.convert.facts import READ_FACTS, SpanFact, TraceFacts
-from tooltrail.dialects import DialectCall, ModelCall
+from tooltrail.dialects import INTEREST, DialectCall, ModelCall
 from tooltrail.otlp import encode_for_file, frame, json_line
 from tooltrail.otlp.decode.span import Diagnostic, FactSpan, Span, SpanEvent, SpanHead
 from tooltrail.otlp.read import core
@@ -914,11 +916,20 @@ def _span_facts(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> list
             kept.append(self.facts[span.span_id])
         return added
 
-    with reading_with(monkeypatch, which):
+    with reading_with(monkeypatch, which), one_by_one(monkeypatch):
         monkeypatch.setattr(TraceFacts, "add", keep)
         assert list(read_traces(path, usage=True))
         monkeypatch.setattr(TraceFacts, "add", add)
     return [repr(fact) for fact in sorted(kept, key=lambda fact: fact.span_id)]
+
+
+@contextmanager
+def one_by_one(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``read_traces`` inside the block reads in the facts mode one span at a time
+    (``READ_FACTS``, every span through ``TraceFacts.add``), not in parts."""
+    with monkeypatch.context() as m:
+        m.setattr(reading, "interest_for", lambda content: INTEREST if content else READ_FACTS)
+        yield
 
 
 def _one_span_trace(*spans: tuple[str, dict[str, Any]]) -> TracesData:
@@ -1002,7 +1013,7 @@ def _facts_of(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[SpanFact]:
             collected.append(span.fact)
         return add(self, span)
 
-    with reading_with(monkeypatch, core.CORE):
+    with reading_with(monkeypatch, core.CORE), one_by_one(monkeypatch):
         monkeypatch.setattr(TraceFacts, "add", keep)
         assert list(read_traces(path))
         monkeypatch.setattr(TraceFacts, "add", add)
