@@ -10,12 +10,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::build::{
-    Asked, Call, Decline, Fact, Trace, ABSENT, ROLE_AGENT, ROLE_EXCLUDED, ROLE_MODEL, ROLE_TOOL,
-    ROLE_WORKFLOW, ROOT,
+    Asked, Call, Decline, Fact, Trace, Val, ABSENT, ROLE_AGENT, ROLE_EXCLUDED, ROLE_MODEL,
+    ROLE_TOOL, ROLE_WORKFLOW, ROOT,
 };
 use crate::buildpy::{keep, keep_any, pairs, resource_into};
 use crate::collect::{Arrival, Book};
-use crate::parts::{hex_id, PartFact, TracePart};
+use crate::parts::{hex_digits, hex_id, id_text, PartFact, TracePart};
 use crate::FactsMode;
 
 /// A fact span recorded: what its `SpanFact` is made of.
@@ -237,11 +237,7 @@ impl Numbers {
 }
 
 fn hex_text(id: u64) -> String {
-    if id == 0 {
-        String::new()
-    } else {
-        format!("{id:016x}")
-    }
+    id_text(&hex_digits(id), id).to_owned()
 }
 
 /// The builder's `Trace` of `core`, as the loader reads the `TraceFacts` `core` exports:
@@ -273,9 +269,10 @@ pub(crate) fn trace_of<'py>(
     let mut index = vec![ABSENT; ids.parents.len()];
     trace.facts.reserve(book.facts.len());
     let sources = core.mode.as_ref().map(|mode| &mode.rules.sources);
+    let mut made = vec![None; ids.parents.len()];
     for kept in &book.facts {
         let sources = sources.ok_or(Decline::Shape)?;
-        let fact = fact_of(py, kept, &ids, sources, values)?;
+        let fact = fact_of(py, kept, (&ids, &mut made), sources, values)?;
         index[fact.id as usize] = trace.facts.len() as u32;
         trace.facts.push(fact);
     }
@@ -296,11 +293,22 @@ pub(crate) fn trace_of<'py>(
     Ok(trace)
 }
 
-/// One kept span's `Fact` (the fields `buildpy::load_fact` reads for its role).
+/// The value of the id numbered `number`, made once per trace (the rows share it).
+fn id_val<'py>(
+    py: Python<'py>,
+    (id, number): (u64, u32),
+    made: &mut [Option<Val>],
+    values: &mut Vec<Bound<'py, PyAny>>,
+) -> Val {
+    *made[number as usize].get_or_insert_with(|| keep_any(hex_id(py, id).into_any(), values))
+}
+
+/// One kept span's `Fact` (the fields `buildpy::load_fact` reads for its role); `made`: the
+/// values of the trace's ids made so far, by number.
 fn fact_of<'py>(
     py: Python<'py>,
     kept: &Kept,
-    ids: &Numbers,
+    (ids, made): (&Numbers, &mut [Option<Val>]),
     sources: &[String],
     values: &mut Vec<Bound<'py, PyAny>>,
 ) -> Result<Fact, Decline> {
@@ -312,15 +320,15 @@ fn fact_of<'py>(
     } else {
         ids.numbers[&kept.parent]
     };
-    let span_id = hex_id(py, kept.span_id);
-    let parent_id = hex_id(py, kept.parent);
+    let span_val = id_val(py, (kept.span_id, id), made, values);
+    let parent_val = (kept.parent != 0).then(|| id_val(py, (kept.parent, parent), made, values));
     let mut out = Fact {
         span_id: hex_text(kept.span_id),
         parent_id: hex_text(kept.parent),
         id,
         parent,
-        span_val: keep_any(span_id.into_any(), values),
-        parent_val: (kept.parent != 0).then(|| keep_any(parent_id.into_any(), values)),
+        span_val,
+        parent_val,
         role,
         name: keep_any(PyString::new(py, &kept.name).into_any(), values),
         start_ns: kept.start_ns,
