@@ -1,5 +1,7 @@
 //! tooltrail's compiled reading core: OTLP protobuf records and OTLP/JSON lines into the Python objects the
-//! converter reads (`Span`, `SpanHead`, `SpanEvent` of `tooltrail.otlp.decode.span`).
+//! converter reads (`Span`, `SpanHead`, `SpanEvent` of `tooltrail.otlp.decode.span`), or, in
+//! parts (`parts.rs`), into `TracePart`s that a `CoreTrace` (`corepy.rs`) collects in Rust and
+//! `Builder.build_core` builds, the spans of a part never made Python objects.
 //!
 //! A record the core would read differently from the Python path (any record the Python path
 //! reports a problem in, and a few unusual spellings) comes back as `None`: the caller then
@@ -203,10 +205,7 @@ impl Reader {
         data: &[u8],
         origin: Bound<'py, PyString>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        let Ok(resources) = traces::read_traces(data, &self.limits) else {
-            return Ok(None);
-        };
-        self.build(py, &resources, origin, false).map(Some)
+        self.message(py, data, origin, false)
     }
 
     /// The spans of one protobuf traces message in parts (`TracePart`s of the heads and fact
@@ -218,10 +217,18 @@ impl Reader {
         origin: Bound<'py, PyString>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
         self.parts_mode()?;
-        let Ok(resources) = traces::read_traces(data, &self.limits) else {
-            return Ok(None);
-        };
-        self.build(py, &resources, origin, true).map(Some)
+        self.message(py, data, origin, true)
+    }
+
+    /// The spans of one OTLP/JSON line in the canonical shape, or `None` when the Python
+    /// path must read it.
+    fn json_line<'py>(
+        &self,
+        py: Python<'py>,
+        line: &[u8],
+        origin: Bound<'py, PyString>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        self.line(py, line, origin, false)
     }
 
     /// The spans of one OTLP/JSON line in parts (as `trace_parts`), or `None` when the
@@ -233,23 +240,30 @@ impl Reader {
         origin: Bound<'py, PyString>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
         self.parts_mode()?;
-        let Ok(request) = json::parse(line) else {
+        self.line(py, line, origin, true)
+    }
+}
+
+impl Reader {
+    fn message<'py>(
+        &self,
+        py: Python<'py>,
+        data: &[u8],
+        origin: Bound<'py, PyString>,
+        parts: bool,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let Ok(resources) = traces::read_traces(data, &self.limits) else {
             return Ok(None);
         };
-        let mut ids = Vec::new();
-        let Ok(resources) = json::read_request(&request, &mut ids, &self.limits) else {
-            return Ok(None);
-        };
-        self.build(py, &resources, origin, true).map(Some)
+        self.build(py, &resources, origin, parts).map(Some)
     }
 
-    /// The spans of one OTLP/JSON line in the canonical shape, or `None` when the Python
-    /// path must read it.
-    fn json_line<'py>(
+    fn line<'py>(
         &self,
         py: Python<'py>,
         line: &[u8],
         origin: Bound<'py, PyString>,
+        parts: bool,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
         let Ok(request) = json::parse(line) else {
             return Ok(None);
@@ -258,11 +272,9 @@ impl Reader {
         let Ok(resources) = json::read_request(&request, &mut ids, &self.limits) else {
             return Ok(None);
         };
-        self.build(py, &resources, origin, false).map(Some)
+        self.build(py, &resources, origin, parts).map(Some)
     }
-}
 
-impl Reader {
     /// The items of one record: each span as an object (`parts` false: `Reader.traces`), or
     /// the heads and fact spans in `TracePart`s of consecutive spans of a trace and the other
     /// spans as objects, in record order (`parts`: `Reader.trace_parts`).
