@@ -17,10 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 from replay import fixture_name, fixture_paths
 from test_core_differential import HAVE_CORE, reading_with
+from test_core_facts import (
+    genai_traces,
+    listed_traces,
+    other_tool_traces,
+    reply_traces,
+    strands_traces,
+)
 
 from tooltrail.convert import build as build_module
 from tooltrail.convert import read_traces
@@ -456,3 +465,84 @@ def test_the_root_resource_is_the_trace_resource() -> None:
     assert repr(TraceFacts(**collected.export())) == repr(want)
     built = _builder().build_core([collected])
     assert built is not None and built.metadata["service.name"] == "root-svc"
+
+
+# -- generated agent traces of every convention the facts port reads ----------------------------
+
+
+def _generated() -> st.SearchStrategy[TracesData]:
+    return st.one_of(
+        genai_traces(), other_tool_traces(), reply_traces(), strands_traces(), listed_traces()
+    )
+
+
+def _same_both_ways(items: list[Any], spans: list[Any], origin: str) -> None:
+    flat = _flatten(items, origin)
+    assert [repr(s) for s in flat] == [repr(s) for s in spans]
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    first=_generated(),
+    second=_generated(),
+    other=st.booleans(),
+    max_spans=st.integers(1, 12),
+    usage=st.booleans(),
+)
+def test_generated_records_read_collect_and_build_the_same_both_ways(
+    first: TracesData, second: TracesData, other: bool, max_spans: int, usage: bool
+) -> None:
+    """Two generated traces in one record (of one trace id, or of two: runs of one trace cut
+    by the other's), the record read twice (duplicates), a limit that drops spans."""
+    if other:
+        for resource in second.resource_spans:
+            for scope in resource.scope_spans:
+                for span in scope.spans:
+                    span.trace_id = TRACE_B
+    data = TracesData()
+    data.MergeFrom(first)
+    data.MergeFrom(second)
+    reader = _facts_reader()
+    raw, line = data.SerializeToString(), json_line(data)
+    cores: dict[str, Any] = {}
+    python: dict[str, TraceFacts] = {}
+    for _ in range(2):
+        items = reader.trace_parts(raw, "in.pb")
+        spans = reader.traces(raw, "in.pb")
+        if items is None:  # a record the core leaves to the Python decoder
+            assert spans is None
+            return
+        assert spans is not None
+        _same_both_ways(reader.trace_parts(raw, "in.pb"), spans, "in.pb")
+        lines = reader.json_line_parts(line, "in.jsonl:1")
+        if lines is not None:  # (a JSON spelling the core leaves to Python: both decline)
+            _same_both_ways(lines, reader.json_line(line, "in.jsonl:1"), "in.jsonl:1")
+        else:
+            assert reader.json_line(line, "in.jsonl:1") is None
+        for item in items:
+            if isinstance(item, tooltrail_core.TracePart):
+                made = cores.setdefault(
+                    item.trace_id, tooltrail_core.CoreTrace(item.trace_id, max_spans, usage)
+                )
+                made.add(item)
+        for span in spans:
+            if type(span) in (FactSpan, SpanHead):
+                python.setdefault(
+                    span.trace_id, TraceFacts(span.trace_id, max_spans=max_spans, read_usage=usage)
+                ).add(span)
+    assert list(cores) == list(python)
+    builder = _builder()
+    for trace_id, collected in cores.items():
+        exported = TraceFacts(**collected.export())
+        assert repr(exported) == repr(python[trace_id])
+        want = builder.build([exported])
+        got = builder.build_core([collected])
+        assert repr(got) == repr(want)
+    if len(cores) > 1:
+        group = list(cores.values())
+        want = builder.build([TraceFacts(**c.export()) for c in group])
+        assert repr(builder.build_core(group)) == repr(want)
