@@ -186,11 +186,12 @@ def _collect(
     return cores, python
 
 
-CASES = [
-    pytest.param(1_000_000, True, False, id="all"),
-    pytest.param(1_000_000, False, True, id="twice-no-usage"),
-    pytest.param(3, True, True, id="three-twice"),
-    pytest.param(1, False, False, id="one"),
+#: (max_spans, read_usage, each record read twice): all spans, duplicates, spans dropped.
+CASES: list[tuple[int, bool, bool]] = [
+    (1_000_000, True, False),
+    (1_000_000, False, True),
+    (3, True, True),
+    (1, False, False),
 ]
 
 
@@ -199,8 +200,7 @@ def test_a_core_trace_records_what_trace_facts_records(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     records = _records(path, monkeypatch)
-    for case in CASES:
-        max_spans, usage, twice = case.values
+    for max_spans, usage, twice in CASES:
         cores, python = _collect(records, max_spans, usage, twice)
         for trace_id, collected in cores.items():
             want = python[trace_id]
