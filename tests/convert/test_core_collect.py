@@ -13,12 +13,11 @@ core and with ``TOOLTRAIL_CORE=python``, and require the same traces and diagnos
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from core_paths import reading_with
 
 from tooltrail.convert import read_traces
 from tooltrail.convert.build import build_counts
@@ -48,21 +47,6 @@ REFUND = DATA / "corpus/mlflow-genai-semconv/a_refund_ok.otlp.pb"
 RETRY = DATA / "corpus/google-adk/f_tool_error_retry.otlp.pb"
 #: Spans and the GenAI log records that carry the model's content, in one JSON document.
 WEATHER = DATA / "logs/openai_v2_weather.json"
-
-
-@contextmanager
-def reading_with(monkeypatch: pytest.MonkeyPatch, which: str) -> Iterator[None]:
-    """Reads inside the block go through ``which`` path (``core.PYTHON`` or ``core.CORE``)."""
-    with monkeypatch.context() as m:
-        if which == core.PYTHON:
-            m.setenv(core.CORE_ENV, core.PYTHON)
-        else:
-            m.delenv(core.CORE_ENV, raising=False)
-        core.reset()
-        try:
-            yield
-        finally:
-            core.reset()
 
 
 def _read(

@@ -10,13 +10,12 @@ equal diagnostics (file, line or offset, message), in one process.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from core_paths import reading_with
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -53,22 +52,6 @@ def test_ci_has_the_core() -> None:
     if os.environ.get("CI") != "true":
         pytest.skip("not CI: the core is optional outside CI")
     assert HAVE_CORE, "CI=true but tooltrail_core is not importable: the core build failed"
-
-
-@contextmanager
-def reading_with(monkeypatch: pytest.MonkeyPatch, which: str) -> Iterator[None]:
-    """Reads inside the block go through ``which`` path (``core.PYTHON`` or ``core.CORE``):
-    the switch set or cleared, and the path chosen afresh on entry and again on exit."""
-    with monkeypatch.context() as m:
-        if which == core.PYTHON:
-            m.setenv(core.CORE_ENV, core.PYTHON)
-        else:
-            m.delenv(core.CORE_ENV, raising=False)
-        core.reset()
-        try:
-            yield
-        finally:
-            core.reset()
 
 
 def _read(

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from core_paths import reading_with
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Status, TracesData
-from test_core_differential import HAVE_CORE, assert_same, reading_with
+from test_core_differential import HAVE_CORE, assert_same
 
 from tooltrail.batch.chunks import Chunk
 from tooltrail.batch.tasks import read_chunk

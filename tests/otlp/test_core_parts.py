@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from core_paths import reading_with
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 from replay import fixture_name, fixture_paths
-from test_core_differential import HAVE_CORE, reading_with
+from test_core_differential import HAVE_CORE
 from test_core_facts import (
     genai_traces,
     listed_traces,

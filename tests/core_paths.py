@@ -1,0 +1,30 @@
+"""Test support: reading through one path, the compiled core or the Python path.
+
+``reading_with`` is how the differential tests (``tests/otlp``, ``tests/convert``) pick the
+path: the switch set or cleared, the choice made afresh on entry and forgotten on exit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from tooltrail.otlp.read import core
+
+
+@contextmanager
+def reading_with(monkeypatch: pytest.MonkeyPatch, which: str) -> Iterator[None]:
+    """Reads inside the block go through ``which`` path (``core.PYTHON`` or ``core.CORE``):
+    the switch set or cleared, and the path chosen afresh on entry and again on exit."""
+    with monkeypatch.context() as m:
+        if which == core.PYTHON:
+            m.setenv(core.CORE_ENV, core.PYTHON)
+        else:
+            m.delenv(core.CORE_ENV, raising=False)
+        core.reset()
+        try:
+            yield
+        finally:
+            core.reset()
