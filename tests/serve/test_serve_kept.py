@@ -32,6 +32,7 @@ from tooltrail.otlp import (
     read_spans,
 )
 from tooltrail.otlp.decode.limits import Limits
+from tooltrail.otlp.decode.span import FactSpan
 from tooltrail.pipeline.buffer import LATE, CompletedTrace
 from tooltrail.pipeline.revisions import WINDOW_PASSED, Judged, RevisionStore
 from tooltrail.serve.counters import ReceiverCounters
@@ -48,6 +49,14 @@ FIXTURES = sorted(
     for path in root.rglob("*")
     if path.suffix in (".json", ".jsonl", ".pb") and not path.name.endswith(".truth.json")
 )
+try:
+    import tooltrail_core  # noqa: F401
+except ImportError:
+    HAVE_CORE = False
+else:
+    HAVE_CORE = True
+needs_core = pytest.mark.skipif(not HAVE_CORE, reason="the compiled core is not installed")
+
 #: Reads calls, their arguments and order, and usage (tokens, cost), of every trace.
 SUITE = TestSuite.from_dict(
     {
@@ -74,10 +83,13 @@ def evaluator() -> ReceivedTraceEvaluator:
     return ReceivedTraceEvaluator(SUITE, ReceiverCounters(), logs=logs)
 
 
-def received(path: Path, encoding: str, held: bool = False) -> dict[int, list[Any]]:
+def received(
+    path: Path, encoding: str, held: bool = False, facts: bool = False
+) -> dict[int, list[Any]]:
     """The fixture's items by trace, as the receiver holds them after a ``encoding`` request
     of its spans and one of its log records; ``held``: with the request body and each span's
-    place in it, as ``TraceIntake`` hands them on."""
+    place in it, as ``TraceIntake`` hands them on; ``facts``: read in the facts mode, as
+    ``TraceIntake`` reads when no check reads content."""
     spans = list(read_spans(path))
     if not spans:
         return {}
@@ -86,8 +98,8 @@ def received(path: Path, encoding: str, held: bool = False) -> dict[int, list[An
         body: bytes = request.SerializeToString()
     else:
         body = json_line(request)
-    decoded = decode_body(encoding, body)
-    request = ReceivedRequest(body, encoding)
+    decoded = decode_body(encoding, body, facts=facts)
+    request = ReceivedRequest(body, encoding, facts)
     items: list[Any] = [
         ReceivedSpan(s, int(s.trace_id, 16), request, i)
         if held
@@ -151,6 +163,52 @@ def test_a_trace_unpacked_judges_exactly_as_the_items_it_was_packed_from(
             bodies.release(packed)
         bodies.release(packed)
     assert (bodies.bodies_held, bodies.bytes_held) == (0, 0)
+
+
+@pytest.mark.parametrize("encoding", ["protobuf", "json"])
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_a_trace_read_in_the_facts_mode_is_read_again_the_same_way(
+    path: Path, encoding: str
+) -> None:
+    """Items the core read in the facts mode (``FactSpan``) point into their body, which
+    ``unpack`` reads again in the facts mode; kept field by field (no body, or a body over the
+    bound), each ``FactSpan`` is a row with its ``SpanFact``: the same kinds of items either
+    way, judged the same."""
+    traces = received(path, encoding, held=True, facts=True)
+    if not traces:
+        pytest.skip("no spans")
+    bodies = KeptBodies(1 << 30)
+    for trace_id, items in traces.items():
+        packed = pack(items, bodies)
+        assert isinstance(packed, tuple) and len(packed) == 2, "one body held"
+        again = unpack(packed, trace_id)
+        assert [(i.__class__, i.decoded.__class__) for i in again] == [
+            (i.__class__, i.decoded.__class__) for i in items
+        ]
+        assert judged(again, trace_id) == judged(items, trace_id)
+        bodies.release(packed)
+        rows = pack(items)
+        assert isinstance(rows, bytes), "the receiver's items are kept packed"
+        again = unpack(rows, trace_id)
+        assert [(i.__class__, i.decoded.__class__) for i in again] == [
+            (i.__class__, i.decoded.__class__) for i in items
+        ]
+        facts = [repr(i.decoded) for i in items if i.decoded.__class__ is FactSpan]
+        assert [repr(i.decoded) for i in again if i.decoded.__class__ is FactSpan] == facts
+        assert judged(again, trace_id) == judged(items, trace_id)
+    assert (bodies.bodies_held, bodies.bytes_held) == (0, 0)
+
+
+@needs_core
+def test_the_facts_mode_judges_as_whole_spans_do() -> None:
+    """The receiver's facts mode hands on ``FactSpan``s for the spans the core's port reads,
+    and a trace converted from them is judged as from the whole spans."""
+    fixture = DATA / "corpus" / "mlflow-genai-semconv" / "a_refund_ok.otlp.pb"
+    ((trace_id, facts),) = received(fixture, "protobuf", facts=True).items()
+    ((_, whole),) = received(fixture, "protobuf").items()
+    assert {i.decoded.__class__ for i in facts} == {FactSpan}
+    assert {i.decoded.__class__ for i in whole} == {Span}
+    assert judged(facts, trace_id) == judged(whole, trace_id)
 
 
 def test_a_body_over_the_byte_bound_is_not_held_and_the_trace_is_packed_instead() -> None:

@@ -15,9 +15,10 @@ import orjson
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
-from serve_helpers import ANY_TRACE_SUITE, post, write_suite
+from serve_helpers import ANY_TRACE_SUITE, post, wait_for_stat, write_suite
 
 from tooltrail.otlp import Span, SpanHead
+from tooltrail.otlp.decode.span import FactSpan
 from tooltrail.otlp.read import core
 from tooltrail.serve import ServeConfig, start_in_thread
 from tooltrail.serve.counters import ReceiverCounters
@@ -65,10 +66,16 @@ class Collect:
         self.items.append(item)
 
 
-def taken(wire: bool) -> tuple[list[Any], str]:
+def taken(wire: bool, facts: bool = False) -> tuple[list[Any], str]:
     buffer = Collect()
     intake = TraceIntake(
-        buffer, ReceiverCounters(), max_buffered_spans=100, max_traces=10, retry_after=1, wire=wire
+        buffer,
+        ReceiverCounters(),
+        max_buffered_spans=100,
+        max_traces=10,
+        retry_after=1,
+        wire=wire,
+        facts=facts,
     )
     assert intake("protobuf", request()).accepted == 3
     return [item.decoded for item in buffer.items], intake.reading_path
@@ -82,11 +89,40 @@ def test_the_intake_reads_through_the_core_and_hands_on_heads_for_spans_no_diale
     assert [s.wire for s in decoded[:2]] == [None, None]
 
 
+@needs_core
+def test_in_the_facts_mode_the_core_hands_on_the_facts_of_the_spans_its_port_reads() -> None:
+    decoded, path = taken(wire=False, facts=True)
+    assert path.startswith("core ")
+    assert [type(s) for s in decoded] == [FactSpan, FactSpan, SpanHead]
+    assert decoded[1].fact.call.name == "t"
+
+
 def test_with_the_wire_form_kept_the_intake_reads_every_span_whole_with_the_python_path() -> None:
-    decoded, path = taken(wire=True)
-    assert path == WIRE_PATH
-    assert [type(s) for s in decoded] == [Span, Span, Span]
-    assert all(s.wire is not None for s in decoded)
+    for facts in (False, True):  # (the wire form wins over the facts mode)
+        decoded, path = taken(wire=True, facts=facts)
+        assert path == WIRE_PATH
+        assert [type(s) for s in decoded] == [Span, Span, Span]
+        assert all(s.wire is not None for s in decoded)
+
+
+@needs_core
+def test_serve_reads_in_the_facts_mode_when_no_check_reads_content(tmp_path: Path) -> None:
+    """The default suite reads no content: a served request's spans come as facts (counted by
+    the core's readers, ``otlp.read.core.facts_counts``), and the trace is judged."""
+    receiver = start_in_thread(
+        ServeConfig(suite=write_suite(tmp_path, ANY_TRACE_SUITE), grpc_port=None, http_port=0)
+    )
+    try:
+        port = receiver.receiver.http_port
+        assert port is not None
+        before = core.facts_counts()
+        status, _, _ = post(port, request(), {"Content-Type": "application/x-protobuf"})
+        assert status == 200
+        wait_for_stat(port, "traces_evaluated", 1)
+        facts, spans, heads = (a - b for a, b in zip(core.facts_counts(), before, strict=True))
+        assert (facts, spans, heads) == (2, 0, 1)
+    finally:
+        receiver.stop()
 
 
 def test_dump_and_forward_keep_the_wire_form(tmp_path: Path) -> None:

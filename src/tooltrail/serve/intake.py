@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Union
 
+from tooltrail.convert.facts import READ_FACTS
 from tooltrail.dialects import INTEREST
 from tooltrail.otlp import (
     DecodeError,
@@ -36,7 +37,7 @@ from tooltrail.otlp import (
     decode_json_request,
     decode_request,
 )
-from tooltrail.otlp.decode.span import SpanHead
+from tooltrail.otlp.decode.span import FactSpan, SpanHead
 from tooltrail.otlp.read.core import reading_path, request_reader
 from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve.counters import ReceiverCounters
@@ -50,19 +51,22 @@ _MAX_REASONS = 3
 
 class ReceivedRequest:
     """The request a span came in: ``body`` (the decompressed request bytes, ``None`` when
-    not kept) and its ``encoding``, so that what is kept of a judged trace for a revision can
-    point into the body instead of copying its spans (``serve.kept``)."""
+    not kept), its ``encoding`` and whether it was read in the facts mode (``facts``, see
+    ``decode_body``), so that what is kept of a judged trace for a revision can point into the
+    body instead of copying its spans, and read it again the same way (``serve.kept``)."""
 
-    __slots__ = ("body", "encoding")
+    __slots__ = ("body", "encoding", "facts")
 
-    def __init__(self, body: bytes | None, encoding: str) -> None:
+    def __init__(self, body: bytes | None, encoding: str, facts: bool = False) -> None:
         self.body = body
         self.encoding = encoding
+        self.facts = facts
 
 
 class ReceivedSpan:
     """A decoded span (``decoded``, a ``tooltrail.otlp.Span``, or a ``SpanHead`` the core
-    read outside ``dialects.INTEREST``) in the ``TraceBuffer``, in the
+    read outside ``dialects.INTEREST``, or in the facts mode a ``FactSpan``) in the
+    ``TraceBuffer``, in the
     buffer's own item shape (``pipeline.buffer.Traced``): ``trace_id`` as an int and whether
     it is a ``local_root``. ``request`` and ``index``: the request it came in and its place
     among the spans ``decode_body`` reads from it (``None`` and ``-1``: not known).
@@ -75,7 +79,7 @@ class ReceivedSpan:
 
     def __init__(
         self,
-        decoded: Span | SpanHead,
+        decoded: Span | SpanHead | FactSpan,
         trace_id: int,
         request: ReceivedRequest | None = None,
         index: int = -1,
@@ -122,14 +126,17 @@ def decode_body(
     diagnostics: list[Diagnostic] | None = None,
     *,
     wire: bool = False,
-) -> Sequence[Span | SpanHead]:
+    facts: bool = False,
+) -> Sequence[Span | SpanHead | FactSpan]:
     """The spans of a traces request, as the intake reads them (raises ``DecodeError``).
 
     The compiled core reads the body when it is in use and takes it (``otlp.read.core``
     decides); a body it declines (anything to report, an unusual spelling) and every body
     with ``wire`` (the dump and ``--forward`` write spans again, from their wire form) go to
     the Python decoders, which report exactly as before. The core hands out spans no
-    dialect reads (``dialects.INTEREST``) as ``SpanHead``, without ``Span.wire``.
+    dialect reads (``dialects.INTEREST``) as ``SpanHead``, without ``Span.wire``; with
+    ``facts`` (the suite reads no content), the spans its port of the dialect rules covers as
+    ``FactSpan`` (``convert.facts.READ_FACTS``: classified in the core, not by the converter).
 
     Eager on the Python path: the converter reads a couple of dozen attributes per span,
     which costs less from a plain dict than from lazily decoded attributes (measured: ~15%
@@ -137,7 +144,7 @@ def decode_body(
     core takes a body only when the Python path would read every span of it without a
     word): ``serve.kept`` decodes a kept body again."""
     if not wire and body.__class__ is bytes and len(body) <= _LIMITS.max_record_bytes:
-        reader = request_reader(encoding, INTEREST)
+        reader = request_reader(encoding, READ_FACTS if facts else INTEREST)
         if reader is not None:
             spans = reader(body, _ORIGIN, _LIMITS)
             if spans is not None:
@@ -167,7 +174,9 @@ class TraceIntake:
     stage calls ``release(trace_id, n)`` once it is done with ``n`` spans of a trace. With
     ``evict_rootless`` (and a buffer with ``hand_on_oldest_rootless`` and ``grace_s``), a
     request that would be refused first makes room by evicting rootless traces. With
-    ``wire``, spans keep their wire form (``decode_body``): for the sinks that write them again.
+    ``wire``, spans keep their wire form (``decode_body``): for the sinks that write them again;
+    with ``facts``, the core reads in the facts mode (``decode_body``): when no check reads
+    content.
 
     Each span is handed on with the request it came in (``ReceivedRequest``; its body
     ``bytes`` only, not copied, and kept only while something holds the span).
@@ -183,9 +192,11 @@ class TraceIntake:
         retry_after: float,
         evict_rootless: bool = True,
         wire: bool = False,
+        facts: bool = False,
     ) -> None:
         self._buffer = buffer
         self._wire = wire
+        self._facts = facts and not wire
         self._counters = counters
         self._max_spans = max_buffered_spans
         self._max_traces = max_traces
@@ -233,7 +244,7 @@ class TraceIntake:
             raise self._throttled()
         diagnostics: list[Diagnostic] = []
         try:
-            spans = decode_body(encoding, body, diagnostics, wire=self._wire)
+            spans = decode_body(encoding, body, diagnostics, wire=self._wire, facts=self._facts)
         except DecodeError as exc:
             raise Undecodable(f"not an OTLP traces request: {exc}") from None
         reasons = [d.message for d in diagnostics if "rejected" in d.message]
@@ -365,11 +376,11 @@ class TraceIntake:
             self._held.pop(trace_id, None)
 
     def _group_spans(
-        self, spans: Sequence[Span | SpanHead], body: bytes | None, encoding: str
+        self, spans: Sequence[Span | SpanHead | FactSpan], body: bytes | None, encoding: str
     ) -> tuple[list[Received], dict[int, int]]:
         """``spans`` wrapped for the buffer, each with its request and place in it, and how
         many there are of each trace."""
-        request = ReceivedRequest(body, encoding)
+        request = ReceivedRequest(body, encoding, self._facts)
         trace_ids: dict[str, int] = {}
         counts: dict[int, int] = {}
         received: list[Received] = []

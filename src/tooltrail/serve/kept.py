@@ -35,8 +35,10 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Any, Literal
 
+from tooltrail.convert.facts import SpanFact
+from tooltrail.dialects import DialectCall, ModelCall
 from tooltrail.otlp import LogRecord, Span, decode_request
-from tooltrail.otlp.decode.span import SpanEvent, SpanHead
+from tooltrail.otlp.decode.span import FactSpan, SpanEvent, SpanHead
 from tooltrail.otlp.decode.wire import LeanTraces
 from tooltrail.serve.intake import Received, ReceivedLog, ReceivedRequest, ReceivedSpan, decode_body
 
@@ -88,7 +90,18 @@ _HEAD_ROW = 3
 _SPAN_HEAD_FIELDS = tuple(f.name for f in fields(SpanHead))
 _span_head_row = attrgetter(*_SPAN_HEAD_FIELDS)
 _SPAN_HEAD_ROW = len(_SPAN_HEAD_FIELDS) + 1
-assert len({_SPAN_ROW, len(_LOG_FIELDS), _HEAD_ROW, _SPAN_HEAD_ROW}) == 4
+#: A ``FactSpan`` (a span the core read in the facts mode): its fields in constructor order,
+#: its ``SpanFact`` as a row of its own (``_fact_row``), and two ``None`` for the row's length.
+_FACT_SPAN_FIELDS = tuple(f.name for f in fields(FactSpan))
+_FACT = _FACT_SPAN_FIELDS.index("fact")
+_fact_span_row = attrgetter(*_FACT_SPAN_FIELDS)
+_FACT_SPAN_ROW = len(_FACT_SPAN_FIELDS) + 2
+_SPAN_FACT_FIELDS = tuple(f.name for f in fields(SpanFact))
+_CALL, _MODEL_CALLS = _SPAN_FACT_FIELDS.index("call"), _SPAN_FACT_FIELDS.index("model_calls")
+_span_fact_row = attrgetter(*_SPAN_FACT_FIELDS)
+_dialect_call_row = attrgetter(*(f.name for f in fields(DialectCall)))
+_model_call_row = attrgetter(*(f.name for f in fields(ModelCall)))
+assert len({_SPAN_ROW, len(_LOG_FIELDS), _HEAD_ROW, _SPAN_HEAD_ROW, _FACT_SPAN_ROW}) == 5
 #: The message class of a protobuf span's ``wire`` (``otlp.decode.pb``, lean schema).
 _LEAN_SPAN = type(LeanTraces().resource_spans.add().scope_spans.add().spans.add())
 #: Bytes of request bodies held for kept traces, per span or log record ``--revision-max-spans``
@@ -155,8 +168,9 @@ def pack(items: list[Received], bodies: KeptBodies | None = None) -> bytes | tup
     With ``bodies``, spans whose request body it accepts are kept as their place in it: the
     form is ``(rows, body_0, body_1, ...)``, the bodies pinned in ``bodies`` until
     ``KeptBodies.release``. Otherwise it is ``rows`` alone. ``rows`` is one ``bytes``
-    (``marshal``): first the list of the bodies' encodings, then, in item order: ``n << 32 |
-    index`` for span ``index`` of body ``n`` (``int``); a lean span's bytes (``bytes``),
+    (``marshal``): first the list of how the bodies were read (encoding, facts mode), then,
+    in item order: ``n << 32 | index`` for span ``index`` of body ``n`` (``int``); a lean
+    span's bytes (``bytes``),
     preceded by a head row ``(resource, scope_name, origin)`` whenever those change; a span's
     fields; a log record's fields (``unpack`` tells them apart by type and length)."""
     if bodies is not None and items:
@@ -165,7 +179,7 @@ def pack(items: list[Received], bodies: KeptBodies | None = None) -> bytes | tup
             return pack(items)
         if whole is not None:
             return whole
-    encodings: list[str] = []
+    encodings: list[tuple[str, bool]] = []
     rows: list[Any] = [encodings]
     append = rows.append
     lean_span, serialize = _LEAN_SPAN, _SERIALIZE
@@ -194,12 +208,20 @@ def pack(items: list[Received], bodies: KeptBodies | None = None) -> bytes | tup
                     last_number = numbers[id(body)] = len(pinned) if bodies.pin(body) else -1
                     if last_number >= 0:
                         pinned.append(body)
-                        encodings.append(request.encoding)
+                        encodings.append(_read_as(request))
             if last_number >= 0:
                 append(last_number << 32 | item.index)
                 continue
         if inner.__class__ is SpanHead:
             append((*_span_head_row(inner), None))
+            continue
+        if inner.__class__ is FactSpan:
+            fact = _fact_row(inner.fact)
+            if fact is None:
+                _unpinned(bodies, pinned)
+                return None
+            row = _fact_span_row(inner)
+            append((*row[:_FACT], fact, *row[_FACT + 1 :], None, None))
             continue
         if inner.__class__ is not Span:
             _unpinned(bodies, pinned)
@@ -249,7 +271,12 @@ def _one_request(
         return None
     if not bodies.pin(request.body):
         return False
-    return marshal.dumps([[request.encoding], *places]), request.body
+    return marshal.dumps([[_read_as(request)], *places]), request.body
+
+
+def _read_as(request: ReceivedRequest) -> tuple[str, bool]:
+    """How ``unpack`` reads a kept body again: as the intake read it (``decode_body``)."""
+    return request.encoding, request.facts
 
 
 def _unpinned(bodies: KeptBodies | None, pinned: list[bytes]) -> None:
@@ -268,9 +295,9 @@ def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Received]:
     else:
         rows = marshal.loads(kept[0])
         bodies = kept[1:]
-    encodings = rows[0]
-    requests = [ReceivedRequest(body, encodings[n]) for n, body in enumerate(bodies)]
-    decoded: dict[int, Sequence[Span | SpanHead]] = {}
+    encodings = rows[0]  # (encoding, facts) of each body: ``_read_as``
+    requests = [ReceivedRequest(body, *encodings[n]) for n, body in enumerate(bodies)]
+    decoded: dict[int, Sequence[Span | SpanHead | FactSpan]] = {}
     lean = _lean_spans([row for row in rows[1:] if row.__class__ is bytes])
     items: list[Received] = []
     append = items.append
@@ -281,7 +308,8 @@ def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Received]:
             number, index = row >> 32, row & 0xFFFFFFFF
             spans = decoded.get(number)
             if spans is None:
-                spans = decoded[number] = decode_body(encodings[number], bodies[number])
+                encoding, facts = encodings[number]
+                spans = decoded[number] = decode_body(encoding, bodies[number], facts=facts)
             append(ReceivedSpan(spans[index], trace_id, requests[number], index))
             continue
         if kind is bytes:
@@ -293,6 +321,11 @@ def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Received]:
         elif len(row) == _SPAN_HEAD_ROW:
             append(ReceivedSpan(SpanHead(*row[:-1]), trace_id))  # type: ignore[arg-type]
             continue
+        elif len(row) == _FACT_SPAN_ROW:
+            fact = _span_fact(row[_FACT])
+            made = FactSpan(*row[:_FACT], fact, *row[_FACT + 1 : -2])  # type: ignore[arg-type,call-arg]
+            append(ReceivedSpan(made, trace_id))
+            continue
         elif len(row) == _SPAN_ROW:
             span = Span(*row)
             events = row[_EVENTS]
@@ -303,6 +336,37 @@ def unpack(kept: bytes | tuple[Any, ...], trace_id: int) -> list[Received]:
             continue
         append(ReceivedSpan(span, trace_id))
     return items
+
+
+def _fact_row(fact: Any) -> tuple[Any, ...] | None:
+    """A ``SpanFact``'s fields, its call and its model's calls as rows of theirs (the list or
+    tuple they came in kept); ``None`` for a fact of another shape."""
+    if fact.__class__ is not SpanFact:
+        return None
+    row = list(_span_fact_row(fact))
+    call = row[_CALL]
+    if call is not None:
+        if call.__class__ is not DialectCall:
+            return None
+        row[_CALL] = _dialect_call_row(call)
+    asked = row[_MODEL_CALLS]
+    if asked:
+        if any(c.__class__ is not ModelCall for c in asked):
+            return None
+        row[_MODEL_CALLS] = asked.__class__(map(_model_call_row, asked))
+    return tuple(row)
+
+
+def _span_fact(row: tuple[Any, ...]) -> SpanFact:
+    """The ``SpanFact`` of a ``_fact_row``."""
+    fields_ = list(row)
+    call = fields_[_CALL]
+    if call is not None:
+        fields_[_CALL] = DialectCall(*call)
+    asked = fields_[_MODEL_CALLS]
+    if asked:
+        fields_[_MODEL_CALLS] = asked.__class__(ModelCall(*c) for c in asked)
+    return SpanFact(*fields_)
 
 
 def _lean_spans(raw: list[bytes]) -> Iterator[Span]:

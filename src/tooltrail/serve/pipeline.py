@@ -186,6 +186,8 @@ class TracePipeline:
             # Without admission (a worker) nothing is refused, so nothing needs evicting.
             evict_rootless=admission,
             wire=config.keeps_wire,
+            # The core classifies the spans (its facts mode) unless a check reads content.
+            facts=not self.evaluator.content,
         )
 
     def ingest(self, encoding: str, body: bytes) -> Accepted:
