@@ -7,7 +7,7 @@ set -euo pipefail
 seconds=${1:-60}
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
-targets=(${TARGETS:-protobuf_traces json_lines facts json_text})
+targets=(${TARGETS:-protobuf_traces json_lines facts json_text collect})
 # A seed's name: its path under tests/data with "/" as "_" (the corpora hold many files of one
 # name, e.g. a_refund_ok.otlp.pb per framework, which a basename would let overwrite each other).
 seed_name() { local rel=${1#"$root/tests/data/"}; echo "${rel//\//_}"; }
@@ -26,7 +26,7 @@ for target in "${targets[@]}"; do
     find "$root/tests/data/corpus" -name '*.jsonl' -size -64k | sed -n 1,20p | while read -r file; do
       split -l 1 -a 4 "$file" "$corpus/$(seed_name "$file")."
     done
-  elif [ "$target" != protobuf_traces ]; then
+  elif [ "$target" != protobuf_traces ] && [ "$target" != collect ]; then
     # Seeds: each line of the JSON lines fixtures, one file a line.
     find "$root/tests/data" -name '*.jsonl' -size -64k | while read -r file; do
       split -l 1 -a 4 "$file" "$corpus/$(seed_name "$file")."
