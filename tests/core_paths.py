@@ -2,6 +2,7 @@
 
 ``reading_with`` is how the differential tests (``tests/otlp``, ``tests/convert``) pick the
 path: the switch set or cleared, the choice made afresh on entry and forgotten on exit.
+``needs_core`` skips a test that needs the core installed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,15 @@ from contextlib import contextmanager
 import pytest
 
 from tooltrail.otlp.read import core
+
+try:
+    import tooltrail_core  # noqa: F401
+except ImportError:
+    HAVE_CORE = False
+else:
+    HAVE_CORE = True
+
+needs_core = pytest.mark.skipif(not HAVE_CORE, reason="the compiled core is not installed")
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 import pytest
+from core_paths import needs_core
 from external_truth import EXTERNAL
 from fixtures import DATA, SHARED_CORPUS
 
@@ -49,14 +50,6 @@ FIXTURES = sorted(
     for path in root.rglob("*")
     if path.suffix in (".json", ".jsonl", ".pb") and not path.name.endswith(".truth.json")
 )
-try:
-    import tooltrail_core  # noqa: F401
-except ImportError:
-    HAVE_CORE = False
-else:
-    HAVE_CORE = True
-needs_core = pytest.mark.skipif(not HAVE_CORE, reason="the compiled core is not installed")
-
 #: Reads calls, their arguments and order, and usage (tokens, cost), of every trace.
 SUITE = TestSuite.from_dict(
     {

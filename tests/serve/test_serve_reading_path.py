@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
+from core_paths import needs_core
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from serve_helpers import ANY_TRACE_SUITE, post, wait_for_stat, write_suite
@@ -23,15 +24,6 @@ from tooltrail.otlp.read import core
 from tooltrail.serve import ServeConfig, start_in_thread
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.intake import WIRE_PATH, TraceIntake
-
-try:
-    import tooltrail_core  # noqa: F401
-except ImportError:
-    HAVE_CORE = False
-else:
-    HAVE_CORE = True
-
-needs_core = pytest.mark.skipif(not HAVE_CORE, reason="the compiled core is not installed")
 
 
 @pytest.fixture(autouse=True)
