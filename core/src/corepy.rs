@@ -9,13 +9,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use crate::build::{
-    Asked, Call, Decline, Fact, Trace, Val, ABSENT, ROLE_AGENT, ROLE_EXCLUDED, ROLE_MODEL,
-    ROLE_TOOL, ROLE_WORKFLOW, ROOT,
-};
+use crate::build::{Asked, Call, Decline, Fact, Trace, Val, ABSENT, ROOT};
 use crate::buildpy::{keep, keep_any, pairs, resource_into};
 use crate::collect::{Arrival, Book};
-use crate::parts::{hex_digits, hex_id, id_text, PartFact, TracePart};
+use crate::parts::{hex_id, id_hex, PartFact, TracePart};
 use crate::FactsMode;
 
 /// A fact span recorded: what its `SpanFact` is made of.
@@ -236,12 +233,8 @@ impl Numbers {
     }
 }
 
-fn hex_text(id: u64) -> String {
-    id_text(&hex_digits(id), id).to_owned()
-}
-
-/// The builder's `Trace` of `core`, as the loader reads the `TraceFacts` `core` exports:
-/// the same fields for each role (`buildpy::load_fact`), values pushed to `values`.
+/// The builder's `Trace` of `core`, as the loader reads the `TraceFacts` `core` exports,
+/// values pushed to `values`.
 pub(crate) fn trace_of<'py>(
     py: Python<'py>,
     core: &CoreTrace,
@@ -270,8 +263,12 @@ pub(crate) fn trace_of<'py>(
     trace.facts.reserve(book.facts.len());
     let sources = core.mode.as_ref().map(|mode| &mode.rules.sources);
     let mut made = vec![None; ids.parents.len()];
+    let sources = match (sources, book.facts.is_empty()) {
+        (Some(sources), _) => sources.as_slice(),
+        (None, true) => &[],
+        (None, false) => return Err(Decline::Shape),
+    };
     for kept in &book.facts {
-        let sources = sources.ok_or(Decline::Shape)?;
         let fact = fact_of(py, kept, (&ids, &mut made), sources, values)?;
         index[fact.id as usize] = trace.facts.len() as u32;
         trace.facts.push(fact);
@@ -284,7 +281,7 @@ pub(crate) fn trace_of<'py>(
     trace.start_ns = book.start_ns;
     trace.end_ns = book.end_ns;
     trace.error_spans = (book.error_spans.iter())
-        .map(|&(start, span_id)| (start, hex_text(span_id)))
+        .map(|&(start, span_id)| (start, id_hex(span_id)))
         .collect();
     trace.conversation_id = book.conversation.as_ref().map(|(_, _, id)| id.to_string());
     trace.case_id = book.case_id.as_deref().map(str::to_owned);
@@ -303,8 +300,7 @@ fn id_val<'py>(
     *made[number as usize].get_or_insert_with(|| keep_any(hex_id(py, id).into_any(), values))
 }
 
-/// One kept span's `Fact` (the fields `buildpy::load_fact` reads for its role); `made`: the
-/// values of the trace's ids made so far, by number.
+/// One kept span's `Fact`; `made`: the values of the trace's ids made so far, by number.
 fn fact_of<'py>(
     py: Python<'py>,
     kept: &Kept,
@@ -323,8 +319,8 @@ fn fact_of<'py>(
     let span_val = id_val(py, (kept.span_id, id), made, values);
     let parent_val = (kept.parent != 0).then(|| id_val(py, (kept.parent, parent), made, values));
     let mut out = Fact {
-        span_id: hex_text(kept.span_id),
-        parent_id: hex_text(kept.parent),
+        span_id: id_hex(kept.span_id),
+        parent_id: id_hex(kept.parent),
         id,
         parent,
         span_val,
@@ -335,57 +331,45 @@ fn fact_of<'py>(
         end_ns: kept.end_ns,
         ..Default::default()
     };
+    // Every field the span has: the port fills only those of its role (as `TraceFacts.add`
+    // does), so there is no need to pick them by role as the loader does to save reads.
     let text = |t: &Option<Box<str>>| t.as_deref().map(str::to_owned);
-    let may_be_root = parent == ROOT || ids.parents[parent as usize] == ABSENT;
-    if may_be_root || role == ROLE_AGENT || role == ROLE_WORKFLOW || role == ROLE_MODEL {
-        out.reply = text(&fact.reply);
+    out.reply = text(&fact.reply);
+    if let Some(labels) = &fact.labels {
+        out.labels = pairs(labels.bind(py).as_any(), values)?;
     }
-    if may_be_root || role == ROLE_AGENT {
-        if let Some(labels) = &fact.labels {
-            out.labels = pairs(labels.bind(py).as_any(), values)?;
-        }
+    if let Some(call) = &fact.call {
+        out.call = Some(Call {
+            name: call.name.to_string(),
+            args: keep(call.args.bind(py).clone(), values),
+            call_id: text(&call.call_id),
+            source: sources.get(call.source).ok_or(Decline::Shape)?.clone(),
+            failure: call.failure.as_deref().is_some_and(|f| !f.is_empty()),
+            positional: false, // the port reads no positional arguments
+        });
     }
-    if role == ROLE_TOOL || role == ROLE_EXCLUDED {
-        if let Some(call) = &fact.call {
-            out.call = Some(Call {
-                name: call.name.to_string(),
-                args: keep(call.args.bind(py).clone(), values),
-                call_id: text(&call.call_id),
-                source: sources.get(call.source).ok_or(Decline::Shape)?.clone(),
-                failure: call.failure.as_deref().is_some_and(|f| !f.is_empty()),
-                positional: false, // the port reads no positional arguments
-            });
-        }
+    out.status_code = i64::from(kept.status_code);
+    out.error = (fact.error.as_deref()).map(|e| keep_any(PyString::new(py, e).into_any(), values));
+    out.agent = text(&fact.agent);
+    for (position, asked) in fact.model_calls.iter().enumerate() {
+        out.model_calls.push(Asked {
+            name: asked.name.to_string(),
+            call_id: text(&asked.call_id),
+            args: keep(asked.args.bind(py).clone(), values),
+            position: position as i64,
+            source: sources.get(asked.source).ok_or(Decline::Shape)?.clone(),
+        });
     }
-    if role == ROLE_TOOL {
-        out.status_code = i64::from(kept.status_code);
-        out.error =
-            (fact.error.as_deref()).map(|e| keep_any(PyString::new(py, e).into_any(), values));
-    }
-    if role == ROLE_TOOL || role == ROLE_AGENT {
-        out.agent = text(&fact.agent);
-    }
-    if role == ROLE_MODEL {
-        for (position, asked) in fact.model_calls.iter().enumerate() {
-            out.model_calls.push(Asked {
-                name: asked.name.to_string(),
-                call_id: text(&asked.call_id),
-                args: keep(asked.args.bind(py).clone(), values),
-                position: position as i64,
-                source: sources.get(asked.source).ok_or(Decline::Shape)?.clone(),
-            });
-        }
-        out.usage = (fact.usage.as_deref())
-            .map(|(tokens_in, tokens_out, model)| (*tokens_in, *tokens_out, text(model)));
-        out.scope = match &fact.scope {
-            Some(scope) => scope
-                .bind(py)
-                .to_str()
-                .map_err(|_| Decline::Shape)?
-                .to_owned(),
-            None => String::new(),
-        };
-        out.asked_unlisted = fact.asked_unlisted;
-    }
+    out.usage = (fact.usage.as_deref())
+        .map(|(tokens_in, tokens_out, model)| (*tokens_in, *tokens_out, text(model)));
+    out.scope = match &fact.scope {
+        Some(scope) => scope
+            .bind(py)
+            .to_str()
+            .map_err(|_| Decline::Shape)?
+            .to_owned(),
+        None => String::new(),
+    };
+    out.asked_unlisted = fact.asked_unlisted;
     Ok(out)
 }

@@ -631,16 +631,20 @@ impl<'py> JsonKeys<'py> {
     }
 }
 
-fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+pub(crate) fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
     let mut buf = [0u8; 32];
+    PyString::new(py, hex_text(id, &mut buf))
+}
+
+/// `id` (at most 16 bytes: the longest id) as lowercase hex, written into `buf`.
+pub(crate) fn hex_text<'b>(id: &[u8], buf: &'b mut [u8; 32]) -> &'b str {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let n = id.len().min(16);
     for (i, byte) in id[..n].iter().enumerate() {
         buf[2 * i] = DIGITS[usize::from(byte >> 4)];
         buf[2 * i + 1] = DIGITS[usize::from(byte & 15)];
     }
-    let text = std::str::from_utf8(&buf[..2 * n]).expect("hex digits are ASCII");
-    PyString::new(py, text)
+    std::str::from_utf8(&buf[..2 * n]).expect("hex digits are ASCII")
 }
 
 /// Attribute keys made once per record: most spans of a record share them, and a key object

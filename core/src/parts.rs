@@ -89,26 +89,22 @@ pub(crate) struct Shared {
 
 /// A span id as Python holds it: 16 hex digits, `""` for none.
 pub(crate) fn hex_id(py: Python<'_>, id: u64) -> Bound<'_, PyString> {
-    let digits = hex_digits(id);
-    PyString::new(py, id_text(&digits, id))
+    crate::hex(py, id_bytes(&id.to_be_bytes(), id))
 }
 
-/// The 16 hex digits of `id`.
-pub(crate) fn hex_digits(id: u64) -> [u8; 16] {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut buf = [0u8; 16];
-    for (i, digit) in buf.iter_mut().enumerate() {
-        *digit = DIGITS[((id >> (60 - 4 * i)) & 15) as usize];
-    }
-    buf
+/// A span id as text (`hex_id` in Rust): 16 hex digits, `""` for none.
+pub(crate) fn id_hex(id: u64) -> String {
+    let mut buf = [0u8; 32];
+    crate::hex_text(id_bytes(&id.to_be_bytes(), id), &mut buf).to_owned()
 }
 
-/// `digits` (of `id`) as text: `""` for no id.
-pub(crate) fn id_text(digits: &[u8; 16], id: u64) -> &str {
+/// The bytes of id number `id` (`bytes`, its big-endian form), none for `0` (no id).
+fn id_bytes(bytes: &[u8; 8], id: u64) -> &[u8] {
     if id == 0 {
-        return "";
+        &[]
+    } else {
+        bytes
     }
-    std::str::from_utf8(digits).expect("hex digits are ASCII")
 }
 
 /// An id's 8 bytes as a `u64` (big-endian, so its hex is the bytes' hex); `0`: none.
@@ -353,8 +349,8 @@ mod tests {
     fn ids_read_as_their_bytes_hex() {
         let bytes = [0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd];
         let id = id_number(&bytes);
-        assert_eq!(id_text(&hex_digits(id), id), "0af7651916cd43dd");
-        assert_eq!(id_text(&hex_digits(0), 0), "");
+        assert_eq!(id_hex(id), "0af7651916cd43dd");
+        assert_eq!(id_hex(0), "");
         assert_eq!(id_number(&[]), 0);
     }
 }

@@ -186,7 +186,6 @@ class _TraceCollector:
     def add_record(self, extent: Extent, spans: Sequence[Decoded]) -> None:
         wanted = self.wanted
         traces = self.traces
-        part_class = traces.part_class
         last_id = ""
         skipped = False
         seen_here: list[str] = []
@@ -206,8 +205,7 @@ class _TraceCollector:
                     seen_here.append(trace_id)
             elif skipped:
                 continue
-            # (a part of the core: its run of spans)
-            self.span_count += span.count if span.__class__ is part_class else 1  # type: ignore[union-attr]
+            self.span_count += traces.spans_in(span)
             traces.add(span)
         for trace_id in set(seen_here):
             known = self.extents.get(trace_id)

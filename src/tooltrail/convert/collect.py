@@ -90,6 +90,11 @@ class TraceCollector:
         if not facts.add(span) and dropped == 0 and facts.dropped:
             self.report(span.origin, _over_limit(span.trace_id, self.max_spans))
 
+    def spans_in(self, item: Span | SpanHead | FactSpan | TracePart | LogRecord) -> int:
+        """How many spans (or log records) ``item`` brings: a part of the core its run of
+        spans, anything else one; what a census of the input counts."""
+        return item.count if item.__class__ is self.part_class else 1  # type: ignore[union-attr]
+
     def add_part(self, part: TracePart) -> OpenTrace:
         """Add the core's run of spans to its trace: kept by the core while the trace holds
         only parts, else given span by span to its ``TraceFacts``."""

@@ -139,15 +139,13 @@ def _two_passes(
     # pass 1: how many spans and log records each trace has (ids only for spans)
     remaining = trace_counts(items) if limits is None else trace_counts(items, limits=limits)
     collector = TraceCollector(limits, diagnostics, usage=usage, content=content)
-    part_class = collector.part_class
     for span in _spans(items, limits, diagnostics, content):
         trace_id = span.trace_id
         if is_log_record(span):
             collector.add_log(span)
         else:
             collector.add(span)
-        counted = span.count if span.__class__ is part_class else 1  # type: ignore[union-attr]
-        left = remaining.get(trace_id, 0) - counted  # (a part: its run of spans)
+        left = remaining.get(trace_id, 0) - collector.spans_in(span)
         remaining[trace_id] = left
         if left == 0:
             facts = collector.open.pop(trace_id, None)
