@@ -1273,6 +1273,14 @@ impl Parts<'_> {
             let mut agents: Vec<At> = top.map_or_else(Vec::new, |t| self.members(t).to_vec());
             agents.sort_by(|&a, &b| self.span_order(a, b));
             let mut said = top.and_then(|t| self.fact(t).input.clone());
+            if top.is_none() {
+                // a trace with no agent or workflow span: what its root was given
+                let mut roots = self.kept[index].parentless.clone();
+                roots.sort_by(|&a, &b| span_order(trace, a, b));
+                for &root in &roots {
+                    said = or(said, || trace.facts[root].input.clone());
+                }
+            }
             for &agent in &agents {
                 said = or(said, || self.fact(agent).input.clone());
             }

@@ -448,8 +448,8 @@ pub(crate) fn resource_into<'py>(
 
 /// The fields of one `SpanFact` that the build reads for its role (`build.rs` reads no
 /// other: a tool's status, error, agent and result; a model's requests, usage, final answer,
-/// scope; the input of agents, workflows and models; the reply of those and of a span that
-/// may be a trace's root (no parent, or one that never arrived), labels of agents and those).
+/// scope; the input and the reply of agents, workflows, models and of a span that may be a
+/// trace's root (no parent, or one that never arrived), labels of agents and those).
 fn load_fact<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
@@ -518,7 +518,7 @@ fn load_fact<'py>(
     if role == ROLE_EXCLUDED || role == ROLE_MODEL {
         fact.final_ = opt_text(&attr(obj, intern!(py, "final"))?)?;
     }
-    if role == ROLE_AGENT || role == ROLE_WORKFLOW || role == ROLE_MODEL {
+    if may_be_root || role == ROLE_AGENT || role == ROLE_WORKFLOW || role == ROLE_MODEL {
         fact.input = opt_text(&attr(obj, intern!(py, "input"))?)?;
     }
     if role == ROLE_MODEL {

@@ -446,30 +446,30 @@ fn reply_text(rules: &Rules, text: &str) -> Read<Option<String>> {
     let parsed = match text.as_bytes().first() {
         Some(b'{') if jsontext::has_long_digits(text) => return Err(Fallback),
         Some(b'{' | b'[' | b'"') => jsontext::parse(text)?,
-        _ => return Ok(reply_str(text)?.map(str::to_owned)),
+        _ => return Ok(reply_str(rules, text)?.map(str::to_owned)),
     };
     match &parsed {
-        Json::Str(inner) => Ok(reply_str(inner)?.map(str::to_owned)),
-        other => Ok(Some(
-            unwrap_reply(rules, other, 0)?.unwrap_or_else(|| text.to_owned()),
-        )),
+        Json::Str(inner) => Ok(reply_str(rules, inner)?.map(str::to_owned)),
+        // an output with no wrapper may hold the run's messages (`spans._said_last`): Python's
+        other => unwrap_reply(rules, other, 0)?.map(Some).ok_or(Fallback),
     }
 }
 
-/// `spans._unwrap_reply` of a string: itself unless empty; `Err` for text ending in `)`,
-/// which may be a result object's repr (`dialects/reprs.py`, the Python readers').
-fn reply_str(text: &str) -> Read<Option<&str>> {
+/// `spans._unwrap_reply` of a string: itself unless a placeholder or a redaction marker
+/// (empty text among them); `Err` for text ending in `)`, which may be a result object's repr
+/// (`dialects/reprs.py`, the Python readers').
+fn reply_str<'t>(rules: &Rules, text: &'t str) -> Read<Option<&'t str>> {
     if text.ends_with(')') {
         return Err(Fallback);
     }
-    Ok((!text.is_empty()).then_some(text))
+    Ok((!rules.placeholders.contains(text)).then_some(text))
 }
 
 /// `spans._unwrap_reply` of a parsed value: the first wrapper key (`agents.reply_wrappers`)
 /// of an object, followed to `MAX_WRAPPERS` deep, else `values.message_text`.
 fn unwrap_reply(rules: &Rules, value: &Json, depth: usize) -> Read<Option<String>> {
     match value {
-        Json::Str(text) => Ok(reply_str(text)?.map(str::to_owned)),
+        Json::Str(text) => Ok(reply_str(rules, text)?.map(str::to_owned)),
         Json::Object(_) if depth < MAX_WRAPPERS => {
             for key in &rules.reply_wrappers {
                 if let Some(inner) = value.get(key) {

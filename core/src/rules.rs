@@ -152,6 +152,11 @@ pub struct OpenInferenceTool {
     pub call_ids: Vec<Slot>,
     pub args: Slot,
     pub args_source: usize,
+    /// `tools.openinference.args_hidden`: arguments some instrumentations record beside a
+    /// hidden input; a span with it and no arguments of its own is declined (Python reads it).
+    pub args_hidden: Slot,
+    /// `tools.openinference.name_before_suffix`: taken off a span name read as the tool name.
+    pub name_suffix: String,
 }
 
 /// `tools.vercel` of rules.json: what `tools.read_vercel` reads.
@@ -410,6 +415,17 @@ impl Rules {
                 r.reply_elsewhere.push(slot);
             }
         }
+        // the response records of `messages.response` (read by `dialects.messages`, the
+        // Python readers' alone): a model span with one of those keys is the Python readers'
+        let responses = at(&root, &["messages", "response"])?
+            .as_array()
+            .ok_or_else(|| RulesError("rules.json: messages.response is not a list".into()))?;
+        for row in responses {
+            if let Some(key) = row.get("key").and_then(Value::as_str) {
+                let slot = r.slot_of(key);
+                r.reply_elsewhere.push(slot);
+            }
+        }
         r.details_event = string(&root, &["events", "details"])?;
         r.details_output = string(&root, &["events", "details_output", "key"])?;
         r.choice_event = string(&root, &["events", "choice"])?;
@@ -626,6 +642,8 @@ impl Rules {
             call_ids: self.keys(t, &["call_id"])?,
             args: self.slot_of(&string(t, &["args", "key"])?),
             args_source: self.source_of(string(t, &["args", "source"])?),
+            args_hidden: self.slot_of(&string(t, &["args_hidden", "key"])?),
+            name_suffix: string(t, &["name_before_suffix"])?,
         })
     }
 
@@ -840,8 +858,12 @@ mod tests {
             .agent_reply
             .iter()
             .any(|row| row.declined && row.decides));
-        // every row of `models` is read: none left to the Python readers
-        assert!(rules.reply_elsewhere.is_empty());
+        // every row of `models` is read; the response records of `messages` are Python's
+        let elsewhere = ["llm.openai.choices", "output.value"].map(|k| rules.slot(k).unwrap());
+        assert_eq!(rules.reply_elsewhere, elsewhere);
+        let oi = &rules.openinference;
+        assert_eq!(rules.slot("tool.parameters"), Some(oi.args_hidden));
+        assert_eq!(oi.name_suffix, ".__call__");
         let adk = rules.slot("gcp.vertex.agent.llm_response");
         assert_eq!(Some(rules.adk_response.0), adk);
         assert_eq!(

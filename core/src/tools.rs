@@ -50,9 +50,13 @@ fn openinference<'s, 'a>(
     attrs: &Slots<'s, 'a>,
 ) -> Read<Option<Call<'s, 'a>>> {
     let oi = &rules.openinference;
-    let name = rules
-        .text(attrs.get(oi.name))
-        .or_else(|| (!rules.placeholders.contains(span.name)).then_some(span.name));
+    let name = rules.text(attrs.get(oi.name)).or_else(|| {
+        let bare = span
+            .name
+            .strip_suffix(oi.name_suffix.as_str())
+            .unwrap_or(span.name);
+        (!rules.placeholders.contains(bare)).then_some(bare)
+    });
     let Some(name) = name else {
         return Ok(None);
     };
@@ -64,6 +68,9 @@ fn openinference<'s, 'a>(
         None => (Args::None, oi.name_source),
         Some(value) => (structured_args(rules, value, Unwrap::Call)?, oi.args_source),
     };
+    if matches!(args, Args::None) && attrs.has(oi.args_hidden) {
+        return Err(Fallback); // arguments beside a hidden input: `tools.read_openinference`
+    }
     Ok(Some(Call {
         name: name.to_owned(),
         args,

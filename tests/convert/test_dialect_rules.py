@@ -73,7 +73,7 @@ def table_facts(table: dict[str, Any]) -> set[str]:
     roles = table["roles"]
     found.update(roles["by_span_name"], roles["by_name_prefix"])
     found.update(row["key"] for row in roles["by_marker"])
-    for section in ("tools", "agents", "models", "conversations", "usage", "content"):
+    for section in ("tools", "agents", "models", "conversations", "usage", "content", "messages"):
         walk(table[section])
     found.update(set(_strings(table["events"])) - {"content", "id"})
     for scope, tools in table["final_tools"].items():
@@ -194,9 +194,9 @@ def _broken(change: Any) -> dict[str, Any]:
             id="row-without-key",
         ),
         pytest.param(
-            lambda t: t["content"]["flat_messages"][0].pop("fields"),
-            "a flat_list row needs a prefix and fields",
-            id="flat-list-without-fields",
+            lambda t: t["messages"]["request"][-1].pop("prefix"),
+            "a flat_list row needs a prefix",
+            id="flat-list-without-prefix",
         ),
         pytest.param(lambda t: t.pop("usage"), "rules.json: sections", id="missing-section"),
         pytest.param(lambda t: t.update(extra={}), "rules.json: sections", id="unknown-section"),

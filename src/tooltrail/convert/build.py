@@ -367,11 +367,12 @@ def _turns(
     output: str | None,
 ) -> list[Turn]:
     """Each turn's input and reply, in turn order. The input: what its workflow or agent span
-    (else its top-level agent that started first) was given, else the user's text in the
-    first model request of the turn. The reply: the last turn's is ``output``; another turn's
-    is its own span's or its top-level agent's that ended last, else the text of its last
-    model response that asked for no tool call. The model spans of a turn are those of its
-    trace from its start to the start of the next turn of that trace."""
+    (else its top-level agent that started first; in a trace with neither, its root span) was
+    given, else the user's text in the first model request of the turn. The reply: the last
+    turn's is ``output``; another turn's is its own span's or its top-level agent's that ended
+    last, else the text of its last model response that asked for no tool call. The model
+    spans of a turn are those of its trace from its start to the start of the next turn of
+    that trace."""
     result: list[Turn] = []
     for number, key in enumerate(turn_keys, start=1):
         top = turns[key]
@@ -386,6 +387,9 @@ def _turns(
         models.sort(key=_SPAN_ORDER)
         agents = sorted(members.get(top.span_id, ()) if top is not None else (), key=_SPAN_ORDER)
         said = top.input if top is not None else None
+        if top is None:  # a trace with no agent or workflow span: what its root was given
+            for root in sorted(kept[index].parentless, key=_SPAN_ORDER):
+                said = said or root.input
         for agent in agents:
             said = said or agent.input
         for model in models:

@@ -8,8 +8,10 @@ that is not a model or agent span) is reported the same way. Nothing is dropped 
 
 What a joined record adds fills only what the span's own attributes and events left empty: the
 calls a model asked for and its reply text (``dialects.logs.content_of``), and, when the trace
-is read with content, the user's input. A tool message record (content only) needs no span: its
-result joins the call with its call id when the trace is built.
+is read with content, the user's input and the tool results of the request it records
+(``gen_ai.user.message``; an inference-details record's input messages). A tool message
+record (content only) needs no span: its result joins the call with its call id when the
+trace is built.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 from operator import attrgetter
 
 from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, TraceFacts
-from tooltrail.dialects.content import tool_message, user_message
+from tooltrail.dialects.content import details_content, tool_message, user_message
 from tooltrail.dialects.logs import TOOL_MESSAGE, USER_MESSAGE, as_span_event, content_of
 from tooltrail.otlp.decode.logs import LogRecord
 from tooltrail.otlp.decode.span import SpanEvent
@@ -88,6 +90,11 @@ def join_logs(trace: TraceFacts) -> list[tuple[str, str]]:
                     fact.input = user_message(event.attributes)
                     if fact.input is not None:
                         break
+        if trace.read_content:  # the request an inference-details record carries
+            said, responses = details_content(events)
+            if fact.input is None:
+                fact.input = said
+            trace.note_responses(responses)
         if calls and not fact.model_calls and fact.role == ROLE_MODEL:
             fact.model_calls = calls
         if reply and not fact.reply:

@@ -15,12 +15,12 @@ A tool's result, per convention (CONVENTIONS.md):
 - MLflow ``mlflow.spanOutputs`` (JSON-encoded twice); LangSmith ``gen_ai.completion``;
 - Strands (default conventions): the tool span's ``gen_ai.choice`` event, ``message``.
 A call whose span records no result (or that has no span: a client-side tool) takes it from a
-later model request's messages (GenAI ``tool_call_response`` parts, Vercel ``tool-result``
-parts, Anthropic ``tool_result`` blocks, OpenAI-style ``role: tool`` messages, also flattened
-by OpenInference and Traceloop), or from a ``gen_ai.tool.message`` event or log record, by
-call id. JSON text becomes the value it holds; a list
-of content blocks (``[{"text": ...}]``, as MCP and Strands return) becomes its text, itself
-parsed when it is JSON.
+later model request's messages, by call id: every record of the request a model span has
+(``rules.json`` ``messages.request``), read by ``dialects.messages`` whatever the provider
+shape and encoding, or a ``gen_ai.tool.message`` event or log record. JSON text becomes the
+value it holds, a Python repr of a dict or list the value it stands for; a list of content
+blocks (``[{"text": ...}]``, as MCP and Strands return) becomes its text, itself parsed when
+it is JSON.
 
 The user's input is the text of the last user message a span was given: GenAI
 ``gen_ai.input.messages`` (attribute, or inference-details event), ``gen_ai.user.message``
@@ -33,17 +33,17 @@ message without text (a tool's answer sent back in a user message) is not an inp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from tooltrail.dialects import rules
+from tooltrail.dialects import messages, rules
 from tooltrail.dialects.logs import TOOL_MESSAGE, USER_MESSAGE
+from tooltrail.dialects.messages import result_value
 from tooltrail.dialects.tools import SpanLike
-from tooltrail.dialects.values import PLACEHOLDERS, double_json, ident, json_value
+from tooltrail.dialects.values import double_json, ident, is_marker
 
 #: Bound on the nesting walked to find messages inside a framework's input object.
 _MAX_DEPTH = 6
-_USER_ROLES = ("user", "human")
 _DETAILS = rules.at("events", "details")
 _DETAILS_INPUT = rules.key("events", "details_input", encoding="messages")
 _DETAILS_OUTPUT = rules.key("events", "details_output", encoding="messages")
@@ -87,14 +87,9 @@ def _event_result(span: SpanLike) -> Any:
     for event in reversed(span.events or ()):
         ev_attrs = event.attributes or {}
         if event.name == _DETAILS:
-            messages = json_value(ev_attrs.get(_DETAILS_OUTPUT))
-            for message in messages if isinstance(messages, list) else ():
-                parts = message.get("parts") if isinstance(message, dict) else None
-                for part in parts if isinstance(parts, list) else ():
-                    if isinstance(part, dict) and part.get("type") == "tool_call_response":
-                        found = result_value(part.get("response"))
-                        if found is not None:
-                            return found
+            listed = messages.read(ev_attrs.get(_DETAILS_OUTPUT))
+            for result in messages.results_of(listed):
+                return result.value
         elif event.name == _CHOICE and "message" in ev_attrs:
             return result_value(ev_attrs.get("message"))
     return None
@@ -102,164 +97,101 @@ def _event_result(span: SpanLike) -> Any:
 
 def model_content(span: SpanLike) -> tuple[str | None, dict[str, Any]]:
     """What a model span was sent: the user's text (``user_input``) and the tool results, by
-    call id (``tool_results``), its input messages parsed once. The results complete a call
-    whose own span records none, or that has no span (a client-side tool)."""
+    call id (``tool_results``). Every record of the request the span has is read
+    (``rules.json`` ``messages.request``, in order, then the inference-details event and the
+    GenAI ``gen_ai.tool.message`` events), each parsed once by ``dialects.messages``: the
+    user's text is the first record's that has one, a result the first one seen of its call.
+    The results complete a call whose own span records none, or that has no span (a
+    client-side tool)."""
     attrs = span.attributes
-    raw = attrs.get(_REQUEST_KEY) if attrs is not None else None
-    if raw is None:
-        for event in span.events or ():
-            if event.name == _DETAILS:
-                raw = (event.attributes or {}).get(_DETAILS_INPUT)
-                if raw is not None:
-                    break
-    if raw is None and attrs is not None:
-        for key in _HISTORY_KEYS:
-            if key in attrs:
-                raw = attrs.get(key)
-                break
-    messages = json_value(raw) if raw is not None else None
     found: dict[str, Any] = {}
-    if isinstance(messages, list):
-        _message_results(messages, found)
-    elif attrs is not None:
-        for prefix, role, call_id, content in _FLAT_MESSAGES:
-            if prefix + "0" + role in attrs:
-                _flat_results(attrs, (prefix, role, call_id, content), found)
-                break
-    if raw is None:  # the GenAI event convention: one event per message
+    said: str | None = None
+    recorded = False
+    for raw in _request_records(span, attrs):
+        recorded = True
+        listed = messages.read(raw)
+        for result in messages.results_of(listed):
+            if result.call_id is not None:
+                found.setdefault(result.call_id, result.value)
+        if said is None:
+            said = messages.last_user_text(listed)
+    if not recorded:  # the GenAI event convention: one event per message
         for event in span.events or ():
             if event.name == TOOL_MESSAGE:
                 pair = tool_message(event.attributes or {})
                 if pair is not None:
                     found.setdefault(*pair)
-    said = _last_user_text(messages) if isinstance(messages, list) else None
     return (said if said is not None else user_input(span)), found
 
 
-#: A model request's messages (``rules.json`` ``content.request_messages``): GenAI
-#: ``gen_ai.input.messages`` (else the same in an inference-details event), then the
-#: attributes that hold them when it is absent (Vercel ``ai.prompt.messages``, LangSmith
-#: ``gen_ai.prompt``).
-_REQUEST_KEY, *_HISTORY = rules.keys("content", "request_messages", encodings={"messages"})
-_HISTORY_KEYS = tuple(_HISTORY)
-#: Flattened messages, ``{prefix}{i}{field}``: (prefix, role, tool call id, content) fields of
-#: OpenInference ``llm.input_messages`` and Traceloop's legacy ``gen_ai.prompt``
-#: (``content.flat_messages``).
-_FLAT_MESSAGES = tuple(
-    (row["prefix"], row["fields"]["role"], row["fields"]["call_id"], row["fields"]["content"])
-    for row in rules.rows("content", "flat_messages", encodings={"flat_list"})
-)
-#: Parts that carry a tool's result (``_message_results``): GenAI ``tool_call_response``
-#: (``id``, ``response``), Vercel ``tool-result`` (``toolCallId``, ``output`` / v4 ``result``),
-#: Anthropic ``tool_result`` (``tool_use_id``, ``content``).
+def _request_records(span: SpanLike, attrs: Mapping[str, Any] | None) -> Iterator[Any]:
+    """The values of a model span that record its request, in the order of trust: the first
+    ``messages.request`` row (GenAI ``gen_ai.input.messages``), the inference-details event's
+    input messages, then the other rows (flattened keys gathered into one list)."""
+    first = True
+    for key, flat, _ in messages.REQUEST_ROWS:
+        if attrs is not None:
+            if flat:
+                listed = messages.unflatten(attrs, key)
+                if listed is not None:
+                    yield listed
+            elif key in attrs:
+                raw = attrs.get(key)
+                if raw is not None:
+                    yield raw
+        if first:
+            first = False
+            for event in span.events or ():
+                if event.name == _DETAILS:
+                    raw = (event.attributes or {}).get(_DETAILS_INPUT)
+                    if raw is not None:
+                        yield raw
+                        break
 
 
-def _message_results(messages: list[Any], found: dict[str, Any]) -> None:
-    """Tool results in a list of chat messages, by call id: result parts of any message, and
-    OpenAI-style ``role: tool`` messages (``tool_call_id``, ``content``). Every model request
-    of a run repeats the history before it: the GenAI shape goes first."""
-    for message in messages:
-        if message.__class__ is not dict:
+def details_content(events: Iterable[Any]) -> tuple[str | None, dict[str, Any]]:
+    """What the inference-details records among ``events`` (log records joined to a model
+    span) say it was sent: the user's text (the last record's that has one) and the tool
+    results by call id (the first one seen of each call)."""
+    said: str | None = None
+    found: dict[str, Any] = {}
+    for event in events:
+        if event.name != _DETAILS:
             continue
-        parts = message.get("parts")
-        if parts is None:
-            if message.get("role") == "tool" and "tool_call_id" in message:
-                call_id = ident(message.get("tool_call_id"))
-                value = result_value(message.get("content"))
-                if call_id is not None and value is not None:
-                    found.setdefault(call_id, value)
-                continue
-            parts = message.get("content")
-        if parts.__class__ is not list:
-            continue
-        for part in parts:
-            kind = part.get("type") if part.__class__ is dict else None
-            if kind == "tool_call_response":
-                call_id, raw = part.get("id"), part.get("response")
-            elif kind == "tool-result":
-                call_id, raw = part.get(_VERCEL_ID), part.get("output", part.get("result"))
-                if isinstance(raw, dict) and raw.get("type") in _VERCEL_OUTPUT:
-                    raw = raw.get("value")  # Vercel v5: {"type": "json" | "text", "value"}
-            elif kind == "tool_result":
-                call_id, raw = part.get("tool_use_id", part.get("id")), part.get("content")
-            else:
-                continue
-            call_id = ident(call_id)
-            if call_id is None or call_id in found:  # the first one seen wins
-                continue
-            value = result_value(raw)
-            if value is not None:
-                found[call_id] = value
-
-
-_VERCEL_OUTPUT = ("json", "text", "error-text", "error-json")
-#: A Vercel tool result's call id: the member naming a listed call's (``models.vercel_calls``).
-_VERCEL_ID = rules.at("models", "vercel_calls", "fields", "call_id")
-
-
-def _flat_results(
-    attrs: Mapping[str, Any], fields: tuple[str, str, str, str], found: dict[str, Any]
-) -> None:
-    """Tool results of flattened ``role: tool`` messages (``{prefix}{i}{field}``)."""
-    prefix, role_field, id_field, content_field = fields
-    for index in range(10_000):
-        role = attrs.get(f"{prefix}{index}{role_field}")
-        if role is None:
-            break
-        if role != "tool":
-            continue
-        call_id = ident(attrs.get(f"{prefix}{index}{id_field}"))
-        value = result_value(attrs.get(f"{prefix}{index}{content_field}"))
-        if call_id is not None and value is not None:
-            found.setdefault(call_id, value)
+        listed = messages.read((event.attributes or {}).get(_DETAILS_INPUT))
+        said = messages.last_user_text(listed) or said
+        for result in messages.results_of(listed):
+            if result.call_id is not None:
+                found.setdefault(result.call_id, result.value)
+    return said, found
 
 
 def tool_message(attrs: Mapping[str, Any]) -> tuple[str, Any] | None:
     """``(call id, result)`` of a ``gen_ai.tool.message`` record (``id``, ``content``)."""
     call_id = ident(attrs.get("id", attrs.get("tool_call_id")))
-    value = result_value(attrs.get("content"))
+    value = messages.result_value(attrs.get("content"))
     return (call_id, value) if call_id is not None and value is not None else None
 
 
 def user_message(attrs: Mapping[str, Any]) -> str | None:
     """The text of a ``gen_ai.user.message`` record (``content``)."""
-    return _text_of(json_value(attrs.get("content")))
-
-
-def result_value(raw: Any) -> Any:
-    """A recorded result as a value: JSON text parsed, content blocks joined into their text
-    (parsed again when that is JSON), placeholders ``None``."""
-    if isinstance(raw, bytes):
-        return None
-    if isinstance(raw, str) and raw.strip() in PLACEHOLDERS:
-        return None
-    value = json_value(raw)
-    if isinstance(value, list) and value and all(_is_text_block(b) for b in value):
-        joined = "".join(block["text"] for block in value)
-        value = json_value(joined) if joined not in PLACEHOLDERS else None
-    if isinstance(value, str) and value.strip() in PLACEHOLDERS:
-        return None
-    return value
-
-
-def _is_text_block(block: Any) -> bool:
-    return (
-        isinstance(block, dict)
-        and isinstance(block.get("text"), str)
-        and block.get("type", "text") == "text"
-    )
+    return messages.content_text(attrs.get("content"))
 
 
 # --- the user's input -----------------------------------------------------------------------
 
 #: Attributes holding the messages (or call inputs) a span was given, in order of trust
-#: (``rules.json`` ``content.user_input``): (key, JSON-encoded twice). Then OpenInference's
-#: flattened input messages (the first of ``content.flat_messages``).
+#: (``rules.json`` ``content.user_input``): (key, JSON-encoded twice). Then the flattened
+#: request messages (``messages.request`` rows of ``flat_list``: OpenInference
+#: ``llm.input_messages``, Traceloop's legacy ``gen_ai.prompt``).
 _INPUT_ROWS = tuple(
     (row["key"], row["encoding"] == "json_twice")
     for row in rules.rows("content", "user_input", encodings={"messages", "json_twice"})
 )
-_OI_INPUT, _OI_ROLE, _, _OI_CONTENT = _FLAT_MESSAGES[0]
+_FLAT_REQUESTS = tuple(key for key, flat, _ in messages.REQUEST_ROWS if flat)
+#: Keys under which a framework's input object holds the user's text or messages, in order
+#: (``content.input_keys``); a Python call's positional ``args`` are tried last.
+_INPUT_KEYS = rules.strings("content", "input_keys")
 
 
 def user_input(span: SpanLike) -> str | None:
@@ -273,10 +205,12 @@ def user_input(span: SpanLike) -> str | None:
             found = input_text(double_json(raw) if twice else raw)
             if found is not None:
                 return found
-    if _OI_INPUT + "0" + _OI_ROLE in attrs:
-        found = _openinference_input(attrs)
-        if found is not None:
-            return found
+    for prefix in _FLAT_REQUESTS:
+        listed = messages.unflatten(attrs, prefix)
+        if listed is not None:
+            found = messages.last_user_text(messages.read(listed))
+            if found is not None:
+                return found
     return _event_input(span)
 
 
@@ -286,44 +220,30 @@ def _event_input(span: SpanLike) -> str | None:
     for event in reversed(span.events or ()):
         ev_attrs = event.attributes or {}
         if event.name == USER_MESSAGE:
-            found = _text_of(json_value(ev_attrs.get("content")))
+            found = messages.content_text(ev_attrs.get("content"))
             if found is not None:
                 return found
         elif event.name == _DETAILS and _DETAILS_INPUT in ev_attrs:
-            found = _last_user_text(json_value(ev_attrs.get(_DETAILS_INPUT)))
+            found = messages.last_user_text(messages.read(ev_attrs.get(_DETAILS_INPUT)))
             if found is not None:
                 return found
     return None
 
 
-def _openinference_input(attrs: Mapping[str, Any]) -> str | None:
-    """OpenInference ``llm.input_messages.{i}.message.{role,content}``: the last user one."""
-    found: str | None = None
-    index = 0
-    while index < 10_000:
-        role = attrs.get(f"{_OI_INPUT}{index}{_OI_ROLE}")
-        if role is None:
-            break
-        if role in _USER_ROLES:
-            content = attrs.get(f"{_OI_INPUT}{index}{_OI_CONTENT}")
-            if isinstance(content, str) and content not in PLACEHOLDERS:
-                found = content
-        index += 1
-    return found
-
-
 def input_text(raw: Any, depth: int = 0) -> str | None:
-    """The user's text in a recorded input: the last user message of a list of messages
-    (found under ``messages``, or in a Python call's ``args``/``kwargs``); a prompt string
-    (``prompt``, ``input``, ``query``, ``question``, or the call's one string argument)."""
-    value = json_value(raw)
+    """The user's text in a recorded input: the last user message of the messages it holds
+    (``dialects.messages``: any shape, found under ``messages`` and the like, or in a Python
+    call's ``args``/``kwargs``); a prompt string (``prompt``, ``input``, ``query``,
+    ``question``, or the call's one string argument)."""
+    value = messages.decode(raw)
     if depth > _MAX_DEPTH:
         return None
     if isinstance(value, str):
-        return value if value.strip() not in PLACEHOLDERS else None
+        return None if is_marker(value) else value
     if isinstance(value, list):
-        if any(isinstance(m, dict) and "role" in m for m in value):
-            return _last_user_text(value)
+        listed = messages.read(value)
+        if listed:
+            return messages.last_user_text(listed)
         strings = [v for v in value if isinstance(v, (str, list, dict))]
         for item in reversed(strings):  # a call's positional arguments
             if isinstance(item, (list, dict)):
@@ -333,7 +253,7 @@ def input_text(raw: Any, depth: int = 0) -> str | None:
         texts = [v for v in strings if isinstance(v, str)]
         return input_text(texts[0], depth + 1) if len(texts) == 1 else None
     if isinstance(value, dict):
-        for key in ("messages", "prompt", "input", "inputs", "query", "question", "kwargs"):
+        for key in _INPUT_KEYS:
             if key in value:
                 found = input_text(value[key], depth + 1)
                 if found is not None:
@@ -341,32 +261,3 @@ def input_text(raw: Any, depth: int = 0) -> str | None:
         if "args" in value:
             return input_text(value["args"], depth + 1)
     return None
-
-
-def _last_user_text(messages: Any) -> str | None:
-    if not isinstance(messages, list):
-        return None
-    for message in reversed(messages):
-        if isinstance(message, dict) and message.get("role") in _USER_ROLES:
-            found = _text_of(message.get("parts", message.get("content")))
-            if found is not None:
-                return found
-    return None
-
-
-def _text_of(content: Any) -> str | None:
-    """The text of a message's content: a string, or parts / blocks with text (GenAI
-    ``{"type": "text", "content"}``, OpenAI and Vercel ``{"type": "text", "text"}``, Strands
-    ``{"text"}``)."""
-    if isinstance(content, str):
-        return content if content.strip() not in PLACEHOLDERS else None
-    if not isinstance(content, list):
-        return None
-    texts: list[str] = []
-    for part in content:
-        if not isinstance(part, dict) or part.get("type", "text") != "text":
-            continue
-        piece = part.get("content", part.get("text"))
-        if isinstance(piece, str) and piece.strip() not in PLACEHOLDERS:
-            texts.append(piece)
-    return "".join(texts) if texts else None

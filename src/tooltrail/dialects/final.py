@@ -14,6 +14,9 @@ tool of the same name under another framework stays a call):
   ``final_answer`` (``FinalAnswerTool``, argument ``answer``).
 - Google ADK (scope ``gcp.vertex.agent``): ``set_model_response``, the tool ADK adds when an
   agent has both an ``output_schema`` and tools.
+- DSPy through OpenInference (scope ``openinference.instrumentation.dspy``): ``finish``, the
+  tool ``dspy.ReAct`` adds to end its loop (no arguments: the answer comes from the module's
+  output).
 
 The reply is the argument's text: a call with one string argument gives that string; any
 other arguments (a structured output) their compact JSON.
@@ -58,7 +61,7 @@ def is_final_answer(scope: str, tool: str) -> bool:
 def final_text(args: dict[str, Any] | None) -> str | None:
     """The reply a final-answer call gives: its one string argument, else its arguments as
     compact JSON; ``None`` when the arguments were not captured."""
-    if args is None:
+    if not args:  # not captured, or a tool that only ends the run (DSPy ``finish``)
         return None
     if len(args) == 1:
         (value,) = args.values()

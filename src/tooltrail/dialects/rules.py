@@ -32,7 +32,8 @@ ENCODINGS: dict[str, str] = {
     "json": "JSON text or the structured value it stands for",
     "json_or_repr": "JSON text, else a Python literal (never executed), or a structured value",
     "json_twice": "JSON text encoded as JSON once more (MLflow): decoded up to twice",
-    "messages": "chat messages (or a call's inputs holding them): JSON text or structured",
+    "messages": "chat messages of any provider's shape (or an object holding them): JSON text, "
+    "JSON text inside JSON, a Python repr, or structured",
     "content_blocks": "a result: JSON text, or a list of text blocks joined (and parsed again)",
     "reply": "a recorded output: JSON text, a framework's wrapper or repr unwrapped",
     "flat_list": "a list flattened into keys: {prefix}{i}{field}",
@@ -82,6 +83,7 @@ SECTIONS = frozenset(
         "conversations",
         "usage",
         "content",
+        "messages",
     }
 )
 
@@ -135,8 +137,10 @@ def _row(row: dict[str, Any], where: str) -> None:
     if encoding not in ENCODINGS:
         raise RulesError(f"{where}: encoding {encoding!r} is not one of {sorted(ENCODINGS)}")
     if encoding == "flat_list":
-        if not isinstance(row.get("prefix"), str) or not isinstance(row.get("fields"), dict):
-            raise RulesError(f"{where}: a flat_list row needs a prefix and fields")
+        # (``fields`` name each field's suffix where a reader picks fields; the message
+        # reader takes the whole flattened list: ``messages`` rows need none)
+        if not isinstance(row.get("prefix"), str) or not isinstance(row.get("fields", {}), dict):
+            raise RulesError(f"{where}: a flat_list row needs a prefix (and fields, an object)")
     elif not isinstance(row.get("key"), str) or not row["key"]:
         raise RulesError(f"{where}: a row needs a key")
     for name in row.get("unwrap", ()):

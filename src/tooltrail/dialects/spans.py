@@ -5,12 +5,12 @@ the final reply, conversation ids, agent names. Their attribute names are rows o
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from tooltrail.dialects import rules
+from tooltrail.dialects import messages, rules
+from tooltrail.dialects.messages import ModelCall
 from tooltrail.dialects.reprs import repr_field
 from tooltrail.dialects.tools import SpanLike
 from tooltrail.dialects.values import (
@@ -92,18 +92,6 @@ def conversation_id(attrs: Mapping[str, Any]) -> str | None:
 # --- the calls a model asked for -------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class ModelCall:
-    """A tool call as the model emitted it (in its response), in emission order."""
-
-    name: str
-    call_id: str | None
-    args: dict[str, Any] | None
-    #: Position in the model's response (0-based).
-    position: int
-    source: str
-
-
 _M = ("models",)
 _GENAI_OUTPUT = rules.key(*_M, "genai_output", encoding="messages")
 _GENAI_SOURCE = rules.source(*_M, "genai_output", encoding="messages")
@@ -130,7 +118,9 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
     """Tool calls listed by a model span: GenAI ``gen_ai.output.messages`` parts of type
     ``tool_call`` (attribute or inference-details event), Vercel ``ai.response.toolCalls``,
     OpenInference ``llm.output_messages.{i}.message.tool_calls.{j}.tool_call.function.*``,
-    Google ADK ``gcp.vertex.agent.llm_response`` ``function_call`` parts."""
+    Google ADK ``gcp.vertex.agent.llm_response`` ``function_call`` parts; then the response
+    records of ``rules.json`` ``messages.response`` (LiteLLM's raw response, OpenInference's
+    ``output.value``), which also complete the ids and arguments of calls listed before."""
     attrs = span.attributes
     raw = attrs.get(_GENAI_OUTPUT)
     if raw is not None:
@@ -140,14 +130,19 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
         return _vercel_calls(raw)
     if ADK_RESPONSE in attrs:
         return _adk_response(attrs.get(ADK_RESPONSE))[0]
+    calls: list[ModelCall] = []
     if attrs.get(_OI_MARKER_KEY) == _OI_LLM:
-        return _openinference_calls(attrs)
-    for event in span.events or ():
-        if event.name == _DETAILS:
-            raw = (event.attributes or {}).get(_DETAILS_OUTPUT)
-            if raw is not None:
-                return genai_output(raw)[0]
-    return []
+        calls = _openinference_calls(attrs)
+    else:
+        for event in span.events or ():
+            if event.name == _DETAILS:
+                raw = (event.attributes or {}).get(_DETAILS_OUTPUT)
+                if raw is not None:
+                    return genai_output(raw)[0]
+    recorded = _response_record(attrs)
+    if recorded is None:
+        return calls
+    return _completed(calls, recorded[0]) if calls else recorded[0]
 
 
 def model_output(span: SpanLike) -> tuple[list[ModelCall], str | None]:
@@ -160,6 +155,38 @@ def model_output(span: SpanLike) -> tuple[list[ModelCall], str | None]:
         calls, reply = _adk_response(attrs.get(ADK_RESPONSE))
         return calls, reply if reply is not None else _event_reply(span)
     return model_calls(span), model_reply(span)
+
+
+#: Keys of the response records read after a model's own (``messages.response``): tested
+#: with ``in`` first, since most model spans have none of them.
+_RESPONSE_KEYS = tuple((key, source) for key, flat, source in messages.RESPONSE_ROWS if not flat)
+
+
+def _response_record(attrs: Mapping[str, Any]) -> tuple[list[ModelCall], str | None] | None:
+    """The calls and text of the first ``messages.response`` record ``attrs`` has that holds
+    messages, or ``None``."""
+    for key, source in _RESPONSE_KEYS:
+        if key in attrs:
+            listed = messages.read(attrs.get(key))
+            if listed:
+                return messages.output_of(listed, source)
+    return None
+
+
+def _completed(calls: list[ModelCall], other: list[ModelCall]) -> list[ModelCall]:
+    """``calls`` with the ids and arguments they lack taken from ``other``, a second record of
+    the same response (the same names in the same order); otherwise ``calls`` as they are.
+    (OpenInference flattens a response's calls without ids that its ``output.value`` keeps.)"""
+    if len(other) != len(calls) or any(
+        a.name != b.name for a, b in zip(calls, other, strict=False)
+    ):
+        return calls
+    for call, twin in zip(calls, other, strict=False):
+        if call.call_id is None:
+            call.call_id = twin.call_id
+        if call.args is None:
+            call.args = twin.args
+    return calls
 
 
 #: Google ADK's ``call_llm`` span: the model's response as JSON (``LlmResponse``), ``{}`` (or
@@ -354,7 +381,12 @@ def model_reply(span: SpanLike) -> str | None:
         reply = _adk_response(attrs.get(ADK_RESPONSE))[1]
         if reply is not None:
             return reply
-    return _event_reply(span)
+    reply = _event_reply(span)
+    if reply is None:
+        recorded = _response_record(attrs)
+        if recorded is not None:
+            return recorded[1]
+    return reply
 
 
 def _event_reply(span: SpanLike) -> str | None:
@@ -380,17 +412,27 @@ _REPLY_KEYS = rules.strings("agents", "reply_wrappers")
 
 def _reply_text(value: Any) -> str | None:
     """An agent span's recorded output as the reply: JSON text parsed, a framework's result
-    wrapper (JSON under ``_REPLY_KEYS``, or a repr: ``dialects.reprs``) unwrapped."""
+    wrapper (JSON under ``_REPLY_KEYS``, or a repr: ``dialects.reprs``) unwrapped; an output
+    that holds the run's messages (``{"messages": [...]}``) gives its last assistant text."""
     if isinstance(value, str):
         parsed = json_value(value)
         if isinstance(parsed, str):
             return _unwrap_reply(parsed)
         if parsed is value:
             return _unwrap_reply(value)
-        return _unwrap_reply(parsed) or value
+        return _unwrap_reply(parsed) or _said_last(parsed) or value
     if value is None:
         return None
-    return _unwrap_reply(value) or str(value)
+    return _unwrap_reply(value) or _said_last(value) or str(value)
+
+
+def _said_last(value: Any) -> str | None:
+    """The text of the last assistant message a recorded output holds, if it holds any."""
+    listed = messages.read(value)
+    for message in reversed(listed):
+        if message.role == messages.ASSISTANT and message.text is not None:
+            return message.text
+    return None
 
 
 def _unwrap_reply(value: Any, depth: int = 0) -> str | None:
@@ -399,7 +441,7 @@ def _unwrap_reply(value: Any, depth: int = 0) -> str | None:
             found = repr_field(value, _REPLY_KEYS)
             if found is not None:
                 return _unwrap_reply(found, depth + 1) or value
-        return value or None
+        return value if value not in PLACEHOLDERS else None  # a marker is no reply
     if isinstance(value, dict) and depth < 4:
         for key in _REPLY_KEYS:
             if key in value:

@@ -259,12 +259,23 @@ _OI_NAME_SOURCE = rules.source(*_OI, "name", encoding="text")
 _OI_ID, _OI_CALL_ID = rules.keys(*_OI, "call_id", encodings={"id"})
 _OI_ARGS = rules.key(*_OI, "args", encoding="json_or_repr")
 _OI_SOURCE = rules.source(*_OI, "args", encoding="json_or_repr")
+_OI_HIDDEN = rules.key(*_OI, "args_hidden", encoding="json")
+_OI_HIDDEN_SOURCE = rules.source(*_OI, "args_hidden", encoding="json")
+#: A span name that is a tool's name and the method it ran (DSPy ``lookup_order.__call__``).
+_OI_SUFFIX = rules.at(*_OI, "name_before_suffix")
 
 
 def read_openinference(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     """OpenInference (Arize Phoenix): ``openinference.span.kind = TOOL``; ``input.value`` is
-    JSON or, from LangChain, a Python repr. ``tool.parameters`` is the schema, not the call."""
-    name = text(attrs.get(_OI_NAME)) or text(span.name)
+    JSON or, from LangChain, a Python repr. ``tool.parameters`` is the schema in the
+    convention, but the call's arguments in some instrumentations (Agno): read only when
+    ``input.value`` is absent or a redaction marker, and never when it is a JSON schema."""
+    name = text(attrs.get(_OI_NAME))
+    if name is None:
+        span_name = span.name
+        if span_name.endswith(_OI_SUFFIX):
+            span_name = span_name[: -len(_OI_SUFFIX)]
+        name = text(span_name)
     if name is None:
         return None
     call_id = ident(attrs.get(_OI_ID)) or ident(attrs.get(_OI_CALL_ID))
@@ -276,7 +287,19 @@ def read_openinference(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall 
         if args is not None:
             args, call.positional = unwrap_call_envelope(args)
         call.args = args
+    if call.args is None and _OI_HIDDEN in attrs and (raw is None or raw in PLACEHOLDERS):
+        params = args_from(attrs.get(_OI_HIDDEN))
+        if params is not None and not _is_json_schema(params):
+            call.args = params
+            call.source = _OI_HIDDEN_SOURCE
     return call
+
+
+def _is_json_schema(value: dict[str, Any]) -> bool:
+    """Whether ``value`` is a JSON schema (a tool's parameters as declared), not arguments."""
+    if "$schema" in value:
+        return True
+    return value.get("type") == "object" and isinstance(value.get("properties"), dict)
 
 
 _TL = ("tools", "traceloop")

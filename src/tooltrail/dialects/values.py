@@ -16,12 +16,20 @@ import orjson
 from tooltrail.dialects import rules
 from tooltrail.model import parse_args
 
-#: Values instrumentations write where they mean "no value" (``<elided>``: content capture off
-#: in the OpenTelemetry GenAI instrumentations): ``rules.json`` ``values.placeholders``.
+#: Values instrumentations write where they mean "no value": placeholders (``<elided>``: content
+#: capture off in the OpenTelemetry GenAI instrumentations) and the markers of content hidden
+#: on purpose (OpenInference ``__REDACTED__``, LiteLLM ``redacted-by-litellm``, ...):
+#: ``rules.json`` ``values.placeholders``.
 PLACEHOLDERS = frozenset(rules.strings("values", "placeholders"))
 
 #: Python reprs longer than this are not parsed (``ast`` work grows with the text).
 MAX_LITERAL_CHARS = 1 << 20
+
+
+def is_marker(value: str) -> bool:
+    """Whether ``value`` (surrounding white space aside) is a placeholder or a redaction
+    marker: content an instrumentation hid or did not capture, never content itself."""
+    return value in PLACEHOLDERS or value.strip() in PLACEHOLDERS
 
 
 def text(value: Any) -> str | None:
