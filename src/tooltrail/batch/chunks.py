@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from tooltrail.convert.transcripts import is_transcript_file
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, expand_paths
 from tooltrail.otlp.read.cuts import cut_file
 from tooltrail.otlp.read.ranges import Extent, Framing
@@ -54,6 +55,9 @@ class Chunk:
     size: int = 0
     #: False for a file found by walking a directory: one that is not OTLP is skipped quietly.
     named: bool = True
+    #: A transcript file (``convert.transcripts``): runs of chat messages, not OTLP; ``start``
+    #: and ``end`` count runs.
+    transcript: bool = False
 
     def narrowed(self, extent: Extent) -> Chunk:
         """The same chunk limited to ``extent`` (records of a few traces, for a merge)."""
@@ -83,6 +87,9 @@ def plan_chunks(
         chunk_bytes = auto_chunk_bytes(sum(sizes), parallelism)
     chunks: list[Chunk] = []
     for (path, named), size in zip(files, sizes, strict=True):
+        if is_transcript_file(path, limits):  # one chunk: its runs are read as spans
+            chunks.append(Chunk(len(chunks), path, size=size, named=named, transcript=True))
+            continue
         for framing, start, end, line in cut_file(path, size, chunk_bytes, limits):
             chunk_size = (end if end is not None else size) - start
             chunks.append(Chunk(len(chunks), path, framing, start, end, line, chunk_size, named))

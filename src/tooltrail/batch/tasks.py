@@ -24,6 +24,7 @@ from tooltrail.checks import default_registry
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import Decoded, is_log_record
 from tooltrail.convert.facts import READ_PARTS, OpenTrace
+from tooltrail.convert.transcripts import transcript_spans
 from tooltrail.dialects import INTEREST
 from tooltrail.evaluate import CasePlans, evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
@@ -85,8 +86,21 @@ def read_chunk(
     (``dialects.INTEREST``): a plain span comes as a ``SpanHead``, as in ``read_traces``.
     ``facts``: the spans go to the converter's collector only and no content is read, so the
     compiled core may keep the spans it reads and hand out runs of them
-    (``convert.facts.READ_PARTS``)."""
+    (``convert.facts.READ_PARTS``). A transcript's runs come as the spans they stand for
+    (``convert.transcripts``), one record a run."""
+    if chunk.transcript:
+        return _transcript_records(chunk, limits, diagnostics)
     return read_range(chunk, limits, diagnostics, READ_PARTS if facts else INTEREST)
+
+
+def _transcript_records(
+    chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic]
+) -> Iterator[tuple[Extent, Sequence[Decoded]]]:
+    found = transcript_spans(
+        chunk.path, limits or DEFAULT_LIMITS, diagnostics, first=chunk.start, last=chunk.end
+    )
+    for index, spans in found:
+        yield Extent(index, index + 1), spans
 
 
 def _evaluate_chunk(task: ChunkTask) -> ChunkOutcome:

@@ -1,5 +1,8 @@
 """``read_traces``: OTLP files -> ``EvalTrace`` per trace or conversation, memory kept small.
 
+Transcript files (chat logs of runs, ``convert.transcripts``) among the inputs are recognised
+by their content and read as the spans of their runs, in their place among the files.
+
 Spans of one trace arrive children first and may be spread over many records and files, so
 a trace is known to be complete only after its last span. Two ways to know when that is:
 
@@ -22,17 +25,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from tooltrail.convert import transcripts
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import Decoded, is_log_record
 from tooltrail.convert.facts import as_trace_facts, interest_for
 from tooltrail.gc_pause import gc_paused
 from tooltrail.model import EvalTrace
+from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.decode.span import Diagnostic
-
-if TYPE_CHECKING:
-    from tooltrail.otlp.decode.limits import Limits
 
 Group = Literal["trace", "conversation"]
 GROUPS: tuple[str, ...] = ("trace", "conversation")
@@ -91,14 +93,39 @@ def _spans(
     items: list[Any], limits: Limits | None, diagnostics: list[Diagnostic] | None, content: bool
 ) -> Iterator[Decoded]:
     """The spans of ``items``, with the log records that may carry their content among them."""
-    from tooltrail.otlp.read.mixed import read_spans_and_logs  # the decoders; imported when used
+    from tooltrail.otlp import expand_paths
+    from tooltrail.otlp.read.mixed import read_files_spans_and_logs  # imported when used
 
     # Spans no dialect reader looks at (see ``dialects.INTEREST``) come as bare heads, and
     # (with the compiled core) the spans it reads the facts of as ``FactSpan``: ``interest_for``.
     interest = interest_for(content)
-    if limits is None:
-        return read_spans_and_logs(items, diagnostics=diagnostics, interest=interest)
-    return read_spans_and_logs(items, limits=limits, diagnostics=diagnostics, interest=interest)
+    limits = limits or DEFAULT_LIMITS
+    files = list(expand_paths(items, diagnostics))
+    if not any(transcripts.is_transcript_file(path, limits) for path, _ in files):
+        return read_files_spans_and_logs(
+            files, limits=limits, diagnostics=diagnostics, interest=interest
+        )
+    return _with_transcripts(files, limits, diagnostics, interest)
+
+
+def _with_transcripts(
+    files: list[tuple[str, bool]],
+    limits: Limits,
+    diagnostics: list[Diagnostic] | None,
+    interest: Any,
+) -> Iterator[Decoded]:
+    """The spans of ``files`` in file order, transcripts' runs read as spans
+    (``convert.transcripts``) and every other file as OTLP."""
+    from tooltrail.otlp.read.mixed import read_files_spans_and_logs
+
+    for path, named in files:
+        if transcripts.is_transcript_file(path, limits):
+            for _, spans in transcripts.transcript_spans(path, limits, diagnostics):
+                yield from spans
+        else:
+            yield from read_files_spans_and_logs(
+                [(path, named)], limits=limits, diagnostics=diagnostics, interest=interest
+            )
 
 
 def _one_pass(

@@ -290,21 +290,24 @@ def _message(item: dict[str, Any], depth: int) -> Message | None:
         if said is not None:
             texts.append(said)
     _message_calls(item, message)
-    if role == TOOL and not message.results:
-        call_id = ident(item.get("tool_call_id", item.get("id")))
+    if role == TOOL and not message.results:  # the message is the result (OpenAI chat)
         name = item.get("name", item.get("tool_name"))
-        if call_id is not None or isinstance(name, str):
-            value = result_value(parts if not texts else "".join(texts))
-            if value is not None:
-                message.results.append(
-                    ToolResult(
-                        call_id,
-                        value,
-                        name if isinstance(name, str) else None,
-                        error=item.get("tool_call_error") is True or item.get("is_error") is True,
-                    )
+        value = result_value(parts if not texts else "".join(texts))
+        if value is not None:
+            failed = (
+                item.get("tool_call_error") is True
+                or item.get("is_error") is True
+                or item.get("status") == "error"
+            )
+            message.results.append(
+                ToolResult(
+                    call_id=ident(item.get("tool_call_id", item.get("id"))),
+                    value=value,
+                    name=name if isinstance(name, str) else None,
+                    error=failed,
                 )
-            texts = []
+            )
+        texts = []
     message.text = "".join(texts) if texts else None
     return message
 
@@ -517,7 +520,7 @@ def result_value(raw: Any) -> Any:
         joined = "".join(block["text"] for block in value)
         value = None if is_marker(joined) else _result(joined)
     elif isinstance(value, list) and len(value) == 1 and _is_json_block(value[0]):
-        value = value[0]["json"]
+        value = _result(value[0]["json"])  # Bedrock's ``{"json": ...}`` (JSON text when flattened)
     if isinstance(value, str) and is_marker(value):
         return None
     return value

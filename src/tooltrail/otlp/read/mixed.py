@@ -82,8 +82,22 @@ def read_spans_and_logs(
     interest: Interest | None = None,
 ) -> Iterator[Span | SpanHead | LogRecord]:
     """``read_spans``, with the log records of the same files among the spans."""
+    files = expand_paths(paths, diagnostics)
+    return read_files_spans_and_logs(
+        files, limits=limits, diagnostics=diagnostics, interest=interest
+    )
+
+
+def read_files_spans_and_logs(
+    files: Iterable[tuple[str, bool]],
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    diagnostics: list[Diagnostic] | None = None,
+    interest: Interest | None = None,
+) -> Iterator[Span | SpanHead | LogRecord]:
+    """``read_spans_and_logs`` of files already found (``expand_paths``' ``(path, named)``)."""
     signal = spans_and_logs(interest)
-    for path, named in expand_paths(paths, diagnostics):
+    for path, named in files:
         for record in file_records(path, limits, diagnostics, named, signal):
             yield from record.spans
 
