@@ -360,7 +360,13 @@ def test_serve_reads_every_request_the_same_through_the_core_and_the_python_path
         {k: v for k, v in stopped[p].items() if k not in UNCOMPARED} for p in ("core", PYTHON)
     )
     assert core_stats == python_stats
-    assert core_stats["spans_received"] > 3000 and core_stats["traces_evaluated"] > 150
+    # the floor is what the repository (and ../shared, when beside it) holds, not a number
+    # that only a checkout with ../shared reaches
+    sent = [record for _, record in _records()]
+    sent_spans = sum(len(record.spans) for record in sent)
+    sent_traces = {span.trace_id for record in sent for span in record.spans}
+    assert core_stats["spans_received"] >= sent_spans > 0
+    assert core_stats["traces_evaluated"] >= len(sent_traces) > 0
     assert core_stats["spans_rejected"] > 0, "the bad requests were rejected in part"
     core_results, python_results = results(servers["core"]), results(servers[PYTHON])
     assert len(core_results) == core_stats["traces_evaluated"]
