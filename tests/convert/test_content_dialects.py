@@ -96,7 +96,27 @@ def test_langsmith_tool_completion_is_the_result() -> None:
             "gen_ai.completion": '{"output": "shipped"}',
         }),
     )  # fmt: skip
-    assert trace.tool_calls[0].result == {"output": "shipped"}
+    # the run's outputs envelope is LangSmith's, as ``{"input": ...}`` is around the arguments
+    assert trace.tool_calls[0].result == "shipped"
+
+
+def test_a_tool_message_recorded_as_the_result_gives_its_content() -> None:
+    """LangChain tools return a ``ToolMessage``; instrumentations record it as a dict, as
+    LangChain's serialization, or as its pydantic ``str()``."""
+    for output in (
+        '{"type": "tool", "content": "{\\"total\\": 49.99}", "tool_call_id": "c1"}',
+        "content='{\"total\": 49.99}' name='lookup' tool_call_id='c1' status='success'",
+        '{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", '
+        '"ToolMessage"], "kwargs": {"content": "{\\"total\\": 49.99}", "tool_call_id": "c1"}}',
+    ):
+        trace = content(
+            sp("t", "", "lookup", 0, {
+                "openinference.span.kind": "TOOL",
+                "input.value": '{"order": "A1"}',
+                "output.value": output,
+            }),
+        )  # fmt: skip
+        assert trace.tool_calls[0].result == {"total": 49.99}, output
 
 
 def test_adk_legacy_empty_pair_means_not_captured_but_a_response_is_read() -> None:
@@ -291,3 +311,46 @@ def test_a_hand_built_span_gives_its_result_as_the_tool_result_attribute() -> No
     )
     assert trace.tool_calls[0].result == {"status": "shipped"}
     assert EvalTrace(trace_id="t", spans=[EvalSpan(tool_name="x")]).tool_calls[0].result is None
+
+
+def test_the_older_genai_prompt_event_gives_the_results_sent_and_the_users_text() -> None:
+    """GenAI conventions before 1.28: the request in a ``gen_ai.content.prompt`` event's
+    ``gen_ai.prompt`` (OpenLIT, Semantic Kernel), a client-side tool's result among it."""
+    history = [
+        {"role": "user", "content": "Is A1 shipped?"},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": '{"status": "shipped"}'},
+    ]
+    first = sp("m1", "", "chat", 0, {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+            {"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {}}]}]),
+    })  # fmt: skip
+    second = sp("m2", "", "chat", 20, {"gen_ai.operation.name": "chat"}, events=[
+        SpanEvent("gen_ai.content.prompt", 20 * MS, {"gen_ai.prompt": json.dumps(history)}),
+    ])  # fmt: skip
+    trace = content(first, second)
+    assert [(c.name, c.result) for c in trace.tool_calls] == [("lookup", {"status": "shipped"})]
+    assert trace.turns[0].input == "Is A1 shipped?"
+
+
+def test_adk_gemini_request_gives_the_users_text() -> None:
+    """Google ADK's ``call_llm`` span records the Gemini request in ``llm_request``: the
+    user's text is its last ``user`` content's text part."""
+    request = {"model": "gemini", "contents": [
+        {"role": "user", "parts": [{"text": "Hello, who are you?"}]},
+    ]}  # fmt: skip
+    trace = content(
+        sp("m", "", "call_llm", 0, {
+            "gen_ai.system": "gcp.vertex.agent",
+            "gcp.vertex.agent.llm_request": json.dumps(request),
+            "gcp.vertex.agent.llm_response": json.dumps(
+                {"content": {"role": "model", "parts": [{"text": "An assistant."}]}}),
+        }),
+    )  # fmt: skip
+    assert [(t.input, t.reply) for t in trace.turns] == [("Hello, who are you?", "An assistant.")]

@@ -54,12 +54,13 @@ _CHOICE = rules.at("events", "choice")
 #: Attributes of a tool span that hold its result, in order (each convention sets one):
 #: ``rules.json`` ``content.tool_result`` as (key, JSON-encoded twice, answers once present,
 #: the key whose ``"{}"`` with this one's means "not captured").
-_RESULT_ROWS: tuple[tuple[str, bool, bool, str | None], ...] = tuple(
+_RESULT_ROWS: tuple[tuple[str, bool, bool, str | None, bool], ...] = tuple(
     (
         row["key"],
         row["encoding"] == "json_twice",
         row.get("answers") == "present",
         row.get("not_captured_pair"),
+        "single_output" in row.get("unwrap", ()),
     )
     for row in rules.rows("content", "tool_result", encodings={"content_blocks", "json_twice"})
 )
@@ -70,14 +71,16 @@ def tool_result(span: SpanLike) -> Any:
     attrs = span.attributes
     if attrs is None:
         return None
-    for key, twice, decides, pair in _RESULT_ROWS:
+    for key, twice, decides, pair, outputs in _RESULT_ROWS:
         if key in attrs:
             raw = attrs.get(key)
             if pair is not None and raw == "{}" and attrs.get(pair) == "{}":
                 return None  # ADK legacy with content capture off writes this pair
             found = result_value(double_json(raw) if twice else raw)
+            if outputs and isinstance(found, dict) and len(found) == 1 and "output" in found:
+                found = result_value(found["output"])  # a run's outputs around the result
             if found is not None or decides:
-                return found
+                return messages.tool_payload(found)
     return _event_result(span)
 
 
@@ -125,12 +128,12 @@ def model_content(span: SpanLike) -> tuple[str | None, dict[str, Any]]:
 
 
 def _request_records(span: SpanLike, attrs: Mapping[str, Any] | None) -> Iterator[Any]:
-    """The values of a model span that record its request, in the order of trust: the first
-    ``messages.request`` row (GenAI ``gen_ai.input.messages``), the inference-details event's
-    input messages, then the other rows (flattened keys gathered into one list)."""
-    first = True
-    for key, flat, _ in messages.REQUEST_ROWS:
-        if attrs is not None:
+    """The values of a model span that record its request, in the order of trust: the
+    ``messages.request`` rows of its attributes (flattened keys gathered into one list), then
+    the same keys in its events (the inference-details event; the older GenAI conventions'
+    ``gen_ai.content.prompt`` event with ``gen_ai.prompt``)."""
+    if attrs is not None:
+        for key, flat, _ in messages.REQUEST_ROWS:
             if flat:
                 listed = messages.unflatten(attrs, key)
                 if listed is not None:
@@ -139,14 +142,17 @@ def _request_records(span: SpanLike, attrs: Mapping[str, Any] | None) -> Iterato
                 raw = attrs.get(key)
                 if raw is not None:
                     yield raw
-        if first:
-            first = False
-            for event in span.events or ():
-                if event.name == _DETAILS:
-                    raw = (event.attributes or {}).get(_DETAILS_INPUT)
-                    if raw is not None:
-                        yield raw
-                        break
+    for event in span.events or ():
+        ev_attrs = event.attributes
+        if ev_attrs:
+            for key in _REQUEST_KEYS:
+                raw = ev_attrs.get(key)
+                if raw is not None:
+                    yield raw
+
+
+#: The keys of ``messages.request``'s keyed rows, looked up in a model span's events too.
+_REQUEST_KEYS = tuple(key for key, flat, _ in messages.REQUEST_ROWS if not flat)
 
 
 def details_content(events: Iterable[Any]) -> tuple[str | None, dict[str, Any]]:

@@ -334,6 +334,8 @@ def _role(item: dict[str, Any]) -> str | None:
         return _ROLES[kind]
     if kind == "message":
         return ASSISTANT
+    if "tool_call_id" in item and "content" in item:  # a tool message without its role
+        return TOOL
     named = item.get(REPR_TYPE)
     return _type_role(named) if ("content" in item or "parts" in item) else None
 
@@ -523,6 +525,21 @@ def result_value(raw: Any) -> Any:
         value = _result(value[0]["json"])  # Bedrock's ``{"json": ...}`` (JSON text when flattened)
     if isinstance(value, str) and is_marker(value):
         return None
+    return value
+
+
+def tool_payload(value: Any) -> Any:
+    """A tool's recorded result that is itself a tool message (LangChain's ``ToolMessage``,
+    as a dict, serialized, or its pydantic ``str()`` ``content='...' tool_call_id='...'``) as
+    that message's content; any other value as it is."""
+    if isinstance(value, str) and value[:8] == "content=":
+        parsed = python_value(value)
+        value = parsed if isinstance(parsed, dict) else value
+    if not isinstance(value, dict) or "content" not in value and "kwargs" not in value:
+        return value
+    found = _message(value, 0)
+    if found is not None and found.role == TOOL and found.results:
+        return found.results[0].value
     return value
 
 

@@ -9,6 +9,8 @@ into plain values:
 - literals (strings, numbers, ``True``, ``None``, lists, tuples, sets, dicts) as themselves;
 - a call ``Name(field=value, ...)`` (an object's repr) as a dict of its keyword fields, with
   the class name under ``REPR_TYPE``; positional values under ``REPR_ARGS``;
+- a pydantic model's ``str()`` (``content='...' name='f'``: fields apart, no class name) as a
+  dict of its fields;
 - an angle-bracketed token outside string literals (``<ChatRole.TOOL: 'tool'>``, the repr of
   an enum member) as its value, any other (``<function f at 0x7f...>``) as ``None``;
 - anything else (names, operators) as ``None``.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from typing import Any
 
@@ -32,6 +35,10 @@ REPR_TYPE = "__type__"
 REPR_ARGS = "__args__"
 
 _NOTHING = object()
+#: Text that starts like a pydantic model's ``str()``: ``field=value field=value``.
+_FIELDS = re.compile(r"[A-Za-z_]\w*=\S")
+#: The class name a field list is read under (it has none of its own).
+_FIELDS_TYPE = "Fields"
 
 
 def python_value(text: str) -> Any:
@@ -45,6 +52,8 @@ def python_value(text: str) -> Any:
     if tree is None and "<" in source:
         cleaned = _without_angle_tokens(source)
         tree = _parse(cleaned) if cleaned is not None else None
+    if tree is None and _FIELDS.match(source):  # ``content='...' name='f'`` (pydantic's str())
+        tree = _parse(f"{_FIELDS_TYPE}({_with_commas(source)})")
     if tree is None:
         return None
     try:
@@ -136,6 +145,41 @@ def _without_angle_tokens(source: str) -> str | None:
             out.append(" ")
         index += 1
     return "".join(out)
+
+
+def _with_commas(source: str) -> str:
+    """``a=1 b='x'`` as ``a=1, b='x'``: a comma before each ``name=`` outside brackets and
+    strings (pydantic writes its fields separated by spaces); unchanged when it does not
+    tokenize."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return source
+    out: list[str] = []
+    depth = 0
+    for index, token in enumerate(tokens):
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        if (
+            depth == 0
+            and out
+            and token.type == tokenize.NAME
+            and following is not None
+            and following.string == "="
+        ):
+            out.append(",")
+        if token.type not in (
+            tokenize.NEWLINE,
+            tokenize.NL,
+            tokenize.ENDMARKER,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+        ):
+            out.append(token.string)
+    return " ".join(out)
 
 
 def _closing(tokens: list[tokenize.TokenInfo], start: int) -> int | None:

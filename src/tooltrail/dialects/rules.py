@@ -39,7 +39,7 @@ ENCODINGS: dict[str, str] = {
     "flat_list": "a list flattened into keys: {prefix}{i}{field}",
 }
 #: Envelopes a row may name, unwrapped after decoding (``dialects.values``).
-UNWRAPS = frozenset({"langchain", "call", "single_input"})
+UNWRAPS = frozenset({"langchain", "call", "single_input", "single_output"})
 #: When a row of an ordered list answers (``first_answer``): once its value decodes to
 #: something (``found``, the default), once its value is not null (``value``), or once its
 #: key is there at all (``present``).
