@@ -531,10 +531,20 @@ fn model_reply(rules: &Rules, span: &Span<'_>, attrs: &Slots<'_, '_>) -> Read<Op
             return Ok(Some(reply));
         }
     }
-    if rules.reply_elsewhere.iter().any(|slot| attrs.has(*slot)) {
+    if rules.reply_elsewhere.iter().any(|slot| attrs.has(*slot)) || flat_reply(rules, span) {
         return Err(Fallback);
     }
     events::reply(rules, span)
+}
+
+/// Whether the span has a key of a flattened `messages.response` row (the Python readers').
+fn flat_reply(rules: &Rules, span: &Span<'_>) -> bool {
+    let prefixes = &rules.reply_elsewhere_prefixes;
+    !prefixes.is_empty()
+        && span
+            .attributes
+            .iter()
+            .any(|(key, _)| prefixes.iter().any(|p| key.starts_with(p.as_str())))
 }
 
 /// `spans.model_output`: the calls and reply of GenAI output messages, else of ADK's
@@ -556,7 +566,7 @@ fn model_output(
         };
         return Ok((calls, reply));
     }
-    if rules.reply_elsewhere.iter().any(|slot| attrs.has(*slot)) {
+    if rules.reply_elsewhere.iter().any(|slot| attrs.has(*slot)) || flat_reply(rules, span) {
         return Err(Fallback);
     }
     let calls = model_calls(rules, span, attrs)?;

@@ -66,6 +66,9 @@ pub struct Rules {
     /// Keys whose presence sends a model span's output to the Python path: the rows of
     /// `models` the port does not read (ADK's response, and any row added later).
     pub reply_elsewhere: Vec<Slot>,
+    /// The prefixes of `messages.response`'s flattened rows: a model span with a key of one
+    /// is the Python readers'.
+    pub reply_elsewhere_prefixes: Vec<String>,
     pub genai_output: Slot,
     /// The `source` of the calls GenAI output messages list (index into `sources`).
     pub genai_output_source: usize,
@@ -424,6 +427,8 @@ impl Rules {
             if let Some(key) = row.get("key").and_then(Value::as_str) {
                 let slot = r.slot_of(key);
                 r.reply_elsewhere.push(slot);
+            } else if let Some(prefix) = row.get("prefix").and_then(Value::as_str) {
+                r.reply_elsewhere_prefixes.push(prefix.to_owned());
             }
         }
         r.details_event = string(&root, &["events", "details"])?;
@@ -506,6 +511,7 @@ impl Rules {
             agent_reply: Vec::new(),
             reply_wrappers: Vec::new(),
             reply_elsewhere: Vec::new(),
+            reply_elsewhere_prefixes: Vec::new(),
             genai_output: 0,
             genai_output_source: 0,
             vercel_calls: VercelCalls::default(),
@@ -861,6 +867,7 @@ mod tests {
         // every row of `models` is read; the response records of `messages` are Python's
         let elsewhere = ["llm.openai.choices", "output.value"].map(|k| rules.slot(k).unwrap());
         assert_eq!(rules.reply_elsewhere, elsewhere);
+        assert_eq!(rules.reply_elsewhere_prefixes, ["gen_ai.completion."]);
         let oi = &rules.openinference;
         assert_eq!(rules.slot("tool.parameters"), Some(oi.args_hidden));
         assert_eq!(oi.name_suffix, ".__call__");

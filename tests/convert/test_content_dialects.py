@@ -354,3 +354,25 @@ def test_adk_gemini_request_gives_the_users_text() -> None:
         }),
     )  # fmt: skip
     assert [(t.input, t.reply) for t in trace.turns] == [("Hello, who are you?", "An assistant.")]
+
+
+def test_openllmetry_flattened_completions_give_client_side_calls_and_their_results() -> None:
+    """OpenLLMetry's instrumentations before the GenAI messages attributes flatten the
+    response into ``gen_ai.completion.{i}.*`` and the request into ``gen_ai.prompt.{i}.*``:
+    calls no tool span runs (client-side tools) and the results sent back are read from them
+    (``tests/data/dialects/openllmetry_flat_completion.json``, read by both paths in the
+    differential test)."""
+    from fixtures import DATA
+
+    from tooltrail.convert import read_traces
+
+    path = DATA / "dialects" / "openllmetry_flat_completion.json"
+    (trace,) = read_traces([str(path)], content=True)
+    assert [(c.name, c.call_id, c.args, c.result, c.source) for c in trace.tool_calls] == [
+        ("get_weather", "call_p", {"city": "Paris"}, {"temp_c": 21}, "model:gen_ai.completion"),
+        ("get_weather", "call_l", {"city": "London"}, {"temp_c": 14}, "model:gen_ai.completion"),
+    ]
+    assert trace.output == "Paris 21 C, London 14 C."
+    assert trace.turns[0].input == "Weather in Paris and London?"
+    (plain,) = read_traces([str(path)])
+    assert [c.args for c in plain.tool_calls] == [{"city": "Paris"}, {"city": "London"}]

@@ -158,8 +158,11 @@ def model_output(span: SpanLike) -> tuple[list[ModelCall], str | None]:
 
 
 #: Keys of the response records read after a model's own (``messages.response``): tested
-#: with ``in`` first, since most model spans have none of them.
+#: with ``in`` first, since most model spans have none of them; then the prefixes of the
+#: flattened ones, looked for in one pass over the keys.
 _RESPONSE_KEYS = tuple((key, source) for key, flat, source in messages.RESPONSE_ROWS if not flat)
+_RESPONSE_PREFIXES = tuple((key, source) for key, flat, source in messages.RESPONSE_ROWS if flat)
+_FIRST_LETTERS = frozenset(prefix[0] for prefix, _ in _RESPONSE_PREFIXES)
 
 
 def _response_record(attrs: Mapping[str, Any]) -> tuple[list[ModelCall], str | None] | None:
@@ -168,6 +171,11 @@ def _response_record(attrs: Mapping[str, Any]) -> tuple[list[ModelCall], str | N
     for key, source in _RESPONSE_KEYS:
         if key in attrs:
             listed = messages.read(attrs.get(key))
+            if listed:
+                return messages.output_of(listed, source)
+    for prefix, source in _RESPONSE_PREFIXES:
+        if any(key[:1] in _FIRST_LETTERS and key.startswith(prefix) for key in attrs):
+            listed = messages.read(messages.unflatten(attrs, prefix))
             if listed:
                 return messages.output_of(listed, source)
     return None
