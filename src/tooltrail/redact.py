@@ -2,8 +2,11 @@
 
 Tool arguments carry customer data. A key whose name is configured (compared without case,
 ``_`` or ``-``: ``card_number``, ``cardNumber`` and ``CARD-NUMBER`` are one key) or matches a
-configured pattern has its value replaced by the marker, at any depth. Value patterns (say, a
-card-number regex) replace the matching text inside any string. Strings longer than
+configured pattern has its value replaced by the marker, at any depth. Value patterns replace
+the matching text inside any string: the credential shapes of ``tooltrail.credentials`` (bearer
+and basic credentials, providers' API keys, JWTs, private key blocks, Luhn-checked card numbers,
+all on unless ``credentials`` names fewer), then the user's own regular expressions. A card
+number given as an integer is hidden too. Strings longer than
 ``max_value_chars`` are cut with a marker, and arguments whose canonical JSON is still longer
 than ``max_args_bytes`` are cut as text (then no longer JSON) with the same kind of marker.
 
@@ -36,6 +39,9 @@ from typing import Any, Protocol, TypeVar
 
 import orjson
 
+from tooltrail.credentials import SHAPE_NAMES, CredentialFinder, is_card_number
+from tooltrail.credentials import check_names as check_credential_names
+
 #: What a redacted value becomes.
 DEFAULT_MARKER = "[REDACTED]"
 #: Key names redacted when the user configures none (compared without case, ``_`` and ``-``).
@@ -53,6 +59,9 @@ DEFAULT_KEYS: tuple[str, ...] = (
     "cvc",
     "ssn",
 )
+#: The credential shapes redacted when the user names none: every one tooltrail knows
+#: (``tooltrail.credentials.SHAPES``, listed in docs/live.md).
+DEFAULT_CREDENTIALS: tuple[str, ...] = SHAPE_NAMES
 DEFAULT_MAX_VALUE_CHARS = 4096
 DEFAULT_MAX_ARGS_BYTES = 65536
 #: Python reprs longer than this are not parsed for redaction (they are redacted whole).
@@ -63,6 +72,8 @@ NESTED_PARSE_BUDGET = 1 << 21
 #: Containers nested deeper than this (objects, lists, and text nested in text) are hidden.
 MAX_DEPTH = 64
 _INT64 = 1 << 63
+#: Integers with 13 to 19 digits, the lengths of card numbers.
+_CARD_LOW, _CARD_HIGH = 10**12, 10**19
 #: Escapes that can spell a key name in JSON or Python text (``\u0070assword``, ``\x70``).
 _ESCAPE = re.compile(r"\\[uUxN0-7]")
 #: ``key`` then an optional (escaped) closing quote, then ``:``, ``=`` or ``=>``, with white
@@ -100,6 +111,8 @@ class Redaction:
     ``keys``: exact key names (``DEFAULT_KEYS`` unless given; pass ``()`` for none).
     ``key_patterns``: regular expressions searched in key names (``re.search``, no case).
     ``value_patterns``: regular expressions whose matches inside any string value are replaced.
+    ``credentials``: the credential shapes hidden wherever they appear (``DEFAULT_CREDENTIALS``,
+    every shape, unless given; ``()`` for none), before the value patterns.
     """
 
     keys: tuple[str, ...] = DEFAULT_KEYS
@@ -108,11 +121,17 @@ class Redaction:
     marker: str = DEFAULT_MARKER
     max_value_chars: int = DEFAULT_MAX_VALUE_CHARS
     max_args_bytes: int = DEFAULT_MAX_ARGS_BYTES
+    credentials: tuple[str, ...] = DEFAULT_CREDENTIALS
     _names: frozenset[str] = field(init=False, repr=False, compare=False)
     _key_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _value_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _tail_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _names_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _finder: CredentialFinder = field(init=False, repr=False, compare=False)
+    #: Whether any credential shape is on (``bool(_finder)``, kept: it is asked per text).
+    _finds: bool = field(init=False, repr=False, compare=False)
+    #: Whether integers are looked at (the ``card_number`` shape is on).
+    _cards: bool = field(init=False, repr=False, compare=False)
     #: Free texts seen recently and what they became: explanations repeat from trace to trace.
     _texts: dict[str, str] = field(init=False, repr=False, compare=False)
 
@@ -126,13 +145,19 @@ class Redaction:
         object.__setattr__(self, "_names_re", re.compile(alternatives) if names else None)
         object.__setattr__(self, "_key_re", _combine(self.key_patterns, re.IGNORECASE))
         object.__setattr__(self, "_value_re", _combine(self.value_patterns, 0))
+        object.__setattr__(self, "credentials", check_credential_names(self.credentials))
+        object.__setattr__(self, "_finder", CredentialFinder(self.credentials))
+        object.__setattr__(self, "_finds", bool(self._finder))
+        object.__setattr__(self, "_cards", "card_number" in self.credentials)
         object.__setattr__(self, "_texts", {})
 
     def needs_no_cleaning(self, text: str) -> bool:
         """A fast, conservative test on (JSON) text: ``True`` only when it names no configured
-        key, holds no escape that could spell one (``\\u``, ``\\x``...) and is too short to
-        hold an over-long string, so parsing it would change nothing.
-        With key or value patterns configured the answer is always ``False``."""
+        key, holds no escape that could spell one (``\\u``, ``\\x``...) nor a credential
+        (one scan of the credential shapes' combined expression) and is too short to hold an
+        over-long string, so parsing it would change nothing.
+        With key patterns or value patterns (the user's own) configured the answer is always
+        ``False``."""
         if len(text) > self.max_value_chars:
             return False
         return self._names_nothing(text)
@@ -151,7 +176,9 @@ class Redaction:
             return False
         if "\\" in text and _ESCAPE.search(text) is not None:  # escapes can spell a key
             return False
-        return self._names_re is None or self._names_re.search(normalize_key(text)) is None
+        if self._names_re is not None and self._names_re.search(normalize_key(text)) is not None:
+            return False
+        return not self._finds or not self._finder.holds_any(text)
 
     def is_secret_key(self, key: str) -> bool:
         """Whether the value under ``key`` must be hidden."""
@@ -176,9 +203,10 @@ class Redaction:
 
     def redact_text(self, text: str) -> str:
         """Free text (an explanation, a reply, an error) with the value of every secret
-        ``key: value`` / ``key=value`` replaced by the marker, whatever its quoting, and value
-        patterns applied. Not capped. The same object back when nothing changed."""
-        if self._value_re is None and ":" not in text and "=" not in text:
+        ``key: value`` / ``key=value`` replaced by the marker, whatever its quoting, and the
+        credential shapes and value patterns applied. Not capped. The same object back when
+        nothing changed."""
+        if not self._finds and self._value_re is None and ":" not in text and "=" not in text:
             return text  # no assignment, nothing to replace: most explanations
         if len(text) > _CACHED_TEXT_CHARS:
             return self._redact_text(text)
@@ -193,6 +221,8 @@ class Redaction:
         return redacted
 
     def _redact_text(self, text: str) -> str:
+        if ":" not in text and "=" not in text:  # no assignment: value patterns at most
+            return self.replace_values(text)
         if self._names_nothing(text):
             return text
         pieces: list[str] = []
@@ -222,8 +252,29 @@ class Redaction:
         return self.cap(self.replace_values(text), self.max_value_chars)
 
     def replace_values(self, text: str) -> str:
-        """``text`` with every match of the value patterns replaced by the marker."""
+        """``text`` with every credential and every match of the value patterns replaced by
+        the marker; the same object when nothing matched."""
+        if self._finds:
+            text = self._finder.replace(text, self.marker)
         return text if self._value_re is None else self._value_re.sub(self.marker, text)
+
+    def texts_hold_no_values(self, texts: list[str]) -> bool:
+        """Whether ``replace_values`` would leave every one of ``texts`` as it is: ``False``
+        with value patterns of the user's, else one scan of the texts joined for credentials."""
+        if self._value_re is not None:
+            return False
+        return not self._finds or not self._finder.holds_any("\x00".join(texts))
+
+    @property
+    def replaces_values(self) -> bool:
+        """Whether ``replace_values`` can change a text (credential shapes or value patterns)."""
+        return self._finds or self._value_re is not None
+
+    def hides_number(self, value: int) -> bool:
+        """Whether an integer is a card number (13 to 19 digits, Luhn-checked) to hide."""
+        return (
+            self._cards and _CARD_LOW <= abs(value) < _CARD_HIGH and is_card_number(str(abs(value)))
+        )
 
     def cap(self, text: str, limit: int) -> str:
         """``text`` cut to ``limit`` characters, marker included, when it is longer."""
@@ -320,7 +371,9 @@ def _clean(rules: Redaction, value: Any, depth: int, budget: _Budget) -> tuple[A
     kind = type(value)
     if kind is str:
         return _clean_string(rules, value, depth, budget)
-    if kind is int or kind is float or kind is bool or value is None:
+    if kind is int:
+        return (rules.marker, True) if rules.hides_number(value) else (value, False)
+    if kind is float or kind is bool or value is None:
         return value, False
     if depth > MAX_DEPTH:  # deeper than any real argument: hide rather than recurse further
         return rules.marker, True
@@ -441,11 +494,48 @@ def clean_attribute(rules: Redaction, value: Any) -> tuple[Any, bool]:
     kind = type(value)
     if kind is str:
         return _clean_text_attribute(rules, value)
-    if kind is int or kind is float or kind is bool:
+    if kind is int:
+        return (rules.marker, True) if rules.hides_number(value) else (value, False)
+    if kind is float or kind is bool:
         return value, False
     if isinstance(value, (Mapping, list, tuple)):
         cleaned, changed = rules.clean(value)
         return (cleaned, True) if changed else (value, False)
+    return value, False
+
+
+def values_replaced(rules: Redaction, value: Any) -> tuple[Any, bool]:
+    """``value`` (an attribute of a span that is not a tool call: a model's messages, a reply)
+    with ``Redaction.replace_values`` applied to its text, at any depth, and card numbers
+    given as integers hidden; and whether anything changed. Keys are not looked at: what
+    such spans hold is the conversation, whose JSON is left as written (credential shapes
+    never span a quote, so JSON text stays JSON)."""
+    kind = type(value)
+    if kind is str:
+        replaced = rules.replace_values(value)
+        return replaced, replaced is not value
+    if kind is int:
+        return (rules.marker, True) if rules.hides_number(value) else (value, False)
+    if kind is list or kind is tuple:
+        items: list[Any] | None = None
+        for i, item in enumerate(value):
+            new, changed = values_replaced(rules, item)
+            if changed and items is None:
+                items = list(value[:i])
+            if items is not None:
+                items.append(new)
+        if items is None:
+            return value, False
+        return (items if kind is list else tuple(items)), True
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] | None = None
+        for i, (k, v) in enumerate(value.items()):
+            new, changed = values_replaced(rules, v)
+            if changed and out is None:
+                out = dict(list(value.items())[:i])
+            if out is not None:
+                out[k] = new
+        return (out, True) if out is not None else (value, False)
     return value, False
 
 

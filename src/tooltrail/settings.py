@@ -19,11 +19,13 @@ from typing import Any
 import orjson
 
 from tooltrail.redact import (
+    DEFAULT_CREDENTIALS,
     DEFAULT_KEYS,
     DEFAULT_MARKER,
     DEFAULT_MAX_ARGS_BYTES,
     DEFAULT_MAX_VALUE_CHARS,
     Redaction,
+    check_credential_names,
 )
 
 _log = logging.getLogger(__name__)
@@ -103,6 +105,12 @@ def parse_pattern_list(raw: str) -> tuple[str, ...]:
     return patterns
 
 
+def parse_credential_list(raw: str) -> tuple[str, ...]:
+    """Names of credential shapes (``tooltrail.credentials.SHAPES``); an unknown one is an
+    error that lists the known ones."""
+    return check_credential_names(parse_text_list(raw))
+
+
 def choice(*allowed: str) -> Callable[[str], str]:
     def parse(raw: str) -> str:
         if raw not in allowed:
@@ -144,6 +152,8 @@ REDACTION_ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
     "TOOLTRAIL_REDACT_DEFAULT_KEYS": ("redact_default_keys", parse_bool),
     "TOOLTRAIL_REDACT_KEY_PATTERNS": ("redact_key_patterns", parse_pattern_list),
     "TOOLTRAIL_REDACT_VALUE_PATTERNS": ("redact_value_patterns", parse_pattern_list),
+    "TOOLTRAIL_REDACT_DEFAULT_CREDENTIALS": ("redact_default_credentials", parse_bool),
+    "TOOLTRAIL_REDACT_CREDENTIALS_OFF": ("redact_credentials_off", parse_credential_list),
     "TOOLTRAIL_REDACT_MARKER": ("redact_marker", parse_text),
     "TOOLTRAIL_MAX_VALUE_CHARS": ("max_value_chars", int_at_least(16)),
     "TOOLTRAIL_MAX_ARGS_BYTES": ("max_args_bytes", int_at_least(64)),
@@ -156,17 +166,23 @@ def redaction_from(
     redact_default_keys: bool = True,
     redact_key_patterns: tuple[str, ...] = (),
     redact_value_patterns: tuple[str, ...] = (),
+    redact_default_credentials: bool = True,
+    redact_credentials_off: tuple[str, ...] = (),
     redact_marker: str = DEFAULT_MARKER,
     max_value_chars: int = DEFAULT_MAX_VALUE_CHARS,
     max_args_bytes: int = DEFAULT_MAX_ARGS_BYTES,
 ) -> Redaction:
     """The ``Redaction`` the redaction settings describe: the default keys unless
-    ``redact_default_keys`` is off, plus ``redact_keys``."""
+    ``redact_default_keys`` is off, plus ``redact_keys``; every credential shape unless
+    ``redact_default_credentials`` is off, less those ``redact_credentials_off`` names."""
     keys = (DEFAULT_KEYS if redact_default_keys else ()) + tuple(redact_keys)
+    off = set(check_credential_names(redact_credentials_off))
+    shapes = DEFAULT_CREDENTIALS if redact_default_credentials else ()
     return Redaction(
         keys=keys,
         key_patterns=tuple(redact_key_patterns),
         value_patterns=tuple(redact_value_patterns),
+        credentials=tuple(name for name in shapes if name not in off),
         marker=redact_marker,
         max_value_chars=max_value_chars,
         max_args_bytes=max_args_bytes,
