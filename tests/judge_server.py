@@ -14,6 +14,13 @@ the fixture's name in a test is ``judge_server``):
   the helpers :func:`verdict`, :func:`text` and :func:`status` make one.
 - ``server.requests``: every request received (:class:`Received`: path, parsed JSON body, the
   prompt, headers with lower-case names, arrival time on ``time.monotonic()``); ``server.count``.
+  ``Received.system`` is the request's system message (OpenAI's ``system`` role, Anthropic's
+  ``system``), ``Received.text`` every message's text in the order the model reads them.
+- ``never()``: a reply that never comes (the request waits until the server stops), for a
+  judge server that accepts and never answers. ``tool_verdict(...)``: a verdict an Anthropic
+  answer gives as a call of the request's first tool (OpenAI answers get it as text).
+- ``server.refuse_structured_output = True``: a request with ``response_format`` gets an
+  HTTP 400 naming it, as a compatible server without structured output answers.
 - ``server.peak_in_flight``: the most requests being answered at one moment.
 - ``server.hold_until(n, total=..., max_wait_s=..., linger_s=...)``: each request waits until
   ``n`` are in flight, or ``total`` requests have arrived (the last few of a batch), or
@@ -30,7 +37,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -47,6 +54,8 @@ class Reply:
     delay_s: float = 0.0
     input_tokens: int = 100
     output_tokens: int = 20
+    #: Anthropic: answer with a call of the request's first tool, ``text`` (JSON) its input.
+    as_tool: bool = False
 
 
 def verdict(
@@ -71,6 +80,21 @@ def status(code: int, headers: dict[str, str] | None = None, **kw: Any) -> Reply
     return Reply(status=code, headers=headers or {}, **kw)
 
 
+#: Seconds a :func:`never` reply waits (the server's stop wakes it first).
+NEVER_S = 24 * 3600.0
+
+
+def never(**kw: Any) -> Reply:
+    """A reply that is never sent: the request is held until the server stops."""
+    return Reply(text="", delay_s=NEVER_S, **kw)
+
+
+def tool_verdict(passed: bool = True, score: float | None = None, reasoning: str = "ok") -> Reply:
+    """A verdict that an Anthropic answer gives as a ``tool_use`` block calling the request's
+    first tool, with the verdict as its input."""
+    return replace(verdict(passed, score, reasoning), as_tool=True)
+
+
 @dataclass(frozen=True)
 class Received:
     """One request as the server saw it."""
@@ -83,10 +107,35 @@ class Received:
     @property
     def prompt(self) -> str:
         """The text of the request's user message."""
-        content = self.body["messages"][-1]["content"]
-        if isinstance(content, list):
-            return "".join(part.get("text", "") for part in content)
-        return str(content)
+        return _content_text(self.body["messages"][-1]["content"])
+
+    @property
+    def system(self) -> str | None:
+        """The request's system message: Anthropic's ``system``, or the text of OpenAI's
+        ``system`` (or ``developer``) messages; ``None`` when it has none."""
+        if "system" in self.body:
+            return _content_text(self.body["system"])
+        found = [
+            _content_text(message["content"])
+            for message in self.body.get("messages", [])
+            if message.get("role") in ("system", "developer")
+        ]
+        return "\n\n".join(found) if found else None
+
+    @property
+    def text(self) -> str:
+        """Every message's text, in the order the model reads them: the system message first,
+        then each message (separated by a blank line)."""
+        parts = [self.body["system"]] if "system" in self.body else []
+        parts += [message["content"] for message in self.body.get("messages", [])]
+        return "\n\n".join(_content_text(part) for part in parts)
+
+
+def _content_text(content: Any) -> str:
+    """A message content's text: a string, or the text of a list of content parts."""
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content)
+    return str(content)
 
 
 class JudgeServer:
@@ -94,6 +143,8 @@ class JudgeServer:
 
     def __init__(self) -> None:
         self.default = verdict(True, 1.0, "default answer")
+        #: answer a request that asks for ``response_format`` with an HTTP 400 naming it
+        self.refuse_structured_output = False
         self.requests: list[Received] = []
         self.peak_in_flight = 0
         self._in_flight = 0
@@ -182,7 +233,10 @@ class JudgeServer:
             self._in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
             self._changed.notify_all()
-            reply = self._script.popleft() if self._script else self.default
+            if self.refuse_structured_output and "response_format" in body:
+                reply = Reply(status=400, text="response_format json_schema is not supported")
+            else:
+                reply = self._script.popleft() if self._script else self.default
             hold = self._hold
             if hold is not None:
                 n, total, max_wait_s, _ = hold
@@ -250,7 +304,7 @@ def _openai(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     if reply.status != 200:
         return {
             "error": {
-                "message": f"scripted status {reply.status}",
+                "message": reply.text or f"scripted status {reply.status}",
                 "type": "scripted",
                 "code": None,
                 "param": None,
@@ -287,10 +341,22 @@ def _anthropic(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "type": "message",
         "role": "assistant",
         "model": body.get("model", ""),
-        "content": [{"type": "text", "text": reply.text}],
-        "stop_reason": "end_turn",
+        "content": [_anthropic_block(body, reply)],
+        "stop_reason": "tool_use" if reply.as_tool else "end_turn",
         "stop_sequence": None,
         "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+    }
+
+
+def _anthropic_block(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    if not reply.as_tool:
+        return {"type": "text", "text": reply.text}
+    (tool, *_) = body["tools"]
+    return {
+        "type": "tool_use",
+        "id": "toolu_test",
+        "name": tool["name"],
+        "input": json.loads(reply.text),
     }
 
 

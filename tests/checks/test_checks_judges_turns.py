@@ -3,23 +3,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from judge_double import ScriptedJudge, verdict
+from test_checks_judges import HEADER, block, shown, tail
 
 from tooltrail import EvalTrace, Expect, JudgeConfig, TestCase, ToolCall, Turn, evaluate_trace
 from tooltrail.judge import set_model_resolver, use_judge
 from tooltrail.model import Turn as TraceTurn
 from tooltrail.suite import SuiteError, TestSuite, ToolCallArgs
-
-HEADER = (
-    "You are judging what an AI agent did, against the rubric below. Judge only what is "
-    "shown here.\n"
-    'Answer with one JSON object and nothing else: {"passed": true or false, "score": a '
-    'number from 0 to 1, "reasoning": "why, in one or two sentences"}.'
-)
 
 
 def booking_trace() -> EvalTrace:
@@ -49,18 +44,18 @@ def test_expect_judge_judges_that_turns_reply_after_the_conversation_before_it()
         ],
     )
     result = evaluate_trace(case, booking_trace())
-    assert first.prompts == [
+    assert [shown(prompt) for prompt in first.prompts] == [
         HEADER + "\n\n"
-        "# Rubric\n"
-        "Offers the slots.\n\n"
         "# Conversation before the reply\n"
         "## Turn 1\n"
-        "User: Any slots tomorrow?\n"
-        "Tool call 1: find_slots\n"
-        '  Arguments: {"date":"tomorrow"}\n'
-        "  Result: (not recorded)\n\n"
-        "# Reply to judge (turn 1)\n"
-        "10am or 2pm.\n"
+        + block("user's message", "Any slots tomorrow?")
+        + "### Tool call 1\n"
+        + block("tool name", "find_slots")
+        + block("arguments", '{"date":"tomorrow"}')
+        + "Result: (not recorded)\n"
+        "\n# Reply to judge (turn 1)\n"
+        + block("reply to judge", "10am or 2pm.")
+        + tail("Offers the slots.", "the reply to judge (turn 1)")
     ]
     judged = result.scores[0]
     assert (judged.name, judged.metric, judged.turn, judged.passed) == (
@@ -85,7 +80,7 @@ def test_a_tool_calls_args_entry_with_a_judge_judges_that_turns_calls_only() -> 
                         ToolCallArgs(tool="book_slot", args={"time": "10am"}),
                         ToolCallArgs(tool="book_slot", judge={"rubric": "The time is 9am."}),
                     ],
-                    judge="grounded_in_tool_results",
+                    judge="task_completed",  # (grounded: no result recorded, not judged)
                 ),
             ),
         ],
@@ -97,14 +92,16 @@ def test_a_tool_calls_args_entry_with_a_judge_judges_that_turns_calls_only() -> 
         ("turn2:tool_args_judge:book_slot", False),
         ("turn2:llm_judge", False),
     ]
-    assert judge.prompts[0].endswith(
+    assert (
         "# Tool call to judge\n"
-        "Tool: book_slot\n"
         "Call 1 of 1 to this tool\n"
-        "User's message in that turn: 10am please\n"
-        'Arguments: {"time":"10am"}\n'
-    )
-    assert "# Reply to judge (turn 2)\nBooked for 10am tomorrow.\n" in judge.prompts[1]
+        + block("tool name", "book_slot")
+        + block("user's message in that turn", "10am please")
+        + block("arguments", '{"time":"10am"}')
+        + tail("The time is 9am.", "the arguments of the tool call to judge")
+    ) in shown(judge.prompts[0])
+    reply = block("reply to judge", "Booked for 10am tomorrow.")
+    assert f"# Reply to judge (turn 2)\n{reply}" in shown(judge.prompts[1])
     assert result.scores[1].explanation == (
         "Judge failed all 1 judged calls of 'book_slot' (custom); call 1 came closest: Not 9am."
     )
@@ -162,7 +159,7 @@ def test_a_suite_files_judge_blocks_are_read_and_run(
     assert [s.name for s in result.scores] == ["turn1:llm_judge", "turn2:tool_args_judge:book_slot"]
     assert result.passed
     assert len(models["test:mini"].requests) == 1
-    assert "# Rubric\nOffers the free slots.\n" in models["test:mini"].prompts[0]
+    assert "# Rubric\nOffers the free slots.\n\n# Answer\n" in models["test:mini"].prompts[0]
     assert len(run_judge.requests) == 1
 
 
@@ -210,7 +207,7 @@ class Judge:
 
     def judge(self, prompt, *, samples=1, params=None):
         PROMPTS.append(prompt)
-        ok = "10am" in prompt.split("# Rubric")[1].split("\\n# ", 1)[1]
+        ok = "10am" in prompt.split("\\n# Rubric\\n")[0]  # the data, before the rubric
         verdict = JudgeVerdict(passed=ok, score=1.0 if ok else 0.0, reasoning="looked")
         return JudgeOutcome(verdict=verdict, model="test:judge", attempts=1)
 
@@ -269,7 +266,7 @@ def test_pytest_yaml_items_run_the_judge_blocks(pytester: pytest.Pytester) -> No
         set_model_resolver(previous)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*turn1:llm_judge: Judge failed the reply (custom): looked*"])
-    prompts = (pytester.path / "prompts.json").read_text()
-    assert "User: Book 10am" in prompts
-    assert "# Reply to judge (turn 1)\\nBooked for 10am." in prompts
-    assert 'Arguments: {\\"time\\":\\"10am\\"}' in prompts
+    prompts = "".join(shown(p) for p in json.loads((pytester.path / "prompts.json").read_text()))
+    assert block("user's message", "Book 10am") in prompts
+    assert "# Reply to judge (turn 1)\n" + block("reply to judge", "Booked for 10am.") in prompts
+    assert block("arguments", '{"time":"10am"}') in prompts

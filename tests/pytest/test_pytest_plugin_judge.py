@@ -71,8 +71,9 @@ def test_yaml_judge_blocks_ask_the_model_named_on_the_command_line(
     assert judge_server.count == 2
     first, second = judge_server.requests
     assert first.body["model"] == "judge-model"
-    assert "User: Book 10am" in first.prompt and "Booked for 10am." in first.prompt
-    assert "User: Book 3pm" in second.prompt
+    assert 'part="user\'s message">\nBook 10am\n' in first.prompt
+    assert 'part="reply to judge">\nBooked for 10am.\n' in first.prompt
+    assert 'part="user\'s message">\nBook 3pm\n' in second.prompt
 
 
 def test_the_ini_file_names_the_model_and_the_cache_makes_a_rerun_free(

@@ -31,11 +31,14 @@ CompletionFn = Callable[[str], Any]
 
 @dataclass(slots=True, frozen=True)
 class Reply:
-    """What one request to a model gave: its text and the tokens it used (0 when unknown)."""
+    """What one request to a model gave: its text and the tokens it used (0 when unknown).
+    ``refusal`` is the model's refusal to answer, when its API says so apart from the text
+    (OpenAI's ``message.refusal``): the attempt then fails, its tokens counted."""
 
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
+    refusal: str | None = None
 
 
 class Completion(Protocol):

@@ -10,22 +10,43 @@ server error (5xx), a timeout or a lost connection may be retried; any other 4xx
 The SDK's own OpenTelemetry tracing is turned off where it has the option (``open_telemetry``,
 in recent ``anthropic`` versions, on by default): a judge's request must not add spans to, nor
 carry the trace context of, the agent's traces that tooltrail is judging.
+
+What is sent: a :class:`~tooltrail.judge.prompt.JudgePrompt`'s instructions as the system
+message (OpenAI's ``system`` role, Anthropic's ``system``), the rest as the user's message; any
+other prompt as one user message. The verdict's shape goes as structured output
+(``judge.structured``): OpenAI's ``response_format`` JSON schema, Anthropic's forced tool call.
+An OpenAI-compatible server that refuses ``response_format`` (an HTTP 400 naming it) is asked
+again without it, and never with it again by that client. ``temperature`` and ``max_tokens``
+are sent only when set (Anthropic requires a bound: ``MAX_ANSWER_TOKENS`` without one); to
+OpenAI's own API the bound is ``max_completion_tokens`` (reasoning models take no other), to any
+other endpoint ``max_tokens`` (the name compatible servers know).
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
+from urllib.parse import urlsplit
 
 from tooltrail.hints import did_you_mean
 from tooltrail.judge.completion import Completion, Reply, timed_out
 from tooltrail.judge.errors import JudgeConfigError
 from tooltrail.judge.failure import AttemptFailure, retry_after_seconds
+from tooltrail.judge.prompt import prompt_parts
+from tooltrail.judge.structured import (
+    ANTHROPIC_TOOL_CHOICE,
+    ANTHROPIC_VERDICT_TOOL,
+    OPENAI_RESPONSE_FORMAT,
+    STRUCTURED_OUTPUT_WORDS,
+    VERDICT_TOOL_NAME,
+)
 
-#: The tokens a judge may answer with (Anthropic's API requires a bound; a verdict is short).
+#: The tokens an Anthropic judge may answer with when ``max_tokens`` is not set (its API
+#: requires a bound; a verdict is short).
 MAX_ANSWER_TOKENS = 1024
 INSTALL_HINT = "pip install 'tooltrail[judge]'"
 #: Statuses below 500 that may succeed when tried again.
@@ -48,10 +69,23 @@ class _SDKCompletion:
     #: The SDK's base exception, raised for settings it refuses (no API key, say).
     base_error = ""
 
-    def __init__(self, model: str, name: str, *, base_url: str | None, timeout_s: float) -> None:
+    def __init__(
+        self,
+        model: str,
+        name: str,
+        *,
+        base_url: str | None,
+        timeout_s: float,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
         self.model = model
         self.name = name
         self.timeout_s = timeout_s
+        #: sent only when set: else the model's own default
+        self.temperature = temperature
+        #: sent only when set (Anthropic: ``MAX_ANSWER_TOKENS`` then)
+        self.max_tokens = max_tokens
         #: the endpoint given in the settings (``None``: the SDK's variable, else its default)
         self.base_url = base_url
         self.sdk = _sdk(self.sdk_name, model)
@@ -66,9 +100,17 @@ class _SDKCompletion:
         except getattr(self.sdk, self.base_error) as exc:
             raise JudgeConfigError(f"judge model {model!r}: {exc}") from None
         self.endpoint = str(self.client.base_url)
+        try:
+            self._check_options()
+        except JudgeConfigError:
+            self.client.close()
+            raise
 
     def _client_class(self, sdk: ModuleType) -> Any:
         raise NotImplementedError
+
+    def _check_options(self) -> None:
+        """Refuse, when the judge is built, a setting the installed SDK cannot send."""
 
     def close(self) -> None:
         """Close the SDK client's connections."""
@@ -110,17 +152,44 @@ class OpenAICompletion(_SDKCompletion):
     def _client_class(self, sdk: ModuleType) -> Any:
         return sdk.OpenAI
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: ``False`` once the server refused ``response_format``
+        self.structured = True
+        host = urlsplit(self.endpoint).hostname or ""
+        self.max_tokens_key = "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+
     def _request(self, client: Any, prompt: str) -> Reply:
-        response = client.chat.completions.create(
-            model=self.name, messages=[{"role": "user", "content": prompt}]
-        )
+        instructions, message = prompt_parts(prompt)
+        messages = [{"role": "user", "content": message}]
+        if instructions is not None:
+            messages.insert(0, {"role": "system", "content": instructions})
+        options: dict[str, Any] = {"model": self.name, "messages": messages}
+        if self.temperature is not None:
+            options["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            options[self.max_tokens_key] = self.max_tokens
+        response = None
+        if self.structured:
+            try:
+                response = client.chat.completions.create(
+                    **options, response_format=OPENAI_RESPONSE_FORMAT
+                )
+            except self.sdk.BadRequestError as exc:
+                said = _api_message(exc).lower()
+                if not any(word in said for word in STRUCTURED_OUTPUT_WORDS):
+                    raise
+                self.structured = False  # this server has no structured output: ask without
+        if response is None:
+            response = client.chat.completions.create(**options)
         choices = response.choices or []
-        text = choices[0].message.content if choices else None
+        answer = choices[0].message if choices else None
         usage = response.usage
         return Reply(
-            text=text or "",
+            text=(answer.content if answer is not None else None) or "",
             input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            refusal=getattr(answer, "refusal", None) or None,
         )
 
 
@@ -134,20 +203,49 @@ class AnthropicCompletion(_SDKCompletion):
     def _client_class(self, sdk: ModuleType) -> Any:
         return sdk.Anthropic
 
+    def _check_options(self) -> None:
+        create = self.client.messages.create
+        if (
+            self.temperature is not None
+            and "temperature" not in inspect.signature(create).parameters
+        ):
+            raise JudgeConfigError(
+                f"judge model {self.model!r}: the installed anthropic package's Messages API "
+                "takes no temperature; remove temperature from the judge settings"
+            )
+
     def _request(self, client: Any, prompt: str) -> Reply:
-        response = client.messages.create(
-            model=self.name,
-            max_tokens=MAX_ANSWER_TOKENS,
-            messages=[{"role": "user", "content": prompt}],
-        )
-        text = "".join(
-            block.text for block in response.content if getattr(block, "type", "") == "text"
-        )
+        instructions, message = prompt_parts(prompt)
+        options: dict[str, Any] = {
+            "model": self.name,
+            "max_tokens": self.max_tokens or MAX_ANSWER_TOKENS,
+            "messages": [{"role": "user", "content": message}],
+            "tools": [ANTHROPIC_VERDICT_TOOL],
+            "tool_choice": ANTHROPIC_TOOL_CHOICE,
+        }
+        if instructions is not None:
+            options["system"] = instructions
+        if self.temperature is not None:
+            options["temperature"] = self.temperature
+        response = client.messages.create(**options)
+        blocks = list(response.content or [])
+        called = [
+            block
+            for block in blocks
+            if getattr(block, "type", "") == "tool_use"
+            and getattr(block, "name", "") == VERDICT_TOOL_NAME
+        ]
+        if called:  # the verdict as the tool's input, read by the same strict parser
+            text = json.dumps(called[0].input)
+        else:  # a server that ignored the tool: its text
+            text = "".join(block.text for block in blocks if getattr(block, "type", "") == "text")
+        refused = getattr(response, "stop_reason", None) == "refusal" and not text.strip()
         usage = response.usage
         return Reply(
             text=text,
             input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
             output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            refusal="the model stopped with a refusal" if refused else None,
         )
 
 
@@ -158,9 +256,15 @@ PROVIDERS: dict[str, Callable[..., _SDKCompletion]] = {
 
 
 def completion_for_model(
-    model: str, *, base_url: str | None = None, timeout_s: float = 30.0
+    model: str,
+    *,
+    base_url: str | None = None,
+    timeout_s: float = 30.0,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
 ) -> Completion:
-    """The SDK adapter a model string names: ``provider:model``."""
+    """The SDK adapter a model string names: ``provider:model``; ``temperature`` and
+    ``max_tokens`` are sent when set."""
     provider, sep, name = model.partition(":")
     if not sep or not provider or not name:
         raise JudgeConfigError(
@@ -172,7 +276,14 @@ def completion_for_model(
             f"judge model {model!r}: unknown provider {provider!r}"
             f"{did_you_mean(provider, PROVIDERS)}; known: {sorted(PROVIDERS)}"
         )
-    return PROVIDERS[provider](model, name, base_url=base_url, timeout_s=timeout_s)
+    return PROVIDERS[provider](
+        model,
+        name,
+        base_url=base_url,
+        timeout_s=timeout_s,
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )
 
 
 def _api_message(exc: Exception) -> str:

@@ -36,6 +36,13 @@ class JudgeSettings:
     base_url: str | None = None
     retries: int = DEFAULT_RETRIES
     timeout_s: float = DEFAULT_TIMEOUT_S
+    #: Seconds one judgement may take in all (attempts, waits, samples); ``None``: every
+    #: attempt's ``timeout_s`` and every default wait added up (``runner.default_deadline_s``).
+    deadline_s: float | None = None
+    #: The model's sampling temperature; ``None``: not sent (the model's default).
+    temperature: float | None = None
+    #: The most tokens an answer may take; ``None``: not sent to OpenAI, 1024 to Anthropic.
+    max_tokens: int | None = None
     #: Answers asked per judgement when a check does not say (majority, mean, agreement).
     samples: int = 1
     concurrency: int = DEFAULT_CONCURRENCY
@@ -53,6 +60,9 @@ _RULES: dict[str, tuple[str, Any]] = {
     "base_url": ("a URL string", lambda v: isinstance(v, str) and v),
     "retries": ("a whole number, 0 or more", lambda v: _int(v) and v >= 0),
     "timeout_s": ("a number of seconds, more than 0", lambda v: _number(v) and v > 0),
+    "deadline_s": ("a number of seconds, more than 0", lambda v: _number(v) and v > 0),
+    "temperature": ("a number from 0 to 2", lambda v: _number(v) and 0 <= v <= 2),
+    "max_tokens": ("a whole number, 1 or more", lambda v: _int(v) and v >= 1),
     "samples": ("a whole number, 1 or more", lambda v: _int(v) and v >= 1),
     "concurrency": ("a whole number, 1 or more", lambda v: _int(v) and v >= 1),
     "cache": ("true or false", lambda v: isinstance(v, bool)),
@@ -62,6 +72,13 @@ _RULES: dict[str, tuple[str, Any]] = {
 }
 FIELDS = tuple(f.name for f in fields(JudgeSettings))
 assert set(_RULES) == set(FIELDS)
+#: Keys whose ``null`` means "not set" (the default).
+_MAY_BE_NULL = frozenset(
+    {"base_url", "cache_path", "budget_usd", "prices", "model", "deadline_s", "temperature"}
+    | {"max_tokens"}
+)
+#: Keys read as floats (a whole number given is the same number of seconds or dollars).
+_FLOATS = frozenset({"timeout_s", "deadline_s", "temperature", "budget_usd"})
 
 
 def read_judge_settings(raw: Any, *, where: str = "judge") -> JudgeSettings:
@@ -75,12 +92,12 @@ def read_judge_settings(raw: Any, *, where: str = "judge") -> JudgeSettings:
                 f"{where}: unknown key {key!r}{did_you_mean(str(key), FIELDS)}; "
                 f"known: {', '.join(FIELDS)}"
             )
-        if value is None and key in ("base_url", "cache_path", "budget_usd", "prices", "model"):
+        if value is None and key in _MAY_BE_NULL:
             continue
         must, ok = _RULES[key]
         if not ok(value):
             raise JudgeConfigError(f"{where}.{key} must be {must}, not {value!r}")
-        values[key] = float(value) if key in ("timeout_s", "budget_usd") else value
+        values[key] = float(value) if key in _FLOATS else value
     if "prices" in values:
         for model, entry in values["prices"].items():
             try:
@@ -113,7 +130,11 @@ def build_judge(settings: JudgeSettings, *, completion: CompletionFn | None = No
         )
     else:
         client = completion_for_model(
-            settings.model, base_url=settings.base_url, timeout_s=settings.timeout_s
+            settings.model,
+            base_url=settings.base_url,
+            timeout_s=settings.timeout_s,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
         )
     cache = None
     if settings.cache:
@@ -128,6 +149,9 @@ def build_judge(settings: JudgeSettings, *, completion: CompletionFn | None = No
         cache=cache,
         budget_usd=settings.budget_usd,
         prices=settings.prices,
+        deadline_s=settings.deadline_s,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
     )
 
 
