@@ -1,6 +1,7 @@
 """The peers' judge classes run with tooltrail after changing only imports: with a test judge
 object, and with a completion function (sync or async, text or text plus usage) that the
-judge engine wraps with the shape's retry policy, retries, timeout and samples."""
+judge engine wraps with the shape's retry policy, retries, timeout and samples. (Their
+documented examples, run as written: tests/judge/test_dropin_*.py.)"""
 
 from __future__ import annotations
 
@@ -64,9 +65,7 @@ def test_llm_judge_evaluator_with_retry_and_samples_in_a_registry() -> None:
     assert score.explanation == "Judge passed the reply (task_completed): Clear and correct."
     (request,) = judge.requests
     assert request.samples == 3
-    assert request.prompt.endswith(
-        "# Reply to judge (turn 1)\nYour refund for order 7 is issued.\n"
-    )
+    assert "Your refund for order 7 is issued." in request.prompt
     assert report.passed
 
 
@@ -100,10 +99,11 @@ def test_llm_rubric_evaluator_with_a_made_rubric() -> None:
         registry=registry,
     )
     assert report.cases[0].scores[0].passed
-    assert (
-        "# Rubric\nThe reply is polite to the customer.\n\nScore levels:\n"
-        "- score 1: Polite and warm\n- score 0.5: Neutral\n- score 0: Rude\n\n"
-    ) in judge.prompts[0]
+    assert report.cases[0].scores[0].metadata["verdict"] == "A"
+    rubric = "Criteria: The reply is polite to the customer."
+    grades = "(A) Polite and warm\n(B) Neutral\n(C) Rude"
+    scale = "Grades and their scores: A = 1, B = 0.5, C = 0."
+    assert all(part in judge.prompts[0] for part in (rubric, grades, scale))
     assert judge.requests[0].params == {"check": "llm_judge", "rubric": "politeness"}
     assert judge.requests[0].samples == 2
 
@@ -128,11 +128,13 @@ PASS = '{"passed": true, "score": 0.9, "reasoning": "Clear."}'
 FAIL = '{"passed": false, "score": 0.2, "reasoning": "Vague."}'
 
 
-def test_llm_judge_evaluator_with_a_completion_function_retry_and_samples() -> None:
+def test_llm_rubric_evaluator_with_a_completion_function_retry_and_samples() -> None:
     complete = Flaky([PASS, PASS, FAIL], failures=1)
     registry = EvaluatorRegistry()
     registry.register(
-        LLMJudgeEvaluator("helpfulness", complete, retry=RetryPolicy(max_attempts=2), samples=3)
+        LLMRubricEvaluator(
+            "helpfulness", "Helpful.", complete, retry=RetryPolicy(max_attempts=2), samples=3
+        )
     )
     samples = [EvaluationSample(case_id="refund", output="Your refund for order 7 is issued.")]
     report = evaluate_suite(
@@ -150,7 +152,9 @@ def test_llm_judge_evaluator_with_a_completion_function_retry_and_samples() -> N
 def test_a_completion_function_that_fails_every_attempt_is_an_error_that_never_passes() -> None:
     complete = Flaky([], failures=5)
     registry = EvaluatorRegistry()
-    registry.register(LLMJudgeEvaluator("tone", complete, retry=RetryPolicy(max_attempts=3)))
+    registry.register(
+        LLMRubricEvaluator("tone", "Kind.", complete, retry=RetryPolicy(max_attempts=3))
+    )
     report = evaluate_suite(
         refund_suite(EvaluatorConfig(name="tone")),
         [EvaluationSample(case_id="refund", output="Done.")],
@@ -166,7 +170,7 @@ def test_retry_on_limits_which_failures_are_retried() -> None:
     complete = Flaky([PASS], failures=1, error=KeyError)
     registry = EvaluatorRegistry()
     policy = RetryPolicy(max_attempts=3, retry_on=(ConnectionError,))
-    registry.register(LLMJudgeEvaluator("tone", complete, retry=policy))
+    registry.register(LLMRubricEvaluator("tone", "Kind.", complete, retry=policy))
     report = evaluate_suite(
         refund_suite(EvaluatorConfig(name="tone")),
         [EvaluationSample(case_id="refund", output="Done.")],
@@ -181,7 +185,7 @@ def test_an_async_completion_function_in_llm_rubric_evaluator() -> None:
 
     async def complete(prompt: str) -> str:
         prompts.append(prompt)
-        return PASS
+        return "Verdict: A"  # a letter grade, as agentic-evals' templates ask
 
     template = make_rubric(
         "politeness", "The reply is polite.", levels=[("Polite", 1.0), ("Rude", 0.0)]
@@ -193,7 +197,8 @@ def test_an_async_completion_function_in_llm_rubric_evaluator() -> None:
         [EvaluationSample(case_id="refund", output="Happy to help!")],
         registry=registry,
     )
-    assert report.cases[0].scores[0].passed
+    (score,) = report.cases[0].scores
+    assert (score.passed, score.value, score.metadata["verdict"]) == (True, 1.0, "A")
     assert "The reply is polite." in prompts[0]
 
 
@@ -223,7 +228,7 @@ def test_bad_shapes_are_refused() -> None:
         RetryPolicy(max_attempts=0)
     with pytest.raises(ValueError, match="samples must be at least 1"):
         LLMJudgeEvaluator("tone", ScriptedJudge(), samples=0)
-    with pytest.raises(TypeError, match="judge must be a Judge object"):
+    with pytest.raises(TypeError, match="judge must be a function of the evaluation context"):
         LLMJudgeEvaluator("tone", 42)
 
 

@@ -1,15 +1,17 @@
 """Rubrics: what a judge check asks a judge to decide, by name or as text.
 
 The built-in rubrics are agent criteria, written for tooltrail: whether the task was done,
-whether the reply rests on what the tools returned, whether a policy was followed. A check's
-``rubric`` is one of their names, or any text (then it is the rubric itself).
+whether the reply rests on what the tools returned, whether a policy was followed. Beside them
+are the letter-graded templates of ``checks.rubric_templates`` (agentic-evals' names:
+``factuality``, ``closed_qa``, ...). A check's ``rubric`` is one of their names, a ``Rubric``,
+a ``RubricTemplate``, or any text (then it is the rubric itself).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tooltrail.checks.rubric_templates import RUBRIC_TEMPLATES, RubricTemplate, make_rubric
 from tooltrail.hints import did_you_mean
 
 
@@ -65,15 +67,21 @@ class RubricError(ValueError):
 
 def resolve_rubric(rubric: object, policy: object = None) -> tuple[str, str]:
     """``(label, text)`` of a check's ``rubric``: a built-in's name (its text, the policy put
-    in), a ``Rubric``, or text taken as the rubric (labelled ``custom``). ``RubricError`` when
-    it is none of these, or a policy rubric has no policy."""
+    in), a built-in template's name or a ``RubricTemplate`` (its rubric text, grades and
+    answer), a ``Rubric``, or text taken as the rubric (labelled ``custom``). ``RubricError``
+    when it is none of these, or a policy rubric has no policy."""
+    if isinstance(rubric, RubricTemplate):
+        return rubric.name, _template_text(rubric)
     if isinstance(rubric, Rubric):
         found: Rubric | None = rubric
     elif isinstance(rubric, str) and rubric.strip():
         found = BUILTIN_RUBRICS.get(rubric.strip())
         if found is None:
+            template = RUBRIC_TEMPLATES.get(rubric.strip())
+            if template is not None:
+                return template.name, _template_text(template)
             if _looks_like_a_name(rubric):
-                hint = did_you_mean(rubric.strip(), BUILTIN_RUBRICS)
+                hint = did_you_mean(rubric.strip(), [*BUILTIN_RUBRICS, *RUBRIC_TEMPLATES])
                 if hint:
                     raise RubricError(f"unknown built-in rubric {rubric!r}{hint}")
             return "custom", rubric.strip()
@@ -93,39 +101,30 @@ def resolve_rubric(rubric: object, policy: object = None) -> tuple[str, str]:
     return found.name, found.text.replace("{policy}", policy.strip())
 
 
+def _template_text(template: RubricTemplate) -> str:
+    try:
+        return template.rubric_text()
+    except (KeyError, IndexError, ValueError) as exc:
+        raise RubricError(
+            f"rubric template {template.name!r} cannot be filled in: {type(exc).__name__}: {exc}"
+        ) from None
+
+
 def _looks_like_a_name(text: str) -> bool:
     """One word of letters and underscores: a misspelled rubric name rather than a rubric."""
     word = text.strip()
     return bool(word) and all(c.isalnum() or c == "_" for c in word)
 
 
-def make_rubric(
-    name: str,
-    criteria: str,
-    *,
-    levels: Sequence[tuple[str, float]] | None = None,
-    with_reference: bool = False,
-) -> Rubric:
-    """A rubric from criteria in plain language (agentic-evals' ``make_rubric`` shape).
-
-    ``levels``: the grading scale, best first, as ``(description, score)`` pairs with scores
-    in [0, 1]; the judge is told which score each level earns. ``with_reference`` asks the
-    judge to compare with the reference trajectory (``trajectory_judge`` shows it)."""
-    if not isinstance(criteria, str) or not criteria.strip():
-        raise ValueError("make_rubric needs non-empty criteria")
-    text = criteria.strip()
-    if levels is not None:
-        scale = list(levels)
-        if len(scale) < 2:
-            raise ValueError("make_rubric needs at least 2 levels")
-        lines = []
-        for description, score in scale:
-            if not str(description).strip():
-                raise ValueError("every rubric level needs a description")
-            if isinstance(score, bool) or not 0.0 <= float(score) <= 1.0:
-                raise ValueError(f"rubric level scores must be within [0, 1], got {score!r}")
-            lines.append(f"- score {float(score):g}: {str(description).strip()}")
-        text += "\n\nScore levels:\n" + "\n".join(lines)
-    if with_reference:
-        text += "\n\nCompare the run with the reference trajectory shown."
-    return Rubric(name=name, text=text)
+__all__ = [
+    "BUILTIN_RUBRICS",
+    "GROUNDED_IN_TOOL_RESULTS",
+    "POLICY_FOLLOWED",
+    "RUBRIC_TEMPLATES",
+    "TASK_COMPLETED",
+    "Rubric",
+    "RubricError",
+    "RubricTemplate",
+    "make_rubric",
+    "resolve_rubric",
+]
