@@ -206,6 +206,24 @@ def _content_not_captured(name: str, metric: str, what: str, turn: int | None) -
     )
 
 
+#: The built-in rubric that judges a reply against the tool results (``checks.rubrics``).
+GROUNDED = "grounded_in_tool_results"
+
+
+def _ungrounded(label: str, calls: list[ToolCall]) -> bool:
+    """Whether ``label`` asks for grounding in tool results the trace does not record: the
+    run made calls, and none of them records a result or an error. A judge shown only
+    ``(not recorded)`` would judge what it cannot see."""
+    return (
+        label == GROUNDED
+        and bool(calls)
+        and all(call.result is None and call.error is None for call in calls)
+    )
+
+
+NO_RESULTS = "the trace records no tool result to ground the reply in"
+
+
 def _calls(ctx: CheckContext) -> list[ToolCall]:
     """Every call of the run (the conversation a judge is shown), without failed attempts when
     the case ignores them."""
@@ -257,8 +275,11 @@ class LlmJudge(JudgeSettings):
             return _content_not_captured(
                 name, metric, f"the trace records no reply of turn {turn} to judge", ctx.turn
             )
+        calls = _calls(ctx)
+        if _ungrounded(label, calls):
+            return _content_not_captured(name, metric, NO_RESULTS, ctx.turn)
         rules = ctx.redaction or DEFAULT_REDACTION
-        prompt = reply_prompt(rubric, ctx.trace, _calls(ctx), turn, reply, rules)
+        prompt = reply_prompt(rubric, ctx.trace, calls, turn, reply, rules)
         outcome = _ask(judge, prompt, samples, metric, label)
         failed = _no_verdict(name, metric, outcome, (), ctx.turn)
         if failed is not None:
@@ -396,6 +417,8 @@ class TrajectoryJudge(JudgeSettings):
             return _content_not_captured(
                 name, metric, "the trace records no call, input or reply to judge", ctx.turn
             )
+        if _ungrounded(label, calls):
+            return _content_not_captured(name, metric, NO_RESULTS, ctx.turn)
         rules = ctx.redaction or DEFAULT_REDACTION
         prompt = trajectory_prompt(rubric, ctx.trace, calls, reply, reference, rules)
         outcome = _ask(judge, prompt, samples, metric, label)
