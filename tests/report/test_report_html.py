@@ -28,7 +28,7 @@ from tooltrail.report.trajectory import TimelineSpan, Trajectory
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
-TITLE = "refund-agent 1.0: tooltrail report"
+TITLE = "refund-agent (version 1.0): tooltrail report"
 # Hostile text a traced agent may pass as tool arguments or a run's label: each would open a
 # dialog (alert 1, 2, 3) if the report let it run.
 SCRIPT_TEXT = "<script>alert(1)</script>"

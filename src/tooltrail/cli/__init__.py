@@ -34,8 +34,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "convert": (
         "tooltrail.cli.convert",
         "convert_command",
-        "Print the tool calls of OTLP dumps (files, directories, globs, - for stdin) as JSON "
-        "lines.",
+        "Print the tool calls of OTLP dumps (files, directories, globs, - for stdin) as JSON lines "
+        "(or, --format table or tree, for a person).",
     ),
     "eval": (
         "tooltrail.cli.eval",
@@ -51,6 +51,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "tooltrail.cli.report",
         "report_command",
         "Render a JSON report (tooltrail eval --format json) as HTML (or another format).",
+    ),
+    "suggest": (
+        "tooltrail.cli.suggest",
+        "suggest_command",
+        "Write a draft suite from recorded runs: the rules every run keeps, each with a comment "
+        "saying how many runs support it.",
     ),
     "serve": (
         "tooltrail.cli.serve",

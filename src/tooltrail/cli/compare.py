@@ -1,5 +1,8 @@
 """``tooltrail compare BASE.json NEW.json``: what changed between two runs' JSON reports.
 
+Reports of different suites, or of different traces, are still compared (a nightly run over
+new traces is the usual case), with a warning saying so (``report.compare.coverage_warnings``):
+on stderr, and in the text, Markdown and JSON output.
 Exit codes: 0 nothing regressed beyond ``--tolerance``, 1 regressed (a newly failing row, or
 a metric's pass rate fell), 2 unreadable report or bad option.
 """
@@ -11,7 +14,7 @@ import sys
 import click
 import orjson
 
-from tooltrail.cli.errors import fail
+from tooltrail.cli.errors import error_line, fail
 from tooltrail.cli.report import write_file_or_stdout
 from tooltrail.evaluate import ReportError
 from tooltrail.report.compare import (
@@ -58,6 +61,9 @@ def compare_command(
     comparison = compare_reports(
         base.report, new.report, tolerance=tolerance, base_name=base_path, new_name=new_path
     )
+    if out is not None or fmt != "text":  # the text on stdout says them itself
+        for warning in comparison.warnings:
+            click.echo(error_line("compare", f"warning: {warning}"), err=True)
 
     def write(sink: TextSink) -> None:
         if fmt == "text":

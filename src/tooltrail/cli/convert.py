@@ -1,6 +1,10 @@
-"""``tooltrail convert PATH... [--group trace|conversation]``: the tool calls of OTLP dumps.
+"""``tooltrail convert PATH... [--group trace|conversation] [--format json|table|tree]``: the
+tool calls of OTLP dumps.
 
-Prints one JSON object per trace (or conversation) per line on stdout:
+``--format table`` and ``tree`` print a block per trace for a person (``report.table``:
+arguments and results redacted, cells cut to the terminal's width, colour on a terminal
+unless ``NO_COLOR`` is set). The default, ``json``, prints one JSON object per trace (or
+conversation) per line on stdout:
 ``{"trace_id", "tool_calls": [{"name", "args", "call_id", "status", "turn", "source",
 "span_id"}], "turn_count", "output", "metadata"}``. With ``--content`` each call also has its
 ``"result"`` and a ``"turns"`` list gives each turn's ``{"turn", "input", "reply"}``: what the
@@ -19,6 +23,8 @@ nothing, ``-`` with standard input closed, a bad option).
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -33,6 +39,8 @@ from tooltrail.otlp import Diagnostic, expand_paths
 from tooltrail.redact import Redaction
 
 EXIT_OK, EXIT_SKIPPED, EXIT_USAGE = 0, 1, 2
+#: ``--format``: JSON lines for programs (the default), a table or a tree for a person.
+FORMATS = ("json", "table", "tree")
 
 
 @click.command("convert")
@@ -50,8 +58,18 @@ EXIT_OK, EXIT_SKIPPED, EXIT_USAGE = 0, 1, 2
     help="Also print each turn's input and reply and each call's result, redacted "
     "(TOOLTRAIL_REDACT_*).",
 )
-def convert_command(paths: Sequence[str], group: str, content: bool) -> None:
-    """Print the tool calls of OTLP dumps (files, directories, globs, - for stdin) as JSON lines."""
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="json",
+    show_default=True,
+    help="json: one JSON object per trace per line (for programs); table, tree: a block per "
+    "trace for a person, arguments redacted, cut to the terminal's width.",
+)
+def convert_command(paths: Sequence[str], group: str, content: bool, fmt: str) -> None:
+    """Print the tool calls of OTLP dumps (files, directories, globs, - for stdin) as JSON lines
+    (or, --format table or tree, for a person)."""
     missing: list[Diagnostic] = []
     # Directories that cannot be listed are reported (and skipped) by the read below.
     for _ in expand_paths([p for p in paths if p != "-"], missing, unreadable=[]):
@@ -63,7 +81,7 @@ def convert_command(paths: Sequence[str], group: str, content: bool) -> None:
     if "-" in paths:
         standard_input("convert")  # a closed stdin is a usage error, before anything is read
     rules: Redaction | None = None
-    if content:
+    if content or fmt != "json":
         from tooltrail.settings import redaction_from_env  # the redaction settings, when needed
 
         rules = redaction_from_env()
@@ -71,16 +89,52 @@ def convert_command(paths: Sequence[str], group: str, content: bool) -> None:
     out = sys.stdout.buffer
     shown = 0
     traces = read_traces(list(paths), group=group, diagnostics=diagnostics, content=content)  # type: ignore[arg-type]
-    for trace in traces:
+    # The views are written in the output stream's encoding (UTF-8 when it names none).
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    style = _view_style(rules, content, encoding) if fmt != "json" else None
+    for n, trace in enumerate(traces):
         shown = _report(diagnostics, shown)
         if trace.content_missing is not None:
             click.echo(
                 f"trace {trace.trace_id}: content not captured: {trace.content_missing}", err=True
             )
-        out.write(_dumps(trace_json(trace, rules)) + b"\n")
+        if style is None:
+            out.write(_dumps(trace_json(trace, rules if content else None)) + b"\n")
+        else:
+            from tooltrail.report.table import iter_view
+
+            if n:
+                out.write(b"\n")
+            for line in iter_view([trace], fmt, style):
+                out.write(line.encode(encoding, "replace"))
     out.flush()
     _report(diagnostics, shown)
     sys.exit(EXIT_SKIPPED if diagnostics else EXIT_OK)
+
+
+def _view_style(rules: Redaction | None, content: bool, encoding: str) -> Any:
+    """How the table and tree are drawn here: the terminal's width (100 columns when the
+    output is not a terminal, or ``COLUMNS``), colour only on a terminal without ``NO_COLOR``
+    (https://no-color.org) or ``TERM=dumb``, box-drawing characters where the output's encoding
+    has them."""
+    from tooltrail.report.table import ViewStyle
+
+    stream = sys.stdout
+    terminal = stream.isatty()
+    width = shutil.get_terminal_size((100, 24)).columns
+    color = terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    try:
+        "├└│µ".encode(encoding)
+        plain = False
+    except UnicodeEncodeError:
+        plain = True
+    return ViewStyle(
+        width=width,
+        color=color,
+        content=content,
+        ascii=plain,
+        redaction=rules if rules is not None else Redaction(),
+    )
 
 
 def trace_json(trace: EvalTrace, content: Redaction | None = None) -> dict[str, Any]:

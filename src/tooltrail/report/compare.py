@@ -114,6 +114,8 @@ class Comparison:
     #: Rows per change kind (every row, also the unlisted still-passing ones).
     counts: dict[str, int] = field(default_factory=dict)
     new_total: int = 0
+    #: What makes the two reports less comparable than they look (``coverage_warnings``).
+    warnings: list[str] = field(default_factory=list)
 
     def listed(self, change: str) -> list[RowChange]:
         return [r for r in self.rows if r.change == change]
@@ -154,6 +156,7 @@ class Comparison:
             "counts": {kind: self.counts.get(kind, 0) for kind in (*CHANGE_LABELS, REMOVED)},
             "metrics": [m.to_dict() for m in self.metrics],
             "rows": {kind: [r.to_dict() for r in self.listed(kind)] for kind in _LISTED},
+            "warnings": list(self.warnings),
         }
 
 
@@ -212,7 +215,54 @@ def compare_reports(
         metrics=metrics,
         counts=counts,
         new_total=len(new_rows),
+        warnings=coverage_warnings(
+            base, new, base_rows, new_rows, base_name=base_name, new_name=new_name
+        ),
     )
+
+
+#: Trace ids a warning quotes at most, of each side.
+_QUOTED_TRACES = 3
+
+
+def coverage_warnings(
+    base: EvaluationReport,
+    new: EvaluationReport,
+    base_rows: Sequence[CaseResult],
+    new_rows: Sequence[CaseResult],
+    *,
+    base_name: str = "base",
+    new_name: str = "new",
+) -> list[str]:
+    """Why the comparison may not say what it seems to: the reports are of different suites
+    (name or version), or cover different traces (rows are then matched by case id and label
+    alone, so a "newly failing" row may be another run)."""
+    found: list[str] = []
+    if (base.suite_name, base.suite_version) != (new.suite_name, new.suite_version):
+        found.append(
+            f"the reports are of different suites: {base_name} of {base.suite_name!r} version "
+            f"{base.suite_version!r}, {new_name} of {new.suite_name!r} version "
+            f"{new.suite_version!r}"
+        )
+    before = {row.trace_id for row in base_rows if row.trace_id}
+    after = {row.trace_id for row in new_rows if row.trace_id}
+    if before != after and before and after:
+        only_base, only_new = sorted(before - after), sorted(after - before)
+        common = len(before & after)
+        found.append(
+            f"the reports cover different traces: {common} in both, {len(only_base)} only in "
+            f"{base_name}{_quoted(only_base)}, {len(only_new)} only in {new_name}"
+            f"{_quoted(only_new)}; rows are matched by case and label"
+            + ("" if common else " (no trace in common: a row may be another run)")
+        )
+    return found
+
+
+def _quoted(ids: Sequence[str]) -> str:
+    if not ids:
+        return ""
+    shown = ", ".join(ids[:_QUOTED_TRACES])
+    return f" ({shown}{', ...' if len(ids) > _QUOTED_TRACES else ''})"
 
 
 def _change(passed_before: bool, passed_now: bool) -> str:
@@ -270,6 +320,8 @@ def _verdict(comparison: Comparison) -> str:
 def iter_comparison_text(comparison: Comparison) -> Iterator[str]:
     """The comparison as text lines: changed rows with the failures now, metric deltas, verdict."""
     yield f"base: {comparison.base_name}\nnew:  {comparison.new_name}\n"
+    for warning in comparison.warnings:
+        yield f"warning: {warning}\n"
     for kind in _LISTED:
         rows = comparison.listed(kind)
         if not rows:
@@ -299,6 +351,8 @@ def iter_comparison_markdown(comparison: Comparison) -> Iterator[str]:
     """The comparison as GitHub-flavoured Markdown (for a pull request comment)."""
     yield f"## tooltrail: {md_escape(comparison.new_name)} vs {md_escape(comparison.base_name)}\n"
     yield f"\n**{md_escape(_verdict(comparison))}**\n"
+    for warning in comparison.warnings:
+        yield f"\n> **Warning:** {md_escape(warning)}\n"
     counts = ", ".join(
         f"{comparison.counts.get(kind, 0)} {kind.replace('-', ' ')}" for kind in _LISTED
     )
