@@ -5,11 +5,17 @@ numerically (JSON does not keep the difference); a boolean never equals a number
 depth; NaN equals nothing; lists are ordered; dicts ignore key order. ``==`` on containers
 cannot be trusted for this (``[True] == [1]``, and ``[nan] == [nan]`` when it is the same
 object), so containers are walked.
+
+A tolerance (``Tolerance``: ``abs``, ``rel``) loosens the number rule alone, where a check is
+configured with one (docs/checks.md, "Tolerance, ignored paths and nested arguments"):
+``values_close`` is ``values_equal`` with numbers compared by ``numbers_close``.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -48,6 +54,52 @@ def values_equal(expected: Any, actual: Any) -> bool:
             isinstance(actual, (int, float)) and not isinstance(actual, bool) and expected == actual
         )
     return bool(expected == actual)
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    """How far apart two numbers may be and still be equal: at most ``abs``, or at most
+    ``rel`` times the larger magnitude (``math.isclose``'s rule: the looser of the two).
+    Both 0 is the plain rule. A boolean is still never a number, NaN still equals nothing."""
+
+    abs: float = 0.0
+    rel: float = 0.0
+
+
+def numbers_close(expected: float, actual: float, tolerance: Tolerance) -> bool:
+    """Whether two numbers (int or float, not bool) are equal within ``tolerance``."""
+    if expected == actual:
+        return True
+    try:
+        return math.isclose(expected, actual, rel_tol=tolerance.rel, abs_tol=tolerance.abs)
+    except OverflowError:  # an int too wide for a float: only exact equality counts
+        return False
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def values_close(expected: Any, actual: Any, tolerance: Tolerance | None) -> bool:
+    """``values_equal`` with every number, at any depth, compared within ``tolerance``
+    (``None``: ``values_equal`` itself)."""
+    if tolerance is None:
+        return values_equal(expected, actual)
+    if _is_number(expected):
+        return _is_number(actual) and numbers_close(expected, actual, tolerance)
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict) or len(expected) != len(actual):
+            return False
+        for key, value in expected.items():
+            other = actual.get(key, _MISSING)
+            if other is _MISSING or not values_close(value, other, tolerance):
+                return False
+        return True
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(actual, (list, tuple)) or len(expected) != len(actual):
+            return False
+        return all(values_close(a, b, tolerance) for a, b in zip(expected, actual, strict=True))
+    return values_equal(expected, actual)
 
 
 def args_contain(expected: dict[str, Any], actual: dict[str, Any] | None) -> bool:

@@ -136,10 +136,10 @@ def test_redundancy_with_no_calls_is_perfect():
     assert s.explanation == "No tool calls in the trace, so none were redundant."
 
 
-def test_redundancy_takes_no_config_keys():
+def test_redundancy_reads_only_its_scope_keys():
     s = score("no_redundant_tool_calls", calls("a"), config={"ignore": ["a"]})
     assert s.error == "ConfigError"
-    assert "takes no config keys" in s.explanation
+    assert "it reads ['exclude_tools', 'tools']" in s.explanation
 
 
 def test_trajectory_exact_match():
