@@ -40,6 +40,18 @@ DOCUMENTED: dict[str, dict[str, tuple[str, set[str]]]] = {
             _CONTRIB + "processor/groupbytraceprocessor/README.md",
             {"wait_duration", "num_traces", "num_workers", "discard_orphans", "store_on_disk"},
         ),
+        "tail_sampling": (
+            _CONTRIB + "processor/tailsamplingprocessor/README.md",
+            {
+                "decision_wait",
+                "num_traces",
+                "expected_new_traces_per_sec",
+                "decision_cache",
+                "sample_on_first_match",
+                "drop_pending_traces_on_shutdown",
+                "policies",
+            },
+        ),
     },
     "exporters": {
         "file": (
@@ -82,6 +94,18 @@ DOCUMENTED: dict[str, dict[str, tuple[str, set[str]]]] = {
     "extensions": {
         "health_check": (_CONTRIB + "extension/healthcheckextension/README.md", {"endpoint"}),
     },
+    "connectors": {
+        "count": (
+            _CONTRIB + "connector/countconnector/README.md",
+            {"spans", "spanevents", "metrics", "datapoints", "logs"},
+        ),
+    },
+}
+#: Where a pipeline's receivers and exporters may be defined: a connector is both.
+_DEFINED_IN = {
+    "receivers": ("receivers", "connectors"),
+    "processors": ("processors",),
+    "exporters": ("exporters", "connectors"),
 }
 #: Values the file exporter and loadbalancing exporter READMEs document.
 FILE_FORMATS = {"json", "proto"}
@@ -109,8 +133,13 @@ def components(config: dict, kind: str, type_: str) -> list[dict]:
     ]
 
 
-def test_the_three_documented_configs_exist() -> None:
-    assert {p.name for p in CONFIGS} == {"single.yaml", "gateway.yaml", "evaluator.yaml"}
+def test_the_documented_configs_exist() -> None:
+    assert {p.name for p in CONFIGS} == {
+        "single.yaml",
+        "gateway.yaml",
+        "evaluator.yaml",
+        "sampling.yaml",
+    }
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
@@ -122,7 +151,8 @@ def test_every_pipeline_references_defined_components(path: Path) -> None:
         assert pipeline.get("receivers") and pipeline.get("exporters"), name
         for kind in ("receivers", "processors", "exporters"):
             for cid in pipeline.get(kind, []):
-                assert cid in (config.get(kind) or {}), f"{path.name}: {name}.{kind}: {cid}"
+                defined = any(cid in (config.get(where) or {}) for where in _DEFINED_IN[kind])
+                assert defined, f"{path.name}: {name}.{kind}: {cid}"
     for cid in config["service"].get("extensions", []):
         assert cid in config["extensions"], f"{path.name}: extension {cid}"
 
