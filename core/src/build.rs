@@ -180,6 +180,20 @@ pub struct TurnOut {
     pub span_id: Option<String>,
 }
 
+/// One agent span (`AgentSpan`): span ids as the caller's values.
+#[derive(Debug)]
+pub struct AgentOut {
+    pub span_id: Val,
+    pub name: Option<String>,
+    /// The nearest agent span above it.
+    pub parent_span_id: Option<Val>,
+    /// The outermost tool span between it and `parent_span_id`.
+    pub tool_span_id: Option<Val>,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub turn: usize,
+}
+
 /// `metadata["token_usage"]`.
 #[derive(Debug)]
 pub struct Tokens {
@@ -229,10 +243,14 @@ pub struct Built {
     pub partial: bool,
     pub content_missing: Option<String>,
     pub turns: Vec<TurnOut>,
+    pub agents: Vec<AgentOut>,
 }
 
 /// A fact of a conversation: (trace index, fact index).
 type At = (usize, usize);
+/// An agent span of a trace being built (`build._AgentRow`): (trace index, its fact, the
+/// nearest agent fact above it, its turn's key).
+type AgentRow = (usize, usize, Option<usize>, TurnKey);
 /// (start, trace index, span id): a turn, as `build._TurnKey`.
 type TurnKey = (u64, usize, String);
 
@@ -883,8 +901,14 @@ struct Turns {
     alias: HashMap<String, At>,
 }
 
-/// `build._turn_roots`.
-fn turn_roots(traces: &[Trace], index: usize, kept: &Kinds, state: &mut Turns) -> Vec<usize> {
+/// `build._turn_roots`; `placed` gets each agent's (fact, nearest agent above, top above).
+fn turn_roots(
+    traces: &[Trace],
+    index: usize,
+    kept: &Kinds,
+    state: &mut Turns,
+    placed: &mut Vec<(usize, Option<usize>, Option<usize>)>,
+) -> Vec<usize> {
     let trace = &traces[index];
     let mut tops: Vec<usize> = Vec::new();
     for &at in &kept.workflows {
@@ -894,6 +918,7 @@ fn turn_roots(traces: &[Trace], index: usize, kept: &Kinds, state: &mut Turns) -
     }
     for &at in &kept.agents {
         let (nearest, top, _) = placement(trace, trace.facts[at].id);
+        placed.push((at, nearest, top));
         match top {
             None => {
                 tops.push(at);
@@ -1000,8 +1025,11 @@ pub fn build(mut traces: Vec<Trace>, judge: &mut dyn Judge) -> Result<Built, Dec
     let mut state = Turns::default();
     let mut records: Vec<Record> = Vec::new();
     let mut all_tops: Vec<Vec<usize>> = Vec::with_capacity(traces.len());
+    let mut agent_rows: Vec<AgentRow> = Vec::new();
+    let mut placed = Vec::new();
     for index in 0..traces.len() {
-        let tops = turn_roots(&traces, index, &kept[index], &mut state);
+        placed.clear();
+        let tops = turn_roots(&traces, index, &kept[index], &mut state, &mut placed);
         let trace_turn: TurnKey = (traces[index].start_ns, index, String::new());
         let mut turn_of_top: HashMap<String, TurnKey> = HashMap::new();
         for &top in &tops {
@@ -1012,6 +1040,21 @@ pub fn build(mut traces: Vec<Trace>, judge: &mut dyn Judge) -> Result<Built, Dec
         }
         if tops.is_empty() {
             state.turns.insert(trace_turn.clone(), None);
+        }
+        for &(at, nearest, top) in &placed {
+            // each agent's turn, as a call's below
+            let trace = &traces[index];
+            let mut root: At = (index, top.unwrap_or(at));
+            if !state.alias.is_empty() {
+                if let Some(&other) = state.alias.get(&traces[root.0].facts[root.1].span_id) {
+                    root = other;
+                }
+            }
+            let key = match turn_of_top.get(&traces[root.0].facts[root.1].span_id) {
+                Some(key) => key.clone(),
+                None => turn_at(trace, trace.facts[at].start_ns, &tops, &trace_turn),
+            };
+            agent_rows.push((index, at, nearest, key));
         }
         let made = tool_calls(&mut traces[index], index, &mut kept[index], judge)?;
         let trace = &traces[index];
@@ -1113,6 +1156,7 @@ pub fn build(mut traces: Vec<Trace>, judge: &mut dyn Judge) -> Result<Built, Dec
     } else {
         Vec::new()
     };
+    let agents = agent_spans(&traces, agent_rows, &numbers);
     Ok(Built {
         trace_id,
         rows,
@@ -1121,7 +1165,52 @@ pub fn build(mut traces: Vec<Trace>, judge: &mut dyn Judge) -> Result<Built, Dec
         partial,
         content_missing,
         turns,
+        agents,
     })
+}
+
+/// `build._agent_spans`: in start order (ties by span id), each with the outermost tool span
+/// between it and the agent above it.
+fn agent_spans(
+    traces: &[Trace],
+    mut rows: Vec<AgentRow>,
+    numbers: &HashMap<&TurnKey, usize>,
+) -> Vec<AgentOut> {
+    if rows.len() > 1 {
+        rows.sort_by(|a, b| {
+            let (x, y) = (&traces[a.0].facts[a.1], &traces[b.0].facts[b.1]);
+            (x.start_ns, &x.span_id).cmp(&(y.start_ns, &y.span_id))
+        });
+    }
+    rows.into_iter()
+        .map(|(index, at, nearest, key)| {
+            let trace = &traces[index];
+            let fact = &trace.facts[at];
+            let mut tool = None;
+            if let Some(nearest) = nearest {
+                let stop = trace.facts[nearest].id;
+                for current in lineage(&trace.parents, fact.id) {
+                    if current == stop {
+                        break;
+                    }
+                    if let Some(above) = trace.fact_at(current) {
+                        if trace.facts[above].role == ROLE_TOOL {
+                            tool = Some(trace.facts[above].span_val);
+                        }
+                    }
+                }
+            }
+            AgentOut {
+                span_id: fact.span_val,
+                name: fact.agent.clone(),
+                parent_span_id: nearest.map(|n| trace.facts[n].span_val),
+                tool_span_id: tool,
+                start_ns: fact.start_ns,
+                end_ns: fact.end_ns,
+                turn: numbers[&key],
+            }
+        })
+        .collect()
 }
 
 /// `build._content_missing`.
@@ -1647,5 +1736,47 @@ mod tests {
             Some("1 of 1 tool calls have no recorded arguments")
         );
         assert_eq!(build(Vec::new(), &mut NoValues).err(), Some(Decline::Empty));
+    }
+
+    #[test]
+    fn an_agent_run_as_a_tool_names_the_agent_and_the_tool_above_it() {
+        // agent "lead" (0) > tool "ask" (1) > workflow (2) > agent "helper" (3)
+        let mut lead = fact("a0", 0, ROOT, ROLE_AGENT, 1);
+        lead.agent = Some("lead".to_string());
+        let mut tool = fact("t1", 1, 0, ROLE_TOOL, 2);
+        tool.call = Some(Call {
+            name: "ask".to_string(),
+            args: None,
+            call_id: None,
+            source: "genai:x".to_string(),
+            failure: false,
+            positional: false,
+        });
+        let flow = fact("w2", 2, 1, ROLE_WORKFLOW, 3);
+        let mut helper = fact("a3", 3, 2, ROLE_AGENT, 4);
+        helper.agent = Some("helper".to_string());
+        let trace = Trace {
+            trace_id: "t".to_string(),
+            parents: vec![ROOT, 0, 1, 2],
+            span_count: 4,
+            facts: vec![lead, tool, flow, helper],
+            index: vec![0, 1, 2, 3],
+            start_ns: 1,
+            end_ns: 14,
+            ..Trace::default()
+        };
+        let built = build(vec![trace], &mut NoValues).expect("built");
+        let shown: Vec<_> = built
+            .agents
+            .iter()
+            .map(|a| (a.name.as_deref(), a.parent_span_id, a.tool_span_id, a.turn))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (Some("lead"), None, None, 1),
+                (Some("helper"), Some(Val(0)), Some(Val(1)), 1),
+            ]
+        );
     }
 }

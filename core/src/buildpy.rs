@@ -32,6 +32,7 @@ const EVAL_TRACE_FIELDS: &[&str] = &[
     "partial",
     "turns",
     "content_missing",
+    "agent_spans",
 ];
 const TOOL_CALL_FIELDS: &[&str] = &[
     "name",
@@ -49,6 +50,15 @@ const TOOL_CALL_FIELDS: &[&str] = &[
     "result",
 ];
 const TURN_FIELDS: &[&str] = &["number", "input", "reply", "span_id"];
+const AGENT_SPAN_FIELDS: &[&str] = &[
+    "span_id",
+    "name",
+    "parent_span_id",
+    "tool_span_id",
+    "start_ns",
+    "end_ns",
+    "turn",
+];
 
 /// Builds `EvalTrace`s of `TraceFacts` (`convert/build.py` makes one per core module).
 #[pyclass(frozen, module = "tooltrail_core")]
@@ -57,6 +67,7 @@ pub struct Builder {
     tool_call: PyObject,
     turn: PyObject,
     deferred_spans: PyObject,
+    agent_span: PyObject,
     fits: PyObject,
     lost_precision: PyObject,
     is_final_answer: PyObject,
@@ -67,24 +78,27 @@ pub struct Builder {
 
 #[pymethods]
 impl Builder {
-    /// `classes`: `(EvalTrace, ToolCall, Turn, deferred_spans)` of `tooltrail.model`; `rules`:
-    /// `(calls.fits, calls.lost_precision, final.is_final_answer, final.final_text)`.
+    /// `classes`: `(EvalTrace, ToolCall, Turn, deferred_spans, AgentSpan)` of
+    /// `tooltrail.model`; `rules`: `(calls.fits, calls.lost_precision, final.is_final_answer,
+    /// final.final_text)`.
     #[new]
     fn new(
-        classes: (PyObject, PyObject, PyObject, PyObject),
+        classes: (PyObject, PyObject, PyObject, PyObject, PyObject),
         rules: (PyObject, PyObject, PyObject, PyObject),
         py: Python<'_>,
     ) -> PyResult<Self> {
-        let (eval_trace, tool_call, turn, deferred_spans) = classes;
+        let (eval_trace, tool_call, turn, deferred_spans, agent_span) = classes;
         check_fields(eval_trace.bind(py), EVAL_TRACE_FIELDS)?;
         check_fields(tool_call.bind(py), TOOL_CALL_FIELDS)?;
         check_fields(turn.bind(py), TURN_FIELDS)?;
+        check_fields(agent_span.bind(py), AGENT_SPAN_FIELDS)?;
         let (fits, lost_precision, is_final_answer, final_text) = rules;
         Ok(Self {
             eval_trace,
             tool_call,
             turn,
             deferred_spans,
+            agent_span,
             fits,
             lost_precision,
             is_final_answer,
@@ -639,6 +653,19 @@ impl Builder {
             );
             turns.append(self.turn.bind(py).call1(fields)?)?;
         }
+        let agents = PyList::empty(py);
+        for agent in &built.agents {
+            let fields = (
+                values[agent.span_id.0 as usize].clone(),
+                shared_opt(py, agent.name.as_deref()),
+                py_val(py, agent.parent_span_id, values),
+                py_val(py, agent.tool_span_id, values),
+                agent.start_ns,
+                agent.end_ns,
+                agent.turn,
+            );
+            agents.append(self.agent_span.bind(py).call1(fields)?)?;
+        }
         let fields = (
             trace_id,
             spans,
@@ -649,6 +676,7 @@ impl Builder {
             built.partial,
             turns,
             py_opt(py, built.content_missing.as_deref()),
+            agents,
         );
         self.eval_trace.bind(py).call1(fields)
     }

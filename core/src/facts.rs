@@ -192,6 +192,13 @@ fn genai_call<'s, 'a>(
                 return Err(Fallback);
             }
         }
+        if may_mark_failure(result, &g.mcp_failure.marker) {
+            return Err(Fallback); // an MCP tool's result, maybe marked failed (kagent)
+        }
+    }
+    let mcp = &g.mcp_failure;
+    if attrs.has(mcp.when) && may_mark_failure(attrs.get(mcp.result), &mcp.marker) {
+        return Err(Fallback); // `tools._mcp_tool_error`: a result marked `isError`, maybe
     }
     let mut call_id = ident(rules, attrs.get(g.call_id));
     let mut source = g.args_source;
@@ -235,6 +242,8 @@ fn genai_call<'s, 'a>(
     } else {
         None
     };
+    // `tools._genai_failure`: `error.type`, set on a failed call only, when nothing says more
+    let failure = failure.or_else(|| rules.text(attrs.get(g.error_type)).map(str::to_owned));
     Ok(Some(Call {
         name,
         args,
@@ -242,6 +251,24 @@ fn genai_call<'s, 'a>(
         source,
         failure,
     }))
+}
+
+/// Whether `value` may be a result marked failed by `member` (`true` at its top level): JSON
+/// text of an object that names it and parses to `true` there, or that the core does not
+/// parse exactly, or a structured value with it as a key. Such a span is the Python readers'
+/// (`tools._mcp_tool_error`, `tools._traceloop_failure`); any other value marks no failure,
+/// as those readers find (text not starting with `{` is no object to them).
+pub(crate) fn may_mark_failure(value: Option<&AnyValue<'_>>, member: &str) -> bool {
+    match value {
+        Some(AnyValue::Str(text)) if text.starts_with('{') && text.contains(member) => {
+            match jsontext::parse(text) {
+                Ok(json) => json.get(member) == Some(&Json::Bool(true)),
+                Err(_) => true,
+            }
+        }
+        Some(AnyValue::Kv(pairs)) => pairs.iter().any(|(key, _)| *key == member),
+        _ => false,
+    }
 }
 
 /// `values.args_from` of an attribute value: JSON text of an object, a structured value;
@@ -337,6 +364,9 @@ fn facts<'s, 'a>(
                     (None, Some(failure)) if !failure.is_empty() => Cow::Owned(failure.to_owned()),
                     _ => Cow::Borrowed("error"),
                 });
+            }
+            if rules.handoff.iter().any(|slot| attrs.has(*slot)) {
+                return Err(Fallback); // `SpanFact.handoff`: read by Python
             }
             out.call = call;
             out.agent = agent_name(rules, span, attrs, false)?;
@@ -854,5 +884,27 @@ fn truthy(value: &AnyValue<'_>) -> bool {
         AnyValue::Bytes(b) => !b.is_empty(),
         AnyValue::Array(items) => !items.is_empty(),
         AnyValue::Kv(pairs) => !pairs.is_empty(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn marked(text: &str) -> bool {
+        may_mark_failure(Some(&AnyValue::Str(text)), "isError")
+    }
+
+    #[test]
+    fn a_result_is_handed_on_only_when_its_top_may_mark_it_failed() {
+        assert!(marked(r#"{"content": [], "isError": true}"#));
+        assert!(marked(r#"{"isError": NaN}"#)); // not parsed exactly: the Python readers'
+        assert!(!marked(r#"{"content": [], "isError": false}"#));
+        assert!(!marked(r#"{"content": [{"text": "isError"}]}"#));
+        assert!(!marked(r#" {"isError": true}"#)); // no object to `values.json_value`
+        assert!(!marked("isError: true"));
+        let pairs = vec![("isError", AnyValue::Bool(false))];
+        assert!(may_mark_failure(Some(&AnyValue::Kv(pairs)), "isError"));
+        assert!(!may_mark_failure(None, "isError"));
     }
 }

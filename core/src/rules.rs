@@ -54,6 +54,9 @@ pub struct Rules {
     /// The `source` texts of the calls the port reads; a `Call` holds an index.
     pub sources: Vec<String>,
     pub agent_name: Vec<Slot>,
+    /// `agents.handoffs` `source` and `target`: a tool span with either is declined (the
+    /// Python reader keeps them, `SpanFact.handoff`).
+    pub handoff: Vec<Slot>,
     /// `agents.invoked_name`: (Traceloop kind key, its agent values, name key).
     pub invoked_traceloop: (Slot, Vec<String>, Slot),
     pub invoke_prefix: String,
@@ -119,6 +122,11 @@ pub struct GenAiTool {
     /// Pydantic AI's output functions: (key, prefix of its text), not calls (declined).
     pub output_function: (Slot, String),
     pub adk_failure: AdkFailure,
+    /// `failure.mcp_result`: an MCP span's result marked as a failed tool.
+    pub mcp_failure: McpFailure,
+    /// `failure.error_type`: set on a failed call only; its text is the failure when nothing
+    /// else gives one.
+    pub error_type: Slot,
     /// `failure.status`: (key, the value of a failed call: Strands').
     pub status: (Slot, String),
     /// `args_elsewhere.adk`: (key, its not-captured pair, source): ADK's legacy arguments.
@@ -188,6 +196,9 @@ pub struct TraceloopTool {
     /// row `tools._traceloop_args` reads.
     pub input: Slot,
     pub input_source: usize,
+    /// `tools.traceloop.failure`: the output OpenLLMetry's MCP client marks a failed call in
+    /// (`tools._traceloop_failure`); a span whose output names the marker is declined.
+    pub failure: Slot,
 }
 
 /// `tools.pydantic_v2`, `tools.mlflow`, `tools.langsmith` of rules.json: a name, maybe a
@@ -242,6 +253,16 @@ pub struct AdkFailure {
     /// `gen_ai.tool.call.result`, read first, then ADK's own result key.
     pub result: Slot,
     pub adk_result: Slot,
+    pub marker: String,
+}
+
+/// `tools.genai.failure.mcp_result`: on a span with the `when` key (an MCP span), the result
+/// key's `CallToolResult` marked `isError`; the port declines a span whose result (or ADK's)
+/// names the marker, and `tools._genai_failure` reads it.
+#[derive(Debug)]
+pub struct McpFailure {
+    pub when: Slot,
+    pub result: Slot,
     pub marker: String,
 }
 
@@ -348,6 +369,11 @@ impl Rules {
         r.mlflow = r.plain_tool(&root, "mlflow")?;
         r.langsmith = r.plain_tool(&root, "langsmith")?;
         r.agent_name = r.keys(&root, &["agents", "name"])?;
+        for end in ["source", "target"] {
+            let key = string(&root, &["agents", "handoffs", end, "key"])?;
+            let slot = r.slot_of(&key);
+            r.handoff.push(slot);
+        }
         let traceloop = at(&root, &["agents", "invoked_name", "traceloop"])?;
         r.invoked_traceloop = (
             r.slot_of(&string(traceloop, &["when"])?),
@@ -489,6 +515,12 @@ impl Rules {
                     adk_result: 0,
                     marker: String::new(),
                 },
+                mcp_failure: McpFailure {
+                    when: 0,
+                    result: 0,
+                    marker: String::new(),
+                },
+                error_type: 0,
                 status: (0, String::new()),
                 adk_args: (0, 0, 0),
                 pydantic_args: (0, 0),
@@ -505,6 +537,7 @@ impl Rules {
             langsmith: PlainTool::default(),
             sources: Vec::new(),
             agent_name: Vec::new(),
+            handoff: Vec::new(),
             invoked_traceloop: (0, Vec::new(), 0),
             invoke_prefix: String::new(),
             invoked_span_name: (Vec::new(), Vec::new()),
@@ -541,15 +574,16 @@ impl Rules {
     fn genai_tool(&mut self, root: &Value) -> Got<GenAiTool> {
         let g = at(root, &["tools", "genai"])?;
         let mut declined = vec![self.slot_of(&string(g, &["deferred", "key"])?)];
-        // every failure row (and any added later) but the ADK retry plugin's and Strands'
-        // status, which the port reads, and `result`, read only when another one is there
+        // every failure row (and any added later) but the ADK retry plugin's, Strands'
+        // status, MCP's result and `error.type`, which the port reads, and `result`, read
+        // only when another one is there
         let failures = at(g, &["failure"])?
             .as_object()
             .ok_or_else(|| RulesError("rules.json: tools.genai.failure".into()))?;
         for (name, row) in failures {
             if !matches!(
                 name.as_str(),
-                "result" | "adk_event" | "adk_result" | "status"
+                "result" | "adk_event" | "adk_result" | "status" | "mcp_result" | "error_type"
             ) {
                 declined.push(self.slot_of(&string(row, &["key"])?));
             }
@@ -593,6 +627,11 @@ impl Rules {
             adk_result: self.slot_of(&string(g, &["failure", "adk_result", "key"])?),
             marker: string(g, &["failure", "adk_result", "marker"])?,
         };
+        let mcp_failure = McpFailure {
+            when: self.slot_of(&string(g, &["failure", "mcp_result", "when"])?),
+            result: self.slot_of(&string(g, &["failure", "mcp_result", "key"])?),
+            marker: string(g, &["failure", "mcp_result", "marker"])?,
+        };
         let output_function = (
             self.slot_of(&string(g, &["output_function", "key"])?),
             string(g, &["output_function", "prefix"])?,
@@ -623,6 +662,8 @@ impl Rules {
             declined,
             output_function,
             adk_failure,
+            mcp_failure,
+            error_type: self.slot_of(&string(g, &["failure", "error_type", "key"])?),
             status,
             adk_args: (
                 self.slot_of(&string(g, &["args_elsewhere", "adk", "key"])?),
@@ -691,6 +732,7 @@ impl Rules {
             args_source: self.source_of(string(&args, &["source"])?),
             input: self.slot_of(&string(input, &["key"])?),
             input_source: self.source_of(string(input, &["source"])?),
+            failure: self.slot_of(&string(t, &["failure", "key"])?),
         })
     }
 
@@ -894,6 +936,17 @@ mod tests {
         // Traceloop's input in its envelopes: the only keyed row declined
         assert_eq!(g.elsewhere, vec![t.input]);
         assert_eq!(rules.slot("gen_ai.tool.status"), Some(g.status.0));
+        // MCP's result marked `isError` is read (declined when marked); `error.type` read
+        let mcp = &g.mcp_failure;
+        assert_eq!(rules.slot("mcp.method.name"), Some(mcp.when));
+        assert_eq!(
+            (Some(mcp.result), mcp.marker.as_str()),
+            (rules.slot("gen_ai.tool.call.result"), "isError")
+        );
+        assert_eq!(rules.slot("error.type"), Some(g.error_type));
+        assert!(!g.declined.contains(&g.error_type));
+        assert!(!g.declined.contains(&mcp.result));
+        assert_eq!(rules.slot("traceloop.entity.output"), Some(t.failure));
     }
 
     #[test]

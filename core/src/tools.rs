@@ -12,7 +12,7 @@
 //! byte values, JSON text the two Python parsers might read differently, built-in
 //! final-answer tools.
 
-use crate::facts::{ident, text_args, Args, Call};
+use crate::facts::{ident, may_mark_failure, text_args, Args, Call};
 use crate::jsontext::{self, Json};
 use crate::rules::{Rules, Slots};
 use crate::traces::{AnyValue, Span};
@@ -132,6 +132,9 @@ fn traceloop<'s, 'a>(
         };
         (args, t.input_source)
     };
+    if may_mark_failure(attrs.get(t.failure), TRACELOOP_FAILED) {
+        return Err(Fallback); // OpenLLMetry's MCP client output, maybe a failure
+    }
     Ok(Some(Call {
         name: name.to_owned(),
         args,
@@ -140,6 +143,10 @@ fn traceloop<'s, 'a>(
         failure: None,
     }))
 }
+
+/// The member of OpenLLMetry's MCP client output that marks a failed call (the shape of the
+/// value, `tools._traceloop_failure`'s).
+const TRACELOOP_FAILED: &str = "is_error";
 
 /// `tools.read_pydantic_v2`: the name and id from their keys, arguments JSON text or a
 /// structured value.

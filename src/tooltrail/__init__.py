@@ -59,6 +59,29 @@ _EXPORTS: dict[str, str] = {
     "Rubric": "tooltrail.checks",
     "make_rubric": "tooltrail.checks",
     "use_judge": "tooltrail.judge",
+    # agentic-evals' and pytest-agent-eval's names (docs/judge.md)
+    "aevaluate_suite": "tooltrail.evaluate",
+    "BATTLE": "tooltrail.checks.rubric_templates",
+    "BusinessRuleEvaluator": "tooltrail.checks.peer_evaluators",
+    "CallableEvaluator": "tooltrail.checks.peer_evaluators",
+    "CLOSED_QA": "tooltrail.checks.rubric_templates",
+    "ContainsEvaluator": "tooltrail.checks.peer_turns",
+    "EvalResult": "tooltrail.checks.peer_protocol",
+    "EvaluationContext": "tooltrail.checks.peer_evaluators",
+    "EvaluatorRegistry": "tooltrail.checks.peer_evaluators",
+    "FACTUALITY": "tooltrail.checks.rubric_templates",
+    "JudgeResponse": "tooltrail.checks.peer_rubric",
+    "MODERATION": "tooltrail.checks.rubric_templates",
+    "PII_LEAKAGE": "tooltrail.checks.rubric_templates",
+    "POSSIBLE": "tooltrail.checks.rubric_templates",
+    "RubricTemplate": "tooltrail.checks.rubric_templates",
+    "SECURITY": "tooltrail.checks.rubric_templates",
+    "SQL_CORRECTNESS": "tooltrail.checks.rubric_templates",
+    "SUMMARY_QUALITY": "tooltrail.checks.rubric_templates",
+    "ToolCallArgsEvaluator": "tooltrail.checks.peer_turns",
+    "ToolCallEvaluator": "tooltrail.checks.peer_turns",
+    "TRANSLATION": "tooltrail.checks.rubric_templates",
+    "TurnContext": "tooltrail.checks.peer_protocol",
 }
 
 if TYPE_CHECKING:
@@ -76,6 +99,32 @@ if TYPE_CHECKING:
         scorer,
         values_equal,
     )
+    from tooltrail.checks.peer_evaluators import (
+        BusinessRuleEvaluator,
+        CallableEvaluator,
+        EvaluationContext,
+        EvaluatorRegistry,
+    )
+    from tooltrail.checks.peer_protocol import EvalResult, TurnContext
+    from tooltrail.checks.peer_rubric import JudgeResponse
+    from tooltrail.checks.peer_turns import (
+        ContainsEvaluator,
+        ToolCallArgsEvaluator,
+        ToolCallEvaluator,
+    )
+    from tooltrail.checks.rubric_templates import (
+        BATTLE,
+        CLOSED_QA,
+        FACTUALITY,
+        MODERATION,
+        PII_LEAKAGE,
+        POSSIBLE,
+        SECURITY,
+        SQL_CORRECTNESS,
+        SUMMARY_QUALITY,
+        TRANSLATION,
+        RubricTemplate,
+    )
     from tooltrail.evaluate import (
         CaseResult,
         EvaluationReport,
@@ -83,6 +132,7 @@ if TYPE_CHECKING:
         MetricSummary,
         RunVerdict,
         Summary,
+        aevaluate_suite,
         evaluate_cases,
         evaluate_suite,
         evaluate_trace,
@@ -165,4 +215,26 @@ __all__ = [
     "Rubric",
     "make_rubric",
     "use_judge",
+    "aevaluate_suite",
+    "BATTLE",
+    "BusinessRuleEvaluator",
+    "CallableEvaluator",
+    "CLOSED_QA",
+    "ContainsEvaluator",
+    "EvalResult",
+    "EvaluationContext",
+    "EvaluatorRegistry",
+    "FACTUALITY",
+    "JudgeResponse",
+    "MODERATION",
+    "PII_LEAKAGE",
+    "POSSIBLE",
+    "RubricTemplate",
+    "SECURITY",
+    "SQL_CORRECTNESS",
+    "SUMMARY_QUALITY",
+    "ToolCallArgsEvaluator",
+    "ToolCallEvaluator",
+    "TRANSLATION",
+    "TurnContext",
 ]

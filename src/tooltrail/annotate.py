@@ -45,6 +45,7 @@ from tooltrail.scores import (
     EVALUATION_NAME,
     EvaluationEvent,
     EventOptions,
+    OriginsLike,
     case_attributes,
     evaluation_events,
     evaluation_from_record,
@@ -102,15 +103,17 @@ def write_annotations(
     suite: str | None = None,
     explanations: bool = False,
     time_ns: int | None = None,
+    origins: OriginsLike | None = None,
 ) -> int:
     """Write the evaluation events of ``results`` as an OTLP logs file; return how many.
 
     Results are matched to ``traces`` by ``CaseResult.trace_id``; a result whose trace is not
     among ``traces`` still gets its events, with the trace id alone (no span id). One request
     per trace, under a resource carrying the trace's ``service.name``. Explanations are left
-    out unless ``explanations`` is true (they may quote argument values).
+    out unless ``explanations`` is true (they may quote argument values). ``origins``: the
+    provenance attributes of every event (``tooltrail.origins.Origins``).
     """
-    options = EventOptions(explanations=explanations, suite=suite)
+    options = EventOptions(explanations=explanations, suite=suite, origins=origins)
     stamp = time.time_ns() if time_ns is None else time_ns
     pending = _results_by_trace(results)
     written = 0
@@ -374,6 +377,7 @@ def annotate_run(
     suite: str | None = None,
     explanations: bool = False,
     limits: Limits | None = None,
+    origins: OriginsLike | None = None,
 ) -> AnnotationCounts:
     """Write the events (``annotate``) and/or the annotated trace copy (``annotate_traces``)
     of a batch run whose ``results`` came from the input ``paths`` (read again, streaming).
@@ -393,7 +397,7 @@ def annotate_run(
     ]
     if annotate is not None:
         counts.events = write_annotations(
-            annotate, traces, results, suite=suite, explanations=explanations
+            annotate, traces, results, suite=suite, explanations=explanations, origins=origins
         )
     if annotate_traces is not None:
         kwargs: dict[str, Any] = {"diagnostics": []}

@@ -14,6 +14,7 @@ from itertools import islice
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
+from tooltrail.checks.agent_scope import scope_to_agent
 from tooltrail.checks.expectations import case_checks
 from tooltrail.checks.protocol import Check, CheckContext, case_context, run_checks
 from tooltrail.checks.registry import Registry, default_registry, is_builtin
@@ -36,6 +37,7 @@ from tooltrail.model import EvalTrace
 from tooltrail.redact import DEFAULT_REDACTION, Redaction, redacted_explanations
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.gate import meets
+from tooltrail.trials import Trials
 
 if TYPE_CHECKING:
     from tooltrail.suite.case import TestCase
@@ -141,9 +143,20 @@ class RunVerdict:
     passed: bool
     #: Whether the case asked for repeated runs (``runs > 1`` or a threshold): reports show it.
     repeated: bool = False
+    #: The case's rows (its recorded runs; ``runs`` may count more, a missing run failing).
+    recorded: int = 0
+    #: Changes of outcome (pass to fail, fail to pass) between consecutive rows, in row order.
+    flips: int = 0
+
+    @property
+    def trials(self) -> Trials:
+        """The runs' figures (``tooltrail.trials``: pass@k, pass^k, flip rate, interval)."""
+        return Trials(
+            runs=self.runs, passed=self.passed_runs, recorded=self.recorded, flips=self.flips
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "case_id": self.case_id,
             "passed_runs": self.passed_runs,
             "runs": self.runs,
@@ -151,6 +164,9 @@ class RunVerdict:
             "passed": self.passed,
             "repeated": self.repeated,
         }
+        if self.repeated:  # (a report without repeated cases, byte for byte as before)
+            data["trials"] = self.trials.to_dict(self.threshold)
+        return data
 
 
 @dataclass(slots=True)
@@ -332,6 +348,11 @@ class EvaluationReport:
             raise ReportError(f"malformed report: {type(exc).__name__}: {exc}") from None
         summary = summarize(rows, {})
         if runs:  # keep the recorded thresholds: the suite is not at hand
+            counted = {verdict.case_id: verdict for verdict in summary.runs}
+            for verdict in runs:  # the flips are the rows' own, in their order
+                found = counted.get(verdict.case_id)
+                if found is not None:
+                    verdict.recorded, verdict.flips = found.recorded, found.flips
             summary.runs = runs
         return cls(str(suite.get("name", "")), str(suite.get("version", "")), rows, summary)
 
@@ -476,9 +497,13 @@ def _turn_contexts(
     trace whose turns cannot be indexed, which costs the case one row."""
     for number, turn_checks in enumerate(plan.turns, start=1):
         if turn_checks:
+            trace, view = ctx.trace, ctx.view.turn(number)
+            agent = plan.case.turns[number - 1].scope
+            if agent is not None:  # the turn's agent's calls only (``checks.agent_scope``)
+                trace, view = scope_to_agent(trace, view, agent)
             turn_ctx = CheckContext(
-                trace=ctx.trace,
-                view=ctx.view.turn(number),
+                trace=trace,
+                view=view,
                 output=ctx.output,
                 case=ctx.case,
                 turn=number,
@@ -735,6 +760,28 @@ def evaluate_suite(
     return EvaluationReport(suite.name, suite.version, rows, summarize(rows, cases))
 
 
+async def aevaluate_suite(
+    suite: TestSuite,
+    samples: Iterable[EvaluationSample],
+    registry: Registry | None = None,
+    *,
+    redaction: Redaction | None = None,
+    max_concurrency: int | None = None,
+) -> EvaluationReport:
+    """``evaluate_suite`` for async code (agentic-evals' ``aevaluate_suite``): the evaluation
+    runs on a worker thread, so the running loop is not blocked, and the ``async def`` judge
+    functions and evaluators it meets are awaited on this loop (``checks.peer_async``), where
+    the clients they made belong. ``max_concurrency`` is taken for agentic-evals' signature;
+    the samples are evaluated in order, as ``evaluate_suite`` does."""
+    import asyncio
+
+    from tooltrail.checks.peer_async import awaiting_on
+
+    rows = list(samples)
+    with awaiting_on(asyncio.get_running_loop()):
+        return await asyncio.to_thread(evaluate_suite, suite, rows, registry, redaction=redaction)
+
+
 def summarize(rows: Iterable[CaseResult], cases: dict[str, TestCase]) -> Summary:
     """The roll-up of docs/checks.md: metrics over non-skipped scores, keys sorted; case counts;
     mean score; one runs verdict per case (``cases`` supplies runs/threshold).
@@ -754,7 +801,8 @@ class Summarizer:
 
     def __init__(self, cases: dict[str, TestCase]) -> None:
         self._cases = cases
-        self._by_case: dict[str, list[int]] = {}  # case id -> [passed rows, rows], by first row
+        # case id -> [passed rows, rows, flips, the last row's outcome], by first row
+        self._by_case: dict[str, list[int]] = {}
         self._totals: dict[str, int] = {}
         self._passes: dict[str, int] = {}
         self._total_value = 0.0
@@ -770,10 +818,14 @@ class Summarizer:
         self._longest_label = max(self._longest_label, max([len(row.label) for row in block]))
         by_case = self._by_case
         for row in block:
+            passed = row.passed
             counts = by_case.get(row.case_id)
             if counts is None:
-                counts = by_case[row.case_id] = [0, 0]
-            if row.passed:
+                counts = by_case[row.case_id] = [0, 0, 0, passed]
+            elif counts[3] != passed:  # the outcome flipped since the case's previous row
+                counts[2] += 1
+                counts[3] = passed
+            if passed:
                 counts[0] += 1
             elif any([s.error for s in row.scores]) and any(s.error for s in row.failures):
                 self._error_rows += 1  # (errors are rare: the property only on such rows)
@@ -803,7 +855,7 @@ class Summarizer:
         passed_rows = sum([counts[0] for counts in by_case.values()])
         total = sum([counts[1] for counts in by_case.values()])
         verdicts = []
-        for case_id, (passed_runs, case_rows) in by_case.items():
+        for case_id, (passed_runs, case_rows, flips, _) in by_case.items():
             case = self._cases.get(case_id)
             wanted_runs = case.runs if case is not None else 1
             threshold = case.threshold if case is not None else None
@@ -816,6 +868,8 @@ class Summarizer:
                     threshold=threshold,
                     passed=meets(passed_runs, runs, 1.0 if threshold is None else threshold),
                     repeated=case is not None and (case.runs > 1 or case.threshold is not None),
+                    recorded=case_rows,
+                    flips=flips,
                 )
             )
         return Summary(

@@ -97,6 +97,52 @@ class Turn:
 
 
 @dataclass(slots=True)
+class AgentSpan:
+    """One agent's run in a trajectory: an agent span (GenAI ``invoke_agent``, OpenInference
+    ``AGENT``, ...) as the converter read it. The handoffs between agents are worked out from
+    these and the calls (``EvalTrace.handoffs``; docs/convert.md, "Handoffs")."""
+
+    span_id: str
+    #: The agent's name as recorded (``ToolCall.agent`` of the calls it makes); ``None`` when
+    #: the span names none.
+    name: str | None = None
+    #: The nearest agent span above it: the agent that started it (a sub-agent, an agent run
+    #: as a tool); ``None`` for an agent a workflow or the user started.
+    parent_span_id: str | None = None
+    #: The tool span it runs under, below ``parent_span_id`` (an agent run as a tool: ADK's
+    #: ``AgentTool``), else ``None``.
+    tool_span_id: str | None = None
+    start_ns: int = 0
+    end_ns: int = 0
+    #: 1-based turn, as ``ToolCall.turn``.
+    turn: int = 1
+
+
+@dataclass(slots=True)
+class Handoff:
+    """Control passing from one agent to another: a transfer, a handoff, a delegation, an agent
+    run as a tool or a sub-agent started inside another agent (docs/convert.md, "Handoffs").
+
+    ``position`` places it among the calls: ``tool_calls[:position]`` came before it. ``call``
+    is the index of the call that made it (a ``transfer_to_agent`` call), when one did."""
+
+    source: str | None
+    target: str | None
+    #: ``transfer`` (ADK ``transfer_to_agent``), ``handoff`` (a ``transfer_to_<agent>`` tool:
+    #: OpenAI Agents, AutoGen, LangGraph swarm; the semconv handoff attributes), ``delegation``
+    #: (CrewAI's coworker tools), ``agent_tool`` (an agent run as a tool), ``sub_agent`` (an
+    #: agent span started inside another agent's span).
+    kind: str
+    position: int
+    call: int | None = None
+    turn: int = 1
+    #: The span that shows it: the call's, else the target's agent span.
+    span_id: str | None = None
+    #: Where it was read: ``tool:NAME``, ``attribute:KEY``, ``agent_span``.
+    via: str = ""
+
+
+@dataclass(slots=True)
 class EvalSpan:
     """A span of the trajectory. It is a tool call when ``tool_name`` is set.
 
@@ -122,7 +168,8 @@ class EvalTrace:
     ``conversation_id``, ``root_span_id`` and similar facts about the trace.
     """
 
-    trace_id: str
+    #: ``""`` for a trace built by hand without one (agentic-evals' ``EvalTrace()``).
+    trace_id: str = ""
     spans: list[EvalSpan] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     #: The agent's final reply, when the trace carries it.
@@ -139,6 +186,12 @@ class EvalTrace:
     #: not captured (see docs/convert.md, "Content not captured"); checks that read calls
     #: then give an error score instead of a verdict. ``None`` for a trace that records them.
     content_missing: str | None = None
+    #: The agent spans, in start order (docs/convert.md, "Agent"); empty for a trace with none
+    #: and for a trace built by hand without them.
+    agent_spans: list[AgentSpan] = field(default_factory=list)
+    #: The handoffs between agents, in trajectory order (docs/convert.md, "Handoffs"); the
+    #: converter finds them, a trace built by hand lists its own.
+    handoffs: list[Handoff] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.tool_calls is None:
@@ -261,3 +314,18 @@ def tool_calls_from_spans(spans: list[EvalSpan]) -> list[ToolCall]:
             )
         )
     return calls
+
+
+def with_calls(trace: EvalTrace, calls: list[ToolCall], handoffs: list[Handoff]) -> EvalTrace:
+    """A copy of ``trace`` whose ``tool_calls`` and ``handoffs`` are these (a check scoped to
+    one agent's calls: ``checks.agent_scope``), every other field shared with ``trace``. Its
+    ``spans`` are the trace's, not made here (they are made when first read)."""
+    made: EvalTrace = EvalTrace.__new__(EvalTrace)
+    for name in EvalTrace.__slots__:  # type: ignore[attr-defined]
+        if name == "spans":
+            _SPANS_SLOT.__set__(made, _SPANS_SLOT.__get__(trace, EvalTrace))
+        elif name not in ("tool_calls", "handoffs"):
+            setattr(made, name, getattr(trace, name))
+    made.tool_calls = calls
+    made.handoffs = handoffs
+    return made

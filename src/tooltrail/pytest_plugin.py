@@ -3,8 +3,10 @@
 Loaded into every pytest run of an environment where tooltrail is installed, so it imports
 nothing heavy until a test asks for it: the ``trail`` fixture, the ``tooltrail`` marker,
 YAML agent tests (``tooltrail_files``, default ``tests/agents/*.yaml``),
-``--tooltrail-report PATH`` and the judge options (``--tooltrail-judge-model`` ...,
-``tooltrail.pytest.judge_options``). The machinery lives in :mod:`tooltrail.pytest`.
+``--tooltrail-report PATH``, the judge options (``--tooltrail-judge-model`` ...,
+``tooltrail.pytest.judge_options``) and ``--tooltrail-confidence`` with the inconclusive
+verdict of repeated runs (``tooltrail.pytest.trials``: exit 75). The machinery lives in
+:mod:`tooltrail.pytest`.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ if TYPE_CHECKING:
     from tooltrail.pytest.trail import Trail
 
 MARKER_HELP = (
-    "tooltrail(runs=1, threshold=1.0, concurrency=None): how many times trail.run_turns runs "
-    "the agent in this test and the share of runs that must pass"
+    "tooltrail(runs=1, threshold=1.0, concurrency=None, confidence=None): how many times "
+    "trail.run_turns runs the agent in this test, the share of runs that must pass, and the "
+    "confidence of the interval that may find the runs inconclusive"
 )
 DEFAULT_FILES = ["tests/agents/*.yaml", "tests/agents/*.yml"]
 _trail_key = pytest.StashKey["Trail"]()
@@ -50,6 +53,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     from tooltrail.pytest.judge_options import add_options
 
     add_options(group, parser)
+    from tooltrail.pytest import trials
+
+    trials.add_options(group, parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -61,6 +67,11 @@ def pytest_configure(config: pytest.Config) -> None:
         from tooltrail.pytest.session_report import SessionReport
 
         config.pluginmanager.register(SessionReport(Path(report_path)), "tooltrail-report")
+    if not hasattr(config, "workerinput"):  # the controller decides the session's exit code
+        from tooltrail.pytest.trials import TrialVerdicts, session_confidence
+
+        session_confidence(config)  # a bad value is a usage error before any test runs
+        config.pluginmanager.register(TrialVerdicts(), "tooltrail-trials")
     from tooltrail.pytest.judge_options import install
 
     install(config)
@@ -104,4 +115,8 @@ def pytest_runtest_makereport(
         data: dict[str, Any] = opened.report_data()
         if data["rows"]:
             report.tooltrail = data  # type: ignore[attr-defined]
+        if call.excinfo is not None:
+            from tooltrail.pytest.trials import mark_report
+
+            mark_report(report, call.excinfo.value)
     return report

@@ -116,6 +116,23 @@ class EvaluationEvent:
         return str(self.attributes.get(EVALUATION_NAME, ""))
 
 
+class OriginsLike(Protocol):
+    """The provenance of results (``tooltrail.origins.Origins``: the check's version, a hash of
+    its configuration, the judge model and a hash of its prompt template, whether the trace was
+    sampled): what every event of a trace shares, asked once per trace, then per score and per
+    case verdict. A protocol: this layer knows no suite."""
+
+    def trace_attributes(self, trace: EvalTrace) -> dict[str, Any]: ...
+
+    def score_attributes(
+        self, trace: EvalTrace, case_id: str, score: ScoreLike, common: dict[str, Any]
+    ) -> dict[str, Any]: ...
+
+    def case_attributes(
+        self, trace: EvalTrace, result: CaseResultLike, common: dict[str, Any]
+    ) -> dict[str, Any]: ...
+
+
 @dataclass(slots=True)
 class EventOptions:
     """How events are built. ``explanations`` is opt-in: explanations may echo argument values."""
@@ -124,6 +141,9 @@ class EventOptions:
     suite: str | None = None
     #: Emit the ``tooltrail.case`` verdict event of each case.
     case_verdicts: bool = True
+    #: The provenance attributes put on every event (``tooltrail.origins.Origins``); ``None``:
+    #: none.
+    origins: OriginsLike | None = None
 
 
 @dataclass(slots=True)
@@ -178,6 +198,8 @@ def evaluation_events(
     """
     opts = options or EventOptions()
     targets = _targets(trace)
+    origins = opts.origins
+    common = origins.trace_attributes(trace) if origins is not None else {}
     events: list[EvaluationEvent] = []
     for result in results:
         case_id = str(result.case_id)
@@ -185,6 +207,8 @@ def evaluation_events(
             if getattr(score, "skipped", False):
                 continue
             attributes = _score_attributes(score, case_id, opts)
+            if origins is not None:
+                attributes.update(origins.score_attributes(trace, case_id, score, common))
             severity = SEVERITY_INFO if score.passed else SEVERITY_WARN
             span_ids = tuple(getattr(score, "span_ids", ()) or ())
             places = [targets.locate(s) for s in span_ids] if span_ids else [targets.agent]
@@ -195,11 +219,10 @@ def evaluation_events(
         if opts.case_verdicts:
             trace_id, span_id = targets.root
             severity = SEVERITY_INFO if result.passed else SEVERITY_WARN
-            events.append(
-                EvaluationEvent(
-                    trace_id, span_id, case_attributes(result, opts), time_ns, *severity
-                )
-            )
+            verdict = case_attributes(result, opts)
+            if origins is not None:
+                verdict.update(origins.case_attributes(trace, result, common))
+            events.append(EvaluationEvent(trace_id, span_id, verdict, time_ns, *severity))
     return events
 
 

@@ -20,13 +20,24 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "tooltrail"
 
 #: Bottom to top; a module may import from its own layer and the layers below.
 LAYERS: list[tuple[str, ...]] = [
-    ("model", "hints", "equality", "gc_pause", "version", "lazy", "redact", "settings"),
+    (
+        "model",
+        "hints",
+        "equality",
+        "gc_pause",
+        "version",
+        "lazy",
+        "credentials",
+        "redact",
+        "settings",
+        "trials",
+    ),
     ("otlp",),
     ("dialects",),
     ("convert",),
     ("suite", "judge"),
     ("checks",),
-    ("evaluate", "judging"),
+    ("evaluate", "judging", "labels", "agreement", "sampling", "origins"),
     ("scores",),
     ("pipeline",),
     ("live",),
@@ -34,7 +45,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("batch", "serve"),
     ("pytest", "pytest_plugin"),
     ("cli",),
-    ("tooltrail",),  # the package's own __init__: the public API
+    ("tooltrail", "__main__"),  # the package's own __init__: the public API; python -m
 ]
 LAYER_OF = {part: n for n, parts in enumerate(LAYERS) for part in parts}
 

@@ -21,6 +21,12 @@ from typing import Any
 
 import pytest
 from judge_double import ScriptedJudge, verdict
+from test_args_from import args_from_scenarios
+from test_benchmark_rule import benchmark_scenarios
+from test_handoffs import handoff_scenarios
+from test_tolerance import tolerance_scenarios
+from test_tool_error_checks import tool_error_scenarios
+from test_trajectory_similarity import similarity_scenarios
 
 from tooltrail.checks import (
     ArgsComparator,
@@ -357,6 +363,12 @@ def _scenarios() -> Iterator[list[Score]]:
     uncaptured.content_missing = "2 of 2 tool calls have no recorded arguments"  # ADK, capture off
     yield evaluate_trace(make_case(required_tools=["a"]), uncaptured).scores
     yield from _judge_scenarios()
+    yield from tool_error_scenarios()
+    yield from args_from_scenarios()  # checks/provenance.py
+    yield from similarity_scenarios()  # checks/similarity.py
+    yield from tolerance_scenarios()  # checks/argmatch.py
+    yield from benchmark_scenarios()  # checks/scope.py, contains_options
+    yield from handoff_scenarios()  # checks/agents.py, checks/handoffs.py
 
 
 def judged(*script: JudgeOutcome) -> ScriptedJudge:
@@ -401,6 +413,8 @@ def _judge_scenarios() -> Iterator[list[Score]]:
     yield run(LlmJudge(judge=judged()), trace(call("a")))
     yield run(TrajectoryJudge(judge=judged()), trace())
     yield run(ToolArgsJudge(tool="a", rubric="ok", judge=judged()), trace(call("a")))
+    for grounded in (LlmJudge, TrajectoryJudge):  # calls, none with a recorded result
+        yield run(grounded(rubric="grounded_in_tool_results", judge=judged()), said)
     # tool_args_judge: which call, and configuration
     two = trace(call("a"), call("a", {"k": 1}), call("a", {"k": 2}))
     yield run(
@@ -415,6 +429,50 @@ def _judge_scenarios() -> Iterator[list[Score]]:
     yield run(TrajectoryJudge(expected="a", judge=judged()), said)
     missing = make_case(reference=Reference(file="/nonexistent/run.jsonl", trace_id="x"))
     yield run(TrajectoryJudge(judge=judged()), said, missing)
+    yield from _peer_scenarios()
+
+
+def _peer_scenarios() -> Iterator[list[Score]]:
+    """agentic-evals' and pytest-agent-eval's evaluators (checks/peer_*.py, judge_shapes.py)."""
+    from tooltrail import (
+        ContainsEvaluator,
+        EvalResult,
+        LLMJudgeEvaluator,
+        LLMRubricEvaluator,
+        RubricTemplate,
+    )
+    from tooltrail.checks.peer_protocol import turn_check
+
+    said = EvalTrace(trace_id="t", output="Booked BK-1.", turns=[Turn(1, "Book", "Booked BK-1.")])
+    yield run(ContainsEvaluator(any_of=["booked"], matches_all=[r"BK-\d"]), said, turn=1)
+    yield run(ContainsEvaluator(any_of=["cancelled"]), said, turn=1)
+    yield run(ContainsEvaluator(all_of=["booked", "refund"]), said, turn=1)
+    yield run(ContainsEvaluator(matches_any=[r"REF-\d"]), said, turn=1)
+    yield run(ContainsEvaluator(matches_all=[r"\d{4}"]), said, turn=1)
+
+    def fine(context: Any) -> Score:
+        return Score(name="j", value=1.0, passed=True, explanation="Fine.")
+
+    def down(context: Any) -> Score:
+        raise ConnectionError("down")
+
+    yield run(LLMJudgeEvaluator("j", fine, samples=2).configured({}), said)
+    yield run(LLMJudgeEvaluator("j", down).configured({}), said)
+
+    class Silent:
+        def __init__(self, result: Any) -> None:
+            self.result = result
+
+        async def evaluate(self, ctx: Any) -> Any:
+            return self.result
+
+    for result in (EvalResult(passed=True), EvalResult(passed=False), 42):
+        yield run(turn_check(Silent(result)), said, turn=1)
+    grades = {"A": 1.0, "B": 0.0}
+    unfilled = RubricTemplate(
+        name="u", prompt_template="{output} by {rules}", verdict_scores=grades
+    )
+    yield run(LLMRubricEvaluator("r", unfilled, judged()).configured({}), said)
 
 
 def _judge_model_scores(kind: type, on: EvalTrace) -> list[Score]:

@@ -12,7 +12,8 @@ EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 # The booking seed: two turns, three runs at threshold 0.8, the second create_booking of turn 2
-# caught in runs 1 and 3.
+# caught in runs 1 and 3. Under the runs line, the figures of the repeated runs (docs/eval.md,
+# Repeated trials): fail, pass, fail flips twice; 1 - C(2, k)/C(3, k) and C(1, k)/C(3, k).
 BOOKING_EXPECTED = """\
 booking run 1          FAIL
     turn2:tool_calls_exclude:create_booking: Forbidden tool 'create_booking' was called
@@ -25,6 +26,11 @@ tool_calls_exclude       1/3 passed
 tool_calls_include       6/6 passed
 
 booking                1/3 runs passed (threshold 0.8): FAIL
+    95% Wilson interval [6.1%, 79.2%] is below the threshold 0.8
+    flip rate 1.00 (2 changes in 3 runs)
+    k           1      2      3
+    pass@k  0.333  0.667  1.000
+    pass^k  0.333  0.000  0.000
 
 1/3 runs passed
 """

@@ -221,7 +221,7 @@ def test_a_core_trace_records_what_trace_facts_records(
 def _builder() -> Any:
     b = build_module
     return tooltrail_core.Builder(
-        (b.EvalTrace, b.ToolCall, b.Turn, b.deferred_spans),
+        (b.EvalTrace, b.ToolCall, b.Turn, b.deferred_spans, b.AgentSpan),
         (b.fits, b.lost_precision, b.is_final_answer, b.final_text),
     )
 

@@ -68,6 +68,12 @@ def test_json_report_has_a_row_per_test_assertions_and_one_per_run(
         "required_tool:lookup_order",
         "forbidden_tool:issue_refund",
     ]
+    trials = report["summary"]["runs"][1].pop("trials")  # runs pass, fail, pass: 2 of 3
+    assert (trials["recorded"], trials["flips"], trials["flip_rate"]) == (3, 2, 1.0)
+    assert trials["pass_at_k"] == {"1": 2 / 3, "2": 1.0, "3": 1.0}  # 1 - C(1,k)/C(3,k)
+    assert trials["pass_hat_k"] == {"1": 2 / 3, "2": 1 / 3, "3": 0.0}  # C(2,k)/C(3,k)
+    assert trials["interval"] == [pytest.approx(0.207660, abs=1e-6), pytest.approx(0.938508)]
+    assert (trials["confidence"], trials["verdict"]) == (0.95, "inconclusive")  # 0.6 inside
     assert report["summary"]["runs"][1] == {
         "case_id": "test_sample.py::test_runs",
         "passed_runs": 2,

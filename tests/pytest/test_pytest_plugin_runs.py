@@ -318,6 +318,6 @@ def test_typo(trail):
     (report,) = [r for r in recorder.getreports("pytest_runtest_logreport") if r.failed]
     assert report.when == "setup"
     assert (
-        "@pytest.mark.tooltrail takes only the keywords runs, threshold and concurrency; "
-        "got ['run']" in str(report.longrepr)
+        "@pytest.mark.tooltrail takes only the keywords runs, threshold, concurrency and "
+        "confidence; got ['run']" in str(report.longrepr)
     )

@@ -29,6 +29,7 @@ from tooltrail import (
 )
 from tooltrail.report import iter_json, iter_junit
 from tooltrail.report.stream import CHUNK_CHARS, write_pieces
+from tooltrail.report.trials import junit_properties, repeated
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "refund_trajectory.py"
 
@@ -85,9 +86,13 @@ def junit_reference(report: EvaluationReport) -> str:
     }
     root = ET.Element("testsuites", name=name, **counts)
     suite = ET.SubElement(root, "testsuite", name=name, **counts, skipped="0")
-    if report.suite_version:
+    properties = [("version", report.suite_version)] if report.suite_version else []
+    for verdict in repeated(report.summary.runs):  # a repeated case's figures (report.trials)
+        properties += junit_properties(verdict)
+    if properties:
         props = ET.SubElement(suite, "properties")
-        ET.SubElement(props, "property", name="version", value=clean(report.suite_version))
+        for key, value in properties:
+            ET.SubElement(props, "property", name=clean(key), value=clean(value))
     for row in report.cases:
         case = ET.SubElement(suite, "testcase", classname=name, name=clean(row.label))
         if row.trace_id:
@@ -187,6 +192,12 @@ def test_write_markdown_writes_the_table_and_the_metrics():
         "| Case | Passed runs | Threshold | Result |\n"
         "|---|---:|---:|---|\n"
         "| booking | 0/3 | 0.8 | **FAIL** |\n"
+        "\n"
+        "| Case | Interval | At the threshold | Flip rate | pass@k | pass^k |\n"
+        "|---|---|---|---|---|---|\n"
+        "| booking | 95% Wilson interval \\[0.0%, 56.1%\\] | is below the threshold 0.8 "
+        "| n/a (1 recorded run) | k=1 0.000, k=2 0.000, k=3 0.000 "
+        "| k=1 0.000, k=2 0.000, k=3 0.000 |\n"
     )
 
 

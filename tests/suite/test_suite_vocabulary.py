@@ -24,6 +24,8 @@ SAMPLES: dict[str, Any] = {
     "tool_call_args": [ToolCallArgs(tool="lookup", args={"id": 1})],
     "judge": JudgeConfig(rubric="The reply answers the question."),
     "objects": [JudgeEvaluator(rubric="The reply is polite.")],
+    "tool_sources": {"refund": {"amount": {"result_of": "lookup", "path": "total"}}},
+    "handoffs": {"required": ["refunds"]},
 }
 
 
@@ -43,7 +45,8 @@ def test_the_checks_build_exactly_the_terms_of_the_table_in_its_order() -> None:
 
 def test_files_may_write_every_term_that_is_not_python_only() -> None:
     assert {t.key for t in CASE_TERMS if t.in_files} <= set(CASE_KEYS)
-    assert set(EXPECT_KEYS) == {t.key for t in TURN_TERMS if t.in_files}
+    # (and ``agent``, which scopes the expectation rather than expects anything)
+    assert set(EXPECT_KEYS) == {t.key for t in TURN_TERMS if t.in_files} | {"agent"}
 
 
 @pytest.mark.parametrize("term", CASE_TERMS, ids=lambda t: t.key)
@@ -68,7 +71,8 @@ def test_a_case_without_expectations_names_every_term() -> None:
     assert message == (
         "case 'empty' has no expectation: set at least one of expected_contains, "
         "required_tools, forbidden_tools, required_tool_arguments, expected_tool_arguments, "
-        "required_tool_order, max_turns, a budget (max_latency_ms, max_tool_calls, "
+        "args_from, required_tool_order, allowed_agents, handoffs, max_turns, a budget "
+        "(max_latency_ms, max_tool_calls, "
         "max_llm_calls, max_tokens, max_cost_usd), evaluators or turns[].expect"
     )
 

@@ -56,6 +56,9 @@ if TYPE_CHECKING:
 
 #: Called after each chunk with (groups evaluated, spans read, bytes read).
 ProgressCallback = Callable[[int, int, int], None]
+#: Called with each task's outcome as it finishes, in the driver's process, before its rows
+#: are kept: what a progress display reads beyond the counts (the judge records of scores).
+OutcomeCallback = Callable[[ChunkOutcome], None]
 
 #: Rows the driver keeps in memory before it writes them to a temporary file.
 DEFAULT_SPILL_ROWS = 10_000
@@ -112,6 +115,7 @@ def run_batch(
     on_progress: ProgressCallback | None = None,
     spill_rows: int | None = DEFAULT_SPILL_ROWS,
     judge: JudgeSettings | None = None,
+    on_outcome: OutcomeCallback | None = None,
 ) -> BatchResult:
     """Evaluate every trace in ``paths`` (files, directories, globs) against ``suite``.
 
@@ -124,6 +128,7 @@ def run_batch(
     ``results`` reads them back in order, lazily (``None``: never).
     ``judge``: the settings of the run's judge (``judging.run_judge_settings``); each worker
     process builds its own runner from them, and tasks run in this process close theirs here.
+    ``on_outcome``: each chunk's outcome as it finishes (the CLI's progress bar).
     """
     try:
         with gc_paused():  # the rows pile up here, the facts of a chunk in a task: see ``gc_pause``
@@ -135,6 +140,7 @@ def run_batch(
                 chunk_bytes,
                 on_progress,
                 spill_rows,
+                on_outcome,
             )
     finally:
         if judge is not None:
@@ -149,6 +155,7 @@ def _plan_and_run(
     chunk_bytes: int | None,
     on_progress: ProgressCallback | None,
     spill_rows: int | None,
+    on_outcome: OutcomeCallback | None = None,
 ) -> BatchResult:
     limits = settings.limits
     plan_limits = limits or DEFAULT_LIMITS
@@ -172,7 +179,7 @@ def _plan_and_run(
         executor = ProcessExecutor(n) if n > 1 else InlineExecutor()
     rows = _Rows(spill_rows)
     try:
-        result = _run(executor, run_chunk, settings, chunks, on_progress, rows)
+        result = _run(executor, run_chunk, settings, chunks, on_progress, rows, on_outcome)
         result.diagnostics[:0] = skipped
         return result
     except BaseException:
@@ -237,10 +244,13 @@ def _run(
     chunks: list[Chunk],
     on_progress: ProgressCallback | None,
     rows: _Rows,
+    on_outcome: OutcomeCallback | None = None,
 ) -> BatchResult:
     outcomes: list[ChunkOutcome] = []
     for outcome in executor.run(run_chunk, [ChunkTask(settings, c) for c in chunks]):
         groups = len(outcome.groups)
+        if on_outcome is not None:
+            on_outcome(outcome)  # before its rows are kept: spilled, they leave the outcome
         rows.keep(outcome)
         outcomes.append(outcome)
         if on_progress is not None:

@@ -34,6 +34,7 @@ from tooltrail.checks.judge_shapes import (
 )
 from tooltrail.checks.judges import LlmJudge, ToolArgsJudge, TrajectoryJudge
 from tooltrail.checks.protocol import Check, CheckContext, CheckResult, case_context, run_checks
+from tooltrail.checks.provenance import ArgsFrom
 from tooltrail.checks.reference import ArgsComparator
 from tooltrail.checks.registry import (
     ConfiguredCheck,
@@ -53,6 +54,12 @@ from tooltrail.checks.scorers import (
     ToolCallRecall,
     TrajectoryMatch,
 )
+from tooltrail.checks.similarity import TrajectorySimilarity
+from tooltrail.checks.tool_errors import (
+    ClaimsSuccessAfterError,
+    ToolErrors,
+    ToolErrorsRecovered,
+)
 from tooltrail.checks.turns import (
     TurnArgs,
     TurnExcludes,
@@ -67,10 +74,12 @@ from tooltrail.equality import args_contain, args_fingerprint, values_equal
 __all__ = [
     "BUILTIN_RUBRICS",
     "ArgsComparator",
+    "ArgsFrom",
     "CallView",
     "Check",
     "CheckContext",
     "CheckResult",
+    "ClaimsSuccessAfterError",
     "ConfiguredCheck",
     "Contains",
     "ForbiddenTool",
@@ -90,8 +99,11 @@ __all__ = [
     "ToolArgs",
     "ToolCallPrecision",
     "ToolCallRecall",
+    "ToolErrors",
+    "ToolErrorsRecovered",
     "ToolOrder",
     "TrajectoryMatch",
+    "TrajectorySimilarity",
     "TurnArgs",
     "TurnCount",
     "TurnExcludes",

@@ -12,10 +12,11 @@ a suite has such a check (``tooltrail.evaluate.reads_usage``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from tooltrail.checks.protocol import CheckContext
+from tooltrail.checks.scope import scope_of, scope_problem
 from tooltrail.checks.score import Score, config_error
 from tooltrail.model import EvalTrace
 from tooltrail.suite.case import Prices
@@ -136,7 +137,17 @@ class MaxToolCalls:
     registry scorer of the same name with ``config: {max: N}``)."""
 
     max: Any = None
+    #: The scorer's scope (``checks.scope``): only calls of these tools count.
+    tools: Any = field(default=None, kw_only=True)
+    exclude_tools: Any = field(default=None, kw_only=True)
     reads_usage: ClassVar[bool] = False
+
+    @classmethod
+    def config_problem(
+        cls, config: dict[str, Any], registry: Any
+    ) -> tuple[tuple[Any, ...], str] | None:
+        """A suite file's bad scope, for ``Registry.check`` (file, line and key)."""
+        return scope_problem(config)
 
     def evaluate(self, ctx: CheckContext) -> Score:
         name = "max_tool_calls"
@@ -145,14 +156,22 @@ class MaxToolCalls:
             return config_error(
                 name, name, f"config['max'] must be a non-negative integer, not {limit!r}."
             )
-        view = ctx.view
+        view, scoped = ctx.view, ""
+        if self.tools is not None or self.exclude_tools is not None:
+            scope = scope_of(self.tools, self.exclude_tools)
+            if isinstance(scope, str):
+                return config_error(name, name, scope)
+            if scope is not None:
+                view, scoped = scope.view(view), scope.text
         count = view.size
         if count <= limit:
-            return Score.passing(name, name, f"{count} tool calls are within the limit of {limit}.")
+            return Score.passing(
+                name, name, f"{count} tool calls{scoped} are within the limit of {limit}."
+            )
         return Score.failing(
             name,
             name,
-            f"{count} tool calls exceed the limit of {limit}.",
+            f"{count} tool calls{scoped} exceed the limit of {limit}.",
             span_ids=tuple(c.span_id for c in view.calls[limit:] if c.span_id),
         )
 

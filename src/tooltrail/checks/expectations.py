@@ -2,9 +2,10 @@
 texts.
 
 ``case_checks`` compiles a case's fields to these checks in the contract's order: contains,
-required_tool, forbidden_tool, tool_args, tool_arg_values, tool_order, turn_count_threshold,
-then the budgets (``checks.budgets``): max_latency_ms, max_tool_calls, max_llm_calls,
-max_tokens, max_cost_usd (scorers follow, built by the registry).
+required_tool, forbidden_tool, tool_args, tool_arg_values, args_from (``checks.provenance``),
+tool_order, turn_count_threshold, then the budgets (``checks.budgets``): max_latency_ms,
+max_tool_calls, max_llm_calls, max_tokens, max_cost_usd (scorers follow, built by the
+registry).
 """
 
 from __future__ import annotations
@@ -12,11 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from tooltrail.checks.agents import allowed_agents_checks
+from tooltrail.checks.argmatch import matches
 from tooltrail.checks.budgets import MaxCost, MaxLatency, MaxLlmCalls, MaxTokens, MaxToolCalls
+from tooltrail.checks.handoffs import handoff_checks
 from tooltrail.checks.protocol import Check, CheckContext
+from tooltrail.checks.provenance import ArgsFrom
 from tooltrail.checks.score import Score, config_error
 from tooltrail.equality import args_contain
 from tooltrail.model import EvalTrace, ToolCall
+from tooltrail.suite.argrules import CompareArgs
+from tooltrail.suite.contains import ContainsOptions
 from tooltrail.suite.vocabulary import CASE_TERMS, is_set
 
 if TYPE_CHECKING:
@@ -58,9 +65,12 @@ def _text() -> Any:
 
 @dataclass(slots=True, frozen=True)
 class Contains:
-    """``contains:{text}``: the casefolded text occurs in the stripped, casefolded reply."""
+    """``contains:{text}``: the casefolded text occurs in the stripped, casefolded reply; with
+    ``options`` (``suite.contains.ContainsOptions``), in any reply of the run, and with the
+    normalisation they ask for."""
 
     text: str
+    options: ContainsOptions | None = None
     #: It reads the reply, not the calls (``checks.uncaptured``).
     reads_calls: ClassVar[bool] = False
     reads_reply: ClassVar[bool] = True
@@ -70,16 +80,36 @@ class Contains:
     folded: str = _text()
 
     def __post_init__(self) -> None:
-        text = self.text
+        text, options = self.text, self.options
+        if options is not None and options.plain:
+            object.__setattr__(self, "options", None)
+            options = None
+        every = options is not None and options.replies == "all"
         _spell(
             self,
             score_name=f"contains:{text}",
-            passed_text=f"Output contains required text: {text!r}.",
-            failed_text=f"Output is missing required text: {text!r}.",
-            folded=str(text).casefold(),
+            passed_text=(
+                f"A reply of the run contains required text: {text!r}."
+                if every
+                else f"Output contains required text: {text!r}."
+            ),
+            failed_text=(
+                f"No reply of the run contains required text: {text!r}."
+                if every
+                else f"Output is missing required text: {text!r}."
+            ),
+            folded=str(text).casefold() if options is None else options.normalise(str(text)),
         )
 
+    @property
+    def reads_content(self) -> bool:
+        """Every reply of the run is each turn's (``EvalTrace.turns``): read with content."""
+        return self.options is not None and self.options.replies == "all"
+
     def evaluate(self, ctx: CheckContext) -> Score:
+        options = self.options
+        if options is not None:
+            return self._normalised(ctx, options)
         output = ctx.output
         if output is None:
             reply = ""
@@ -87,6 +117,18 @@ class Contains:
             reply = (output if isinstance(output, str) else str(output)).strip().casefold()
         if self.folded in reply:
             return Score.passing(self.score_name, "contains", self.passed_text)
+        return Score.failing(self.score_name, "contains", self.failed_text)
+
+    def _normalised(self, ctx: CheckContext, options: ContainsOptions) -> Score:
+        replies = [ctx.output]
+        if options.replies == "all":
+            replies = [turn.reply for turn in ctx.trace.turns] + replies
+        wanted = self.folded
+        for reply in replies:
+            if reply is not None:
+                text = reply if isinstance(reply, str) else str(reply)
+                if wanted in options.normalise(text):
+                    return Score.passing(self.score_name, "contains", self.passed_text)
         return Score.failing(self.score_name, "contains", self.failed_text)
 
 
@@ -202,6 +244,9 @@ class ToolArgValues:
 
     tool: str
     expected: dict[str, Any]
+    #: The case's ``compare_args``: a tolerance, ignored paths, a nested subset
+    #: (``checks.argmatch``); ``None`` (or the plain rule): the plain subset.
+    compare: CompareArgs | None = None
     #: ``expected`` as the texts show it, spelled once per check, not per trace: ``str`` of
     #: ``{"order_id": "ORD-7731", "amount": 49.99}`` costs about 2 us, as much as the rest of
     #: the check, and a batch task keeps its checks for every trace (``evaluate.CasePlans``).
@@ -214,6 +259,8 @@ class ToolArgValues:
 
     def __post_init__(self) -> None:
         tool, shown = self.tool, str(self.expected)
+        if self.compare is not None and self.compare.plain:
+            object.__setattr__(self, "compare", None)
         _spell(
             self,
             shown=shown,
@@ -234,11 +281,12 @@ class ToolArgValues:
             return Score.failing(name, "tool_arg_values", self.missing_text)
         index = view.names.index
         calls = view.calls
+        contains = args_contain if self.compare is None else self._contains
         at = -1
         for _ in range(count):  # stop at the first call that matches
             at = index(tool, at + 1)
             call = calls[at]
-            if args_contain(expected, call.args):
+            if contains(expected, call.args):
                 span_id = call.span_id
                 return Score.passing(
                     name,
@@ -254,6 +302,14 @@ class ToolArgValues:
             f"Tool {tool!r} was called with {seen}, not {self.shown}.",
             span_ids=_span_ids(matched),
         )
+
+    def _contains(self, expected: dict[str, Any], args: dict[str, Any] | None) -> bool:
+        """``args_contain`` under the case's ``compare_args`` (``checks.argmatch``)."""
+        if not expected:
+            return True
+        compare = self.compare
+        assert compare is not None  # chosen only when there is one
+        return args is not None and matches(expected, args, "contains", compare)
 
 
 @dataclass(slots=True, frozen=True)
@@ -345,16 +401,23 @@ class TurnCount:
 
 #: Expectation field -> the checks a value of it compiles to (``case``, value) -> checks.
 _BUILD: dict[str, Callable[[TestCase, Any], Iterable[Check]]] = {
-    "expected_contains": lambda case, texts: [Contains(text) for text in texts],
+    "expected_contains": lambda case, texts: [
+        Contains(text, case.contains_options) for text in texts
+    ],
     "required_tools": lambda case, tools: [RequiredTool(tool) for tool in tools],
     "forbidden_tools": lambda case, tools: [ForbiddenTool(tool) for tool in tools],
     "required_tool_arguments": lambda case, tools: [
         ToolArgs(tool, keys) for tool, keys in tools.items()
     ],
     "expected_tool_arguments": lambda case, tools: [
-        ToolArgValues(tool, expected) for tool, expected in tools.items()
+        ToolArgValues(tool, expected, case.compare_args) for tool, expected in tools.items()
+    ],
+    "args_from": lambda case, tools: [
+        ArgsFrom(tool, arguments, case.compare_args) for tool, arguments in tools.items()
     ],
     "required_tool_order": lambda case, order: [ToolOrder(order)],
+    "allowed_agents": allowed_agents_checks,
+    "handoffs": handoff_checks,
     "max_turns": lambda case, limit: [TurnCount(limit)],
     "max_latency_ms": lambda case, limit: [MaxLatency(limit)],
     "max_tool_calls": lambda case, limit: [MaxToolCalls(limit)],

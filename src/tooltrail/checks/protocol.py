@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tooltrail.checks.agent_scope import scope_to_agent
 from tooltrail.checks.score import Score
 from tooltrail.checks.view import CallView
 from tooltrail.model import EvalTrace
@@ -56,11 +57,14 @@ def case_context(
 ) -> CheckContext:
     """The context of ``case`` on ``trace``: ``view`` (the trace's call index, built here when
     not given) without failed attempts when the case ignores them; ``output`` defaults to the
-    trace's reply; ``redaction`` the run's."""
+    trace's reply; ``redaction`` the run's. A case with ``agent`` sees that agent's calls only
+    (``checks.agent_scope``)."""
     if view is None:
         view = CallView(trace.tool_calls)
     if case.ignore_failed_calls:
         view = view.without_failed()
+    if case.agent is not None:
+        trace, view = scope_to_agent(trace, view, case.agent)
     return CheckContext(
         trace=trace,
         view=view,

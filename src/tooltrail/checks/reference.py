@@ -6,9 +6,10 @@ Modes (LangChain agentevals' vocabulary): ``strict`` the same calls in the same 
 is in the reference; ``superset`` every reference call is in the run. Two calls are the same
 when their tool names are equal and their arguments match under the tool's rule: ``exact``,
 ``ignore``, ``subset`` (the run's arguments are a subset of the reference's), ``superset``
-(the run's arguments hold every reference argument), or a registered argument comparator.
-Unordered modes pair calls by a maximum matching, so the verdict never depends on which of two
-candidate calls was tried first.
+(the run's arguments hold every reference argument), or a registered argument comparator;
+a rule may add a tolerance on numbers, ignored argument paths and ``nested`` (the subset or
+superset at every depth), compared by ``checks.argmatch``. Unordered modes pair calls by a
+maximum matching, so the verdict never depends on which of two candidate calls was tried first.
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from tooltrail.checks.argmatch import Difference, Mode, describe
+from tooltrail.checks.argmatch import difference as args_difference
 from tooltrail.checks.protocol import CheckContext
+from tooltrail.checks.scope import scope_error, scope_problem, tool_scope
 from tooltrail.checks.score import Score, config_error
 from tooltrail.equality import values_equal
 from tooltrail.hints import did_you_mean
 from tooltrail.model import ToolCall
+from tooltrail.suite.argrules import OPTION_KEYS, CompareArgs, RuleError, read_compare_args
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.reference import Reference
 
@@ -39,6 +44,15 @@ MATCH_MODES = ("strict", "unordered", "subset", "superset")
 ARGS_MODES = ("exact", "ignore", "subset", "superset")
 #: The keys of a ``tool_args`` entry that names a registered comparator.
 COMPARATOR_KEYS = ("check", "config")
+#: The keys of a ``tool_args`` entry that is a rule: a mode and how values compare (a key it
+#: leaves out keeps the check's own).
+RULE_KEYS = ("mode", *OPTION_KEYS)
+#: An argument mode as ``checks.argmatch`` walks it (the reference is the expected side).
+_WALK_MODES: dict[str, Mode] = {
+    "exact": "exact",
+    "superset": "contains",
+    "subset": "within",
+}
 #: Calls of one tool past which unordered matching pairs calls greedily (first fit) instead
 #: of by a maximum matching, whose worst case grows with the square of the calls.
 MAX_MATCHED_CALLS = 500
@@ -82,11 +96,21 @@ class ComparatorError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ArgRule:
-    """How one tool's arguments are compared: an ``ARGS_MODES`` mode, or a comparator."""
+    """How one tool's arguments are compared: an ``ARGS_MODES`` mode, or a comparator;
+    ``compare`` (a tolerance, ignored paths, ``nested``) loosens a mode's rule."""
 
     mode: str = "exact"
     check: str | None = None
     comparator: Any = None
+    compare: CompareArgs | None = None
+
+    def __post_init__(self) -> None:
+        if self.compare is not None and self.compare.plain:
+            object.__setattr__(self, "compare", None)
+
+    def describe(self) -> str:
+        """The rule as explanations name it (``superset, nested, abs 0.01``)."""
+        return describe(self.mode, self.compare)
 
     def difference(
         self, tool: str, reference: dict[str, Any] | None, actual: dict[str, Any] | None
@@ -113,6 +137,9 @@ class ArgRule:
             return None
         if actual is None:
             return "its arguments were not captured"
+        if self.compare is not None:
+            found = args_difference(reference, actual, _WALK_MODES[mode], self.compare)
+            return None if found is None else _explain(found)
         # Values are quoted as one-key dicts, as tool_arg_values quotes arguments, so that the
         # redaction of explanations (``key: value``) finds a secret argument's value.
         if mode != "subset":  # exact, superset: every reference argument, equal
@@ -132,6 +159,17 @@ class ArgRule:
 
 def _differs(key: str, actual: Any, expected: Any) -> str:
     return f"argument { ({key: actual})!r} where the reference has { ({key: expected})!r}"
+
+
+def _explain(found: Difference) -> str:
+    """A difference ``checks.argmatch`` found, in the texts of the plain rule (a nested
+    value's key is its path: ``{'items[0].sku': 'X'}``)."""
+    where = found.where
+    if found.kind == "missing":
+        return f"argument {where!r} is missing (the reference has { ({where: found.expected})!r})"
+    if found.kind == "extra":
+        return f"argument { ({where: found.actual})!r} is not in the reference"
+    return _differs(where, found.actual, found.expected)
 
 
 def rules_problem(
@@ -160,6 +198,11 @@ def rules_problem(
             continue
         if not isinstance(rule, Mapping):
             return at, f"expected one of {', '.join(ARGS_MODES)} or {{check: NAME, config: {{}}}}"
+        if "check" not in rule and not (set(rule) & set(COMPARATOR_KEYS)):
+            problem = _rule_problem(rule)
+            if problem is not None:
+                return (*at, *problem[0]), problem[1]
+            continue
         for key in rule:
             if key not in COMPARATOR_KEYS:
                 return at + (key,), (
@@ -195,12 +238,70 @@ def rules_problem(
     return None
 
 
-def build_rules(tool_args: Mapping[str, Any] | None, registry: Registry) -> dict[str, ArgRule]:
+def _rule_problem(rule: Mapping[str, Any]) -> tuple[tuple[Any, ...], str] | None:
+    """The first problem of a ``tool_args`` entry that is a rule mapping (``RULE_KEYS``)."""
+    for key in rule:
+        if key not in RULE_KEYS:
+            return (key,), (
+                f"unknown key {key!r}{did_you_mean(str(key), RULE_KEYS + COMPARATOR_KEYS)}; "
+                f"allowed keys: {', '.join(RULE_KEYS)} (or check, config for a comparator)"
+            )
+    mode = rule.get("mode", "exact")
+    if mode not in ARGS_MODES:
+        return ("mode",), f"must be one of {', '.join(ARGS_MODES)}, not {mode!r}" + did_you_mean(
+            str(mode), ARGS_MODES
+        )
+    try:
+        read_compare_args({k: v for k, v in rule.items() if k != "mode"})
+    except RuleError as exc:
+        return exc.where, exc.message
+    return None
+
+
+def options_problem(config: Mapping[str, Any]) -> tuple[tuple[Any, ...], str] | None:
+    """The first problem of a check's own ``abs``, ``rel``, ``ignore`` and ``nested``."""
+    try:
+        read_compare_args({k: config[k] for k in OPTION_KEYS if config.get(k) is not None})
+    except RuleError as exc:
+        return exc.where, exc.message
+    return None
+
+
+def mode_rules(
+    args: str, tool_args: Mapping[str, Any] | None, compare: CompareArgs | None
+) -> tuple[ArgRule, dict[str, ArgRule]]:
+    """The default rule (``args`` with the check's ``compare``) and the per-tool rules of
+    a valid ``tool_args`` that names no comparator: a mode, or a rule mapping whose keys
+    replace the check's own."""
+    rules: dict[str, ArgRule] = {}
+    for tool, rule in (tool_args or {}).items():
+        rules[tool] = _mode_rule(rule, args, compare)
+    return ArgRule(mode=args, compare=compare), rules
+
+
+def _mode_rule(rule: Any, args: str, compare: CompareArgs | None) -> ArgRule:
+    if isinstance(rule, str):
+        return ArgRule(mode=rule, compare=compare)
+    options = {k: v for k, v in rule.items() if k != "mode"}
+    return ArgRule(mode=rule.get("mode", args), compare=read_compare_args(options, base=compare))
+
+
+def is_comparator(rule: Any) -> bool:
+    """Whether a valid ``tool_args`` entry names a registered comparator."""
+    return isinstance(rule, Mapping) and "check" in rule
+
+
+def build_rules(
+    tool_args: Mapping[str, Any] | None,
+    registry: Registry,
+    args: str = "exact",
+    compare: CompareArgs | None = None,
+) -> dict[str, ArgRule]:
     """The per-tool rules of a valid ``tool_args``, comparators built from ``registry``."""
     rules: dict[str, ArgRule] = {}
     for tool, rule in (tool_args or {}).items():
-        if isinstance(rule, str):
-            rules[tool] = ArgRule(mode=rule)
+        if not is_comparator(rule):
+            rules[tool] = _mode_rule(rule, args, compare)
             continue
         name = rule["check"]
         entry = registry.entry(name)
@@ -337,6 +438,181 @@ class Matcher:
                 )
             previous = current
         return previous[-1]
+
+
+# -- checks against a reference: trajectory_match, trajectory_similarity ---------------------
+
+
+def _names_list(value: Any) -> list[str] | None:
+    """``value`` as a list of tool names (not a set: a reference has an order)."""
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def config_problem_text(where: tuple[Any, ...], message: str) -> str:
+    """``config['tool_args']['a']: message.``: a config problem as a score explains it."""
+    return f"config{''.join(f'[{part!r}]' for part in where)}: {message}."
+
+
+@dataclass(frozen=True, slots=True)
+class Against:
+    """What a check against a reference works on: the run's calls in scope, the reference's,
+    how their arguments compare, and how the scope is named (``checks.scope``)."""
+
+    matcher: Matcher
+    scope: str
+
+
+@dataclass(slots=True, frozen=True)
+class ReferenceCheck:
+    """The configuration every check against a reference shares (``trajectory_match``,
+    ``trajectory_similarity``): the reference (``expected`` tool names, else the case's
+    ``reference``), the argument rules (``args``, ``tool_args``, and ``abs``, ``rel``,
+    ``ignore``, ``nested`` for every rule that is a mode), the scope (``tools``,
+    ``exclude_tools``) and ``ignore_failed_calls``, which leaves failed calls out of the run
+    and the reference alike. Subclasses say what they score."""
+
+    expected: Any = None
+    #: Keyword-only, so that a subclass's own first key (``TrajectoryMatch.mode``) comes
+    #: second by position, as it always did.
+    args: Any = field(default="exact", kw_only=True)
+    tool_args: Any = field(default=None, kw_only=True)
+    tools: Any = field(default=None, kw_only=True)
+    exclude_tools: Any = field(default=None, kw_only=True)
+    ignore_failed_calls: Any = field(default=False, kw_only=True)
+    abs: Any = field(default=None, kw_only=True)
+    rel: Any = field(default=None, kw_only=True)
+    ignore: Any = field(default=None, kw_only=True)
+    nested: Any = field(default=None, kw_only=True)
+    #: The default and per-tool rules (comparators bound by ``bind_registry``), or why they
+    #: cannot be built.
+    rules: Any = field(default=None, init=False, repr=False, compare=False)
+    #: The scope (``checks.scope``), worked out once.
+    scope: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rules", self._unbound_rules())
+        if scope_error(self.tools, self.exclude_tools) is None:
+            drop = self.ignore_failed_calls is True
+            object.__setattr__(self, "scope", tool_scope(self.tools, self.exclude_tools, drop))
+
+    @property
+    def metric(self) -> str:
+        raise NotImplementedError
+
+    def _options(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in OPTION_KEYS if getattr(self, key) is not None}
+
+    def _own_problem(self, registry: Registry | None) -> str | None:
+        """Why the check's configuration (beyond its own keys) cannot run, as a score says."""
+        problem = scope_error(self.tools, self.exclude_tools)
+        if problem is not None:
+            return problem
+        if not isinstance(self.ignore_failed_calls, bool):
+            return (
+                "config['ignore_failed_calls'] must be true or false, not "
+                f"{self.ignore_failed_calls!r}."
+            )
+        found = options_problem(self._options())
+        if found is not None:
+            return config_problem_text(*found)
+        found = rules_problem(self.args, self.tool_args, registry)
+        if found is not None:
+            return config_problem_text(*found)
+        return None
+
+    def bind_registry(self, registry: Registry) -> ReferenceCheck:
+        """This check with its ``tool_args`` comparators built from ``registry``."""
+        bound = replace(self)
+        problem = self._own_problem(registry)
+        if problem is not None:
+            rules: Any = problem
+        else:
+            compare = read_compare_args(self._options())
+            rules = (
+                ArgRule(mode=self.args, compare=compare),
+                build_rules(self.tool_args, registry, self.args, compare),
+            )
+        object.__setattr__(bound, "rules", rules)
+        return bound
+
+    @property
+    def runs_plugins(self) -> bool:
+        """Whether a registered comparator (code from outside tooltrail) runs in this check."""
+        rules = self.rules
+        return isinstance(rules, tuple) and any(r.check is not None for r in rules[1].values())
+
+    @classmethod
+    def shared_config_problem(
+        cls, config: dict[str, Any], registry: Registry
+    ) -> tuple[tuple[Any, ...], str] | None:
+        """The first problem of the shared keys of a suite's config (key path under
+        ``config``, message), for ``Registry.check``."""
+        expected = config.get("expected")
+        if expected is not None and _names_list(expected) is None:
+            return ("expected",), "expected a list of tool names"
+        found = scope_problem(config)
+        if found is not None:
+            return found
+        if not isinstance(config.get("ignore_failed_calls", False), bool):
+            return ("ignore_failed_calls",), "expected true or false"
+        found = options_problem(config)
+        if found is not None:
+            return found
+        return rules_problem(config.get("args", "exact"), config.get("tool_args"), registry)
+
+    def _unbound_rules(self) -> tuple[ArgRule, dict[str, ArgRule]] | str:
+        """The rules of a check no registry built: those of its modes (comparators come from
+        a registry), or why there are none."""
+        problem = self._own_problem(None)
+        if problem is not None:
+            return problem
+        tool_args = self.tool_args or {}
+        if any(is_comparator(rule) for rule in tool_args.values()):
+            return (
+                "config['tool_args'] names a comparator, which only a check built by a "
+                "registry can use (Registry.build, or bind_registry)."
+            )
+        return mode_rules(self.args, tool_args, read_compare_args(self._options()))
+
+    def against(self, ctx: CheckContext) -> Against | Score:
+        """The run and its reference in scope, or the config error score that stops it."""
+        name = self.metric
+        given = self.expected
+        expected = None
+        if given is not None:
+            expected = _names_list(given)
+            if expected is None:
+                return config_error(name, name, "config['expected'] must be a list of tool names.")
+        rules = self.rules
+        if isinstance(rules, str):
+            return config_error(name, name, rules)
+        default, per_tool = rules
+        scope = self.scope
+        if expected is not None:
+            reference: tuple[ToolCall, ...] = tuple(ToolCall(name=t) for t in expected)
+        else:
+            found = ctx.case.reference if ctx.case is not None else None
+            if found is None:
+                return config_error(
+                    name,
+                    name,
+                    f"{name} needs a reference: set config['expected'] (tool names), "
+                    "the case's reference (calls, or a recorded file and trace id), or "
+                    "`tooltrail eval --reference FILE`.",
+                )
+            try:
+                reference = recorded_calls(found)
+            except SuiteError as exc:
+                return config_error(name, name, f"Reference {found.label}: {exc.message}.")
+            if ctx.case is not None and ctx.case.ignore_failed_calls:
+                reference = tuple(c for c in reference if c.status != "error")
+        run = scope.view(ctx.view).calls
+        if scope.narrows:
+            reference = tuple(scope.calls(reference))
+        matcher = Matcher(run=run, reference=reference, default=default, rules=per_tool)
+        return Against(matcher=matcher, scope=scope.text)
 
 
 # -- recorded references ------------------------------------------------------------------

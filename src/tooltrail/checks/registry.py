@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from math import isnan
 from typing import TYPE_CHECKING, Any
 
+from tooltrail.checks.agents import AgentScoped
 from tooltrail.checks.protocol import Check, CheckContext, case_context
 from tooltrail.checks.score import Score
 from tooltrail.checks.scorers import BUILTIN_SCORERS
@@ -162,6 +163,8 @@ def is_builtin(check: Check) -> bool:
     if kind is not ConfiguredCheck:
         return False
     inner = check.check  # type: ignore[attr-defined]
+    if type(inner) is AgentScoped:  # a built-in check scoped to one agent is still one
+        inner = inner.check
     return type(inner) in _BUILTIN_CLASSES and getattr(inner, "runs_plugins", False) is not True
 
 
@@ -285,6 +288,8 @@ class Registry:
                 check = bind(self)
         except Exception as exc:  # a check's constructor must not stop the suite either
             return _crashed(name, exc)
+        if evaluator.agent is not None:  # that agent's calls only, its scores named for it
+            check = AgentScoped(check, evaluator.agent)
         return ConfiguredCheck(
             name=name, check=check, threshold=threshold, required=evaluator.required
         )

@@ -8,7 +8,7 @@ A misconfiguration is a failing score with ``error="ConfigError"`` and the reaso
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.budgets import MaxToolCalls
@@ -16,17 +16,16 @@ from tooltrail.checks.judges import JUDGE_CHECKS
 from tooltrail.checks.protocol import CheckContext
 from tooltrail.checks.reference import (
     MATCH_MODES,
-    ArgRule,
     ComparatorError,
     Matcher,
-    build_rules,
-    recorded_calls,
-    rules_problem,
+    ReferenceCheck,
 )
+from tooltrail.checks.scope import ToolScope, scope_of, scope_problem
 from tooltrail.checks.score import Score, config_error
+from tooltrail.checks.similarity import TrajectorySimilarity
+from tooltrail.checks.tool_errors import TOOL_ERROR_CHECKS
+from tooltrail.checks.view import CallView
 from tooltrail.hints import did_you_mean
-from tooltrail.model import ToolCall
-from tooltrail.suite.errors import SuiteError
 
 if TYPE_CHECKING:
     from tooltrail.checks.registry import Registry
@@ -63,15 +62,52 @@ def _allowed_set(tools: list[str]) -> tuple[frozenset[str], str]:
     return found
 
 
+def _scope_field() -> Any:
+    """A scorer's ``tools`` / ``exclude_tools`` key (``checks.scope``): keyword-only, so that
+    its own keys keep their places by position."""
+    return field(default=None, kw_only=True)
+
+
+def _worked_out() -> Any:
+    """The scope worked out once (``checks.scope.scope_of``): not a config key."""
+    return field(default=None, init=False, repr=False, compare=False)
+
+
+def _in_scope(scope: ToolScope, ctx: CheckContext) -> tuple[CallView, str]:
+    """The context's calls in ``scope``, and how explanations name it (a check without a
+    scope reads ``ctx.view`` itself, inline: this is every trace's path)."""
+    return scope.view(ctx.view), scope.text
+
+
+def _scope_config_problem(config: dict[str, Any]) -> tuple[tuple[Any, ...], str] | None:
+    return scope_problem(config)
+
+
 @dataclass(slots=True, frozen=True)
 class ToolCallPrecision:
     """Calls of allowed tools / all calls (repeats count); allowed = ``allowed_tools`` or the
-    case's ``required_tools``."""
+    case's ``required_tools``. ``tools`` / ``exclude_tools`` count only the calls in scope."""
 
     allowed_tools: Any = None
+    tools: Any = _scope_field()
+    exclude_tools: Any = _scope_field()
+    scope: Any = _worked_out()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scope", scope_of(self.tools, self.exclude_tools))
+
+    @classmethod
+    def config_problem(
+        cls, config: dict[str, Any], registry: Registry
+    ) -> tuple[tuple[Any, ...], str] | None:
+        """A suite file's bad scope, for ``Registry.check`` (file, line and key)."""
+        return _scope_config_problem(config)
 
     def evaluate(self, ctx: CheckContext) -> Score:
         name = "tool_call_precision"
+        scope = self.scope
+        if scope is not None and type(scope) is str:
+            return config_error(name, name, scope)
         given = self.allowed_tools
         allowed_list = _tool_names(given) if given is not None else _case_required_tools(ctx)
         if allowed_list is None:
@@ -84,11 +120,11 @@ class ToolCallPrecision:
                 "case's required_tools.",
             )
         allowed, shown = _allowed_set(allowed_list)
-        view = ctx.view
+        view, scoped = (ctx.view, "") if scope is None else _in_scope(scope, ctx)
         total = view.size
         if not total:
             return Score.failing(
-                name, name, f"No tool calls in the trace; expected calls from {shown}."
+                name, name, f"No tool calls{scoped} in the trace; expected calls from {shown}."
             )
         counts = view.counts
         ok = sum([counts.get(tool, 0) for tool in allowed])
@@ -98,19 +134,36 @@ class ToolCallPrecision:
             span_ids = tuple(
                 [call.span_id for call in view.calls if call.span_id and call.name not in allowed]
             )
-        explanation = f"{ok}/{total} tool calls were in the allowed set {shown}."
+        explanation = f"{ok}/{total} tool calls{scoped} were in the allowed set {shown}."
         # Positional, as ``Score.passing`` builds its scores (a keyword call costs 2.5x).
         return Score(name, name, value, value >= 1.0, explanation, True, False, span_ids)
 
 
 @dataclass(slots=True, frozen=True)
 class ToolCallRecall:
-    """Required tools called / required tools; required = ``required_tools`` or the case's."""
+    """Required tools called / required tools; required = ``required_tools`` or the case's.
+    ``tools`` / ``exclude_tools`` look only at the calls in scope."""
 
     required_tools: Any = None
+    tools: Any = _scope_field()
+    exclude_tools: Any = _scope_field()
+    scope: Any = _worked_out()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scope", scope_of(self.tools, self.exclude_tools))
+
+    @classmethod
+    def config_problem(
+        cls, config: dict[str, Any], registry: Registry
+    ) -> tuple[tuple[Any, ...], str] | None:
+        """A suite file's bad scope, for ``Registry.check`` (file, line and key)."""
+        return _scope_config_problem(config)
 
     def evaluate(self, ctx: CheckContext) -> Score:
         name = "tool_call_recall"
+        scope = self.scope
+        if scope is not None and type(scope) is str:
+            return config_error(name, name, scope)
         given = self.required_tools
         required = _tool_names(given) if given is not None else list(_case_required_tools(ctx))
         if required is None:
@@ -125,7 +178,7 @@ class ToolCallRecall:
                 "tool_call_recall needs required tools: set config['required_tools'] or the "
                 "case's required_tools.",
             )
-        view = ctx.view
+        view, scoped = (ctx.view, "") if scope is None else _in_scope(scope, ctx)
         found = sum(1 for tool in required if tool in view)
         value = found / len(required)
         return Score(
@@ -133,22 +186,44 @@ class ToolCallRecall:
             metric=name,
             value=value,
             passed=value >= 1.0,
-            explanation=f"{found}/{len(required)} required tools were called.",
+            explanation=f"{found}/{len(required)} required tools were called{scoped}.",
         )
 
 
 @dataclass(slots=True, frozen=True)
 class NoRedundantToolCalls:
-    """1 - exact duplicates / calls; a duplicate repeats an earlier call's name and arguments."""
+    """1 - exact duplicates / calls; a duplicate repeats an earlier call's name and arguments.
+    ``tools`` / ``exclude_tools`` look only at the calls in scope."""
+
+    tools: Any = _scope_field()
+    exclude_tools: Any = _scope_field()
+    scope: Any = _worked_out()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scope", scope_of(self.tools, self.exclude_tools))
+
+    @classmethod
+    def config_problem(
+        cls, config: dict[str, Any], registry: Registry
+    ) -> tuple[tuple[Any, ...], str] | None:
+        """A suite file's bad scope, for ``Registry.check`` (file, line and key)."""
+        return _scope_config_problem(config)
 
     def evaluate(self, ctx: CheckContext) -> Score:
         name = "no_redundant_tool_calls"
-        view = ctx.view
+        scope = self.scope
+        if scope is not None and type(scope) is str:
+            return config_error(name, name, scope)
+        view, scoped = (ctx.view, "") if scope is None else _in_scope(scope, ctx)
         total = view.size
         if not total:
-            return Score.passing(name, name, "No tool calls in the trace, so none were redundant.")
+            return Score.passing(
+                name, name, f"No tool calls{scoped} in the trace, so none were redundant."
+            )
         duplicates = view.duplicates()
-        explanation = f"{len(duplicates)}/{total} tool calls exactly duplicated an earlier call."
+        explanation = (
+            f"{len(duplicates)}/{total} tool calls{scoped} exactly duplicated an earlier call."
+        )
         if not duplicates:
             return Score.passing(name, name, explanation)
         calls = view.calls
@@ -159,48 +234,31 @@ class NoRedundantToolCalls:
 
 
 @dataclass(slots=True, frozen=True)
-class TrajectoryMatch:
+class TrajectoryMatch(ReferenceCheck):
     """How well the calls match a reference: ``expected`` (tool names), else the case's
     ``reference`` (calls with arguments, inline or recorded).
 
     ``mode``: ``exact`` (1/0), ``in_order`` (LCS F1), ``any_order`` (multiset F1), or a
     reference mode of ``checks.reference`` (``strict``, ``unordered``, ``subset``,
     ``superset``; 1/0, naming the first difference). ``args`` compares each call's arguments
-    with its reference call's; ``tool_args`` overrides it per tool, with a mode or a registered
-    comparator (``{check: NAME, config: {...}}``), which the registry binds when it builds
-    the check (``bind_registry``).
+    with its reference call's; ``tool_args`` overrides it per tool, with a mode, a rule
+    mapping or a registered comparator (``{check: NAME, config: {...}}``), which the registry
+    binds when it builds the check (``bind_registry``). The scope, ``ignore_failed_calls``
+    and the value rules are ``ReferenceCheck``'s.
     """
 
-    expected: Any = None
     mode: Any = "exact"
-    args: Any = "exact"
-    tool_args: Any = None
-    #: Set by ``bind_registry``: the per-tool rules, or the reason they cannot be built.
-    rules: Any = field(default=None, init=False, repr=False, compare=False)
-
-    def bind_registry(self, registry: Registry) -> TrajectoryMatch:
-        """This check with its ``tool_args`` comparators built from ``registry``."""
-        bound = replace(self)
-        problem = rules_problem(self.args, self.tool_args, registry)
-        if problem is not None:
-            rules: Any = _config_problem(*problem)
-        else:
-            rules = build_rules(self.tool_args, registry)
-        object.__setattr__(bound, "rules", rules)
-        return bound
 
     @property
-    def runs_plugins(self) -> bool:
-        """Whether a registered comparator (code from outside tooltrail) runs in this check."""
-        rules = self.rules
-        return isinstance(rules, dict) and any(r.check is not None for r in rules.values())
+    def metric(self) -> str:
+        return "trajectory_match"
 
     @classmethod
     def config_problem(
         cls, config: dict[str, Any], registry: Registry
     ) -> tuple[tuple[Any, ...], str] | None:
         """The first problem of a suite's config (key path under ``config``, message), for
-        ``Registry.check``: modes, argument rules, comparator names."""
+        ``Registry.check``: modes, argument rules, comparator names, the scope."""
         expected = config.get("expected")
         if expected is not None and (
             _tool_names(expected) is None or isinstance(expected, (set, frozenset))
@@ -212,74 +270,43 @@ class TrajectoryMatch:
                 f"must be one of {', '.join(ALL_TRAJECTORY_MODES)}, not {mode!r}"
                 + did_you_mean(str(mode), ALL_TRAJECTORY_MODES)
             )
-        return rules_problem(config.get("args", "exact"), config.get("tool_args"), registry)
+        return cls.shared_config_problem(config, registry)
 
     def evaluate(self, ctx: CheckContext) -> Score:
         name = "trajectory_match"
-        given = self.expected
-        expected = None
-        if given is not None:
-            expected = _tool_names(given)
-            if expected is None or isinstance(given, (set, frozenset)):
-                return config_error(name, name, "config['expected'] must be a list of tool names.")
         mode = self.mode
+        given = self.expected
+        if given is not None and (
+            _tool_names(given) is None or isinstance(given, (set, frozenset))
+        ):
+            return config_error(name, name, "config['expected'] must be a list of tool names.")
         if mode not in ALL_TRAJECTORY_MODES:
             return config_error(
                 name,
                 name,
                 f"config['mode'] must be one of {list(ALL_TRAJECTORY_MODES)}, not {mode!r}.",
             )
-        rules = self.rules if self.rules is not None else self._unbound_rules()
-        if isinstance(rules, str):
-            return config_error(name, name, rules)
+        found = self.against(ctx)
+        if isinstance(found, Score):
+            return found
+        matcher = found.matcher
         if (
-            expected is not None
+            given is not None
             and mode in TRAJECTORY_MODES
-            and all(r.check is None for r in rules.values())
+            and all(r.check is None for r in matcher.rules.values())
         ):  # names alone decide: the fast paths of the older modes
-            return _score_names(name, mode, ctx.view.names, expected)
-        if expected is not None:
-            reference: tuple[ToolCall, ...] = tuple(ToolCall(name=t) for t in expected)
-        else:
-            found = ctx.case.reference if ctx.case is not None else None
-            if found is None:
-                return config_error(
-                    name,
-                    name,
-                    "trajectory_match needs a reference: set config['expected'] (tool names), "
-                    "the case's reference (calls, or a recorded file and trace id), or "
-                    "`tooltrail eval --reference FILE`.",
-                )
-            try:
-                reference = recorded_calls(found)
-            except SuiteError as exc:
-                return config_error(name, name, f"Reference {found.label}: {exc.message}.")
-            if ctx.case is not None and ctx.case.ignore_failed_calls:
-                reference = tuple(c for c in reference if c.status != "error")
-        matcher = Matcher(
-            run=ctx.view.calls, reference=reference, default=ArgRule(mode=self.args), rules=rules
-        )
+            view = ctx.view
+            actual = view.names if matcher.run is view.calls else [c.name for c in matcher.run]
+            return _score_names(name, mode, actual, list(given), found.scope)
         try:
-            return _score(name, mode, self.args, matcher)
+            return _score(name, mode, matcher.default.describe(), matcher, found.scope)
         except ComparatorError as exc:
             return Score.failing(name, name, f"Trajectory not matched: {exc}.", error=exc.kind)
 
-    def _unbound_rules(self) -> dict[str, ArgRule] | str:
-        """The per-tool rules of a check no registry built (or the reason there are none):
-        modes only, since comparators come from a registry."""
-        problem = rules_problem(self.args, self.tool_args, None)
-        if problem is not None:
-            return _config_problem(*problem)
-        tool_args = self.tool_args or {}
-        if any(not isinstance(rule, str) for rule in tool_args.values()):
-            return (
-                "config['tool_args'] names a comparator, which only a check built by a "
-                "registry can use (Registry.build, or bind_registry)."
-            )
-        return {tool: ArgRule(mode=rule) for tool, rule in tool_args.items()}
 
-
-def _score_names(name: str, mode: str, actual: list[str], expected: list[str]) -> Score:
+def _score_names(
+    name: str, mode: str, actual: list[str], expected: list[str], scope: str = ""
+) -> Score:
     """The older modes over tool names alone (``expected``, or a reference without
     arguments): list equality, the LCS of names, the multiset of names."""
     if mode == "exact":
@@ -290,16 +317,20 @@ def _score_names(name: str, mode: str, actual: list[str], expected: list[str]) -
             metric=name,
             value=1.0 if ok else 0.0,
             passed=ok,
-            explanation=f"Tool calls {actual} {verb} the expected trajectory {expected} exactly.",
+            explanation=(
+                f"Tool calls {actual}{scope} {verb} the expected trajectory {expected} exactly."
+            ),
         )
     if mode == "in_order":
         common = _lcs_length(expected, actual)
     else:
         common = sum((Counter(expected) & Counter(actual)).values())
-    return _f1_score(name, mode, actual, expected, common)
+    return _f1_score(name, mode, actual, expected, common, scope)
 
 
-def _f1_score(name: str, mode: str, actual: list[str], expected: list[str], common: int) -> Score:
+def _f1_score(
+    name: str, mode: str, actual: list[str], expected: list[str], common: int, scope: str = ""
+) -> Score:
     """The ``in_order`` / ``any_order`` score: the F1 of ``common`` calls matched (two empty
     trajectories match)."""
     total = len(expected) + len(actual)
@@ -311,8 +342,8 @@ def _f1_score(name: str, mode: str, actual: list[str], expected: list[str], comm
         value=value,
         passed=value >= 1.0,
         explanation=(
-            f"Tool calls {actual} matched {common} of the expected trajectory {expected} "
-            f"{how} (F1 {value:.2f})."
+            f"Tool calls {actual}{scope} matched {common} of the expected trajectory "
+            f"{expected} {how} (F1 {value:.2f})."
         ),
     )
 
@@ -330,12 +361,7 @@ def _lcs_length(a: list[str], b: list[str]) -> int:
     return previous[-1]
 
 
-def _config_problem(where: tuple[Any, ...], message: str) -> str:
-    """``config['tool_args']['a']: message.``: a config problem as a score explains it."""
-    return f"config{''.join(f'[{part!r}]' for part in where)}: {message}."
-
-
-def _score(name: str, mode: str, args: str, matcher: Matcher) -> Score:
+def _score(name: str, mode: str, args: str, matcher: Matcher, scope: str = "") -> Score:
     actual = [call.name for call in matcher.run]
     expected = [call.name for call in matcher.reference]
     if mode in MATCH_MODES:
@@ -344,19 +370,20 @@ def _score(name: str, mode: str, args: str, matcher: Matcher) -> Score:
             return Score.passing(
                 name,
                 name,
-                f"Tool calls {actual} matched the reference {expected} ({mode}, arguments {args}).",
+                f"Tool calls {actual}{scope} matched the reference {expected} ({mode}, arguments "
+                f"{args}).",
             )
         difference, at = found
         span_id = matcher.run[at].span_id if at is not None else None
         return Score.failing(
             name,
             name,
-            f"Tool calls {actual} did not match the reference {expected} ({mode}, arguments "
-            f"{args}): {difference}.",
+            f"Tool calls {actual}{scope} did not match the reference {expected} ({mode}, "
+            f"arguments {args}): {difference}.",
             span_ids=(span_id,) if span_id else (),
         )
     if mode in TRAJECTORY_MODES and matcher.names_only():
-        return _score_names(name, mode, actual, expected)  # a reference without arguments
+        return _score_names(name, mode, actual, expected, scope)  # a reference without arguments
     if mode == "exact":
         found = matcher.strict()
         ok = found is None
@@ -368,14 +395,15 @@ def _score(name: str, mode: str, args: str, matcher: Matcher) -> Score:
             value=1.0 if ok else 0.0,
             passed=ok,
             explanation=(
-                f"Tool calls {actual} {verb} the expected trajectory {expected} exactly{detail}."
+                f"Tool calls {actual}{scope} {verb} the expected trajectory {expected} "
+                f"exactly{detail}."
             ),
         )
     if not actual and not expected:
         common = 0
     else:
         common = matcher.lcs() if mode == "in_order" else len(matcher.pairs())
-    return _f1_score(name, mode, actual, expected, common)
+    return _f1_score(name, mode, actual, expected, common, scope)
 
 
 #: name -> check class (its dataclass fields are the config keys it reads)
@@ -384,6 +412,8 @@ BUILTIN_SCORERS: dict[str, type] = {
     "tool_call_recall": ToolCallRecall,
     "no_redundant_tool_calls": NoRedundantToolCalls,
     "trajectory_match": TrajectoryMatch,
+    "trajectory_similarity": TrajectorySimilarity,
     "max_tool_calls": MaxToolCalls,
     **JUDGE_CHECKS,  # llm_judge, tool_args_judge, trajectory_judge
+    **TOOL_ERROR_CHECKS,  # tool_errors, tool_errors_recovered, claims_success_after_error
 }

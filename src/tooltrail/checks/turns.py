@@ -14,12 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tooltrail.checks.argmatch import describe, matches
 from tooltrail.checks.budgets import TurnMaxLatency
 from tooltrail.checks.judges import LlmJudge, ToolArgsJudge
+from tooltrail.checks.peer_protocol import turn_check
 from tooltrail.checks.protocol import Check, CheckContext
 from tooltrail.checks.registry import ConfiguredCheck
 from tooltrail.checks.score import Score
 from tooltrail.equality import args_contain, values_equal
+from tooltrail.suite.argrules import CompareArgs
 from tooltrail.suite.vocabulary import TURN_TERMS, is_set
 
 if TYPE_CHECKING:
@@ -120,14 +123,19 @@ class TurnOrdered:
 
 @dataclass(slots=True, frozen=True)
 class TurnArgs:
-    """``turn{n}:tool_calls_args:{tool}``: any call of the tool matches (subset or exact)."""
+    """``turn{n}:tool_calls_args:{tool}``: any call of the tool matches (subset or exact);
+    ``compare`` (a tolerance, ignored paths, a nested subset: ``checks.argmatch``) loosens
+    how values compare, and the texts' ``({mode})`` names it."""
 
     tool: str
     args: dict[str, Any]
     mode: ArgsMode = "subset"
+    compare: CompareArgs | None = None
 
     def evaluate(self, ctx: CheckContext) -> Score:
-        tool, expected, mode, turn = self.tool, self.args, self.mode, _turn(ctx)
+        tool, expected, turn = self.tool, self.args, _turn(ctx)
+        compare = self.compare if self.compare is not None and not self.compare.plain else None
+        mode = self.mode if compare is None else describe(self.mode, compare)
         name = f"turn{turn}:tool_calls_args:{tool}"
         calls = ctx.view.calls_of(tool)
         if not calls:
@@ -138,7 +146,17 @@ class TurnArgs:
                 turn=turn,
             )
         for call in calls:
-            if mode == "exact":
+            if compare is not None:
+                ok = (not expected and self.mode != "exact") or (
+                    call.args is not None
+                    and matches(
+                        expected,
+                        call.args,
+                        "exact" if self.mode == "exact" else "contains",
+                        compare,
+                    )
+                )
+            elif self.mode == "exact":
                 ok = call.args is not None and values_equal(expected, call.args)
             else:
                 ok = args_contain(expected, call.args)
@@ -164,7 +182,8 @@ def _tool_call_args_checks(item: ToolCallArgs) -> list[Check]:
     """An entry's argument check (when it has ``args``), then its judge (when it has one)."""
     checks: list[Check] = []
     if item.args is not None:
-        checks.append(TurnArgs(item.tool, item.args, item.mode))
+        compare = item.compare
+        checks.append(TurnArgs(item.tool, item.args, item.mode, None if compare.plain else compare))
     judge = item.judge
     if judge is not None:
         checks.append(
@@ -194,7 +213,7 @@ _BUILD: dict[str, Callable[[Expect, Any], Iterable[Check]]] = {
         LlmJudge(rubric=judge.rubric, model=judge.model, judge=judge.judge)
     ],
     "evaluators": lambda expect, evaluators: [
-        ConfiguredCheck(name=_evaluator_name(evaluator), check=evaluator)
+        ConfiguredCheck(name=_evaluator_name(evaluator), check=turn_check(evaluator))
         for evaluator in evaluators
     ],
 }

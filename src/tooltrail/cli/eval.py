@@ -4,8 +4,9 @@
 ``gate`` checks a report written earlier. Exit codes: 0 all cases pass (or the gate passes),
 1 failures (or the gate failed), 2 usage or suite error, 3 input records were skipped and
 nothing failed, or no trace was evaluated at all (an empty or unreadable input, or no trace
-any case selects) unless ``--allow-empty``: a CI gate never passes on zero rows; 130
-interrupted (SIGINT), with what was evaluated so far. Diagnostics
+any case selects) unless ``--allow-empty``: a CI gate never passes on zero rows; 75 the gate
+is inconclusive (a repeated case's interval straddles its threshold, nothing failed: rerun);
+130 interrupted (SIGINT), with what was evaluated so far. Diagnostics
 go to stderr as ``file:line: reason``; the report goes to stdout or ``--out``.
 """
 
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
+from tooltrail.agreement import Agreement, measure
 from tooltrail.batch import (
     BatchResult,
     DaskUnavailableError,
@@ -35,14 +37,16 @@ from tooltrail.checks.plugins import ENV_PLUGINS, PluginError, load_plugins
 from tooltrail.checks.reference import load_references, with_references
 from tooltrail.checks.timelimit import DEFAULT_CHECK_TIMEOUT_S
 from tooltrail.cli.errors import fail, standard_input
-from tooltrail.cli.gates import load_gate
+from tooltrail.cli.gates import gate_exit_code, load_gate, with_kappa_floor
 from tooltrail.cli.judge_flags import judge_options, judge_overrides
+from tooltrail.cli.progress import eval_progress, progress_wanted
 from tooltrail.cli.report import write_file_or_stdout, write_rich_report
 from tooltrail.convert import read_traces
 from tooltrail.evaluate import EvaluationReport, ReportError, Summarizer, Summary
 from tooltrail.gc_pause import gc_paused
 from tooltrail.judge.errors import JudgeConfigError
 from tooltrail.judging import check_judge, run_judge_settings
+from tooltrail.labels import LabelSet, read_labels
 from tooltrail.otlp import Diagnostic
 from tooltrail.report import (
     Gate,
@@ -52,8 +56,8 @@ from tooltrail.report import (
     write_markdown,
     write_text,
 )
-from tooltrail.report.stream import TextSink
 from tooltrail.report.text import write_text_summarizing
+from tooltrail.settings import redaction_from_env
 from tooltrail.suite import SuiteError, TestSuite
 
 if TYPE_CHECKING:
@@ -66,8 +70,9 @@ EXIT_INTERRUPTED = 130
 MAX_DIAGNOSTICS_SHOWN = 100
 
 #: Report writers by ``--format``: each streams its document to a text sink piece by piece
-#: (the same text as the matching ``render_*``), so a big report never exists as one string.
-WRITERS: dict[str, Callable[[EvaluationReport, TextSink], None]] = {
+#: (the same text as the matching ``render_*``), so a big report never exists as one string;
+#: each takes the run's agreement with labels as ``agreement=``.
+WRITERS: dict[str, Callable[..., None]] = {
     "text": write_text,
     "json": write_json,
     "junit": write_junit,
@@ -98,8 +103,24 @@ WRITERS: dict[str, Callable[[EvaluationReport, TextSink], None]] = {
     "--gate",
     "gate_path",
     type=click.Path(exists=True, dir_okay=False),
-    help="Gate file (min_pass_rate, min_metric_pass_rate, max_failed_cases); default: the "
-    "suite's gate keys.",
+    help="Gate file (min_pass_rate, min_metric_pass_rate, max_failed_cases, "
+    "min_judge_kappa); default: the suite's gate keys.",
+)
+@click.option(
+    "--labels",
+    "labels_path",
+    metavar="FILE",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Human verdicts (CSV or JSON: trace_id or case_id, check, verdict, notes): every "
+    "report adds each labelled check's agreement with them (accuracy, Cohen's kappa, the "
+    "confusion matrix, the disagreeing runs).",
+)
+@click.option(
+    "--min-judge-kappa",
+    type=click.FloatRange(min=-1, max=1),
+    metavar="KAPPA",
+    help="Gate floor on Cohen's kappa of every labelled judge check (needs --labels); over "
+    "the gate file's min_judge_kappa.",
 )
 @click.option(
     "--workers",
@@ -179,6 +200,8 @@ def eval_command(
     fmt: str,
     out: str | None,
     gate_path: str | None,
+    labels_path: str | None,
+    min_judge_kappa: float | None,
     workers: int | None,
     dask_address: str | None,
     show_unmatched: bool,
@@ -211,7 +234,8 @@ def eval_command(
         suite = load_references(suite)
         if reference_path is not None:
             suite = _with_reference(suite, reference_path, group)
-        gate = Gate.load(gate_path) if gate_path else suite.gate
+        gate = with_kappa_floor(Gate.load(gate_path) if gate_path else suite.gate, min_judge_kappa)
+        labels = read_labels(labels_path) if labels_path is not None else None
         judge = run_judge_settings(
             suite,
             judge_overrides(
@@ -226,7 +250,8 @@ def eval_command(
     with _on_interrupt(done), ExitStack() as cleanup:
         with _stdin_spooled(paths) as (inputs, stdin_copy):
             try:
-                with _progress(enabled=not quiet and sys.stderr.isatty()) as on_progress:
+                wanted = progress_wanted(quiet)
+                with eval_progress(inputs, enabled=wanted) as (on_progress, on_outcome):
                     batch = run_batch(
                         suite,
                         inputs,
@@ -236,6 +261,7 @@ def eval_command(
                         chunk_bytes=chunk_mb << 20 if chunk_mb else None,
                         on_progress=done.counting(on_progress),
                         judge=judge,
+                        on_outcome=on_outcome,
                     )
                 cleanup.callback(batch.close)  # rows spilled to disk: removed however this ends
             except (InputError, DaskUnavailableError) as exc:
@@ -253,14 +279,21 @@ def eval_command(
         # and make no reference cycles: with the collector on, it rescanned each block of
         # rows as it was read, a quarter of the report's CPU time (``gc_pause``).
         with gc_paused():
+            agreement = _agreement(batch, labels)
             try:
-                report, gate_result = _report(suite, batch, gate, fmt, out, found)
+                report, gate_result = _report(suite, batch, gate, fmt, out, found, agreement)
             except OSError as exc:
                 fail("eval", f"cannot write the report to {out}: {exc.strerror or exc}")
         nothing = len(batch.results) == 0 and not allow_empty
         if not (nothing and len(batch.diagnostics) == 1):  # else the one line names it
             _print_diagnostics(batch.diagnostics, stdin_copy)
         _print_unmatched(batch.unmatched, show_unmatched)
+        if agreement is not None and agreement.unmatched_count:
+            click.echo(
+                f"tooltrail eval: {agreement.unmatched_count} of {agreement.labels} labels in "
+                f"{agreement.source} matched no score (the report lists them)",
+                err=True,
+            )
         if nothing:
             fail("eval", _nothing_evaluated(batch), EXIT_SKIPPED)
         if batch.group_count == 0:
@@ -309,28 +342,34 @@ def gate_command(report_path: str, gate_path: str | None, config_path: str | Non
         raise click.UsageError("Missing option '--gate'.")
     try:
         with open(report_path, "rb") as handle:
-            report = EvaluationReport.from_dict(orjson.loads(handle.read()))
+            data = orjson.loads(handle.read())
+        report = EvaluationReport.from_dict(data)
     except (orjson.JSONDecodeError, ReportError) as exc:
         fail("gate", f"{report_path}: {exc}")
     try:
         gate = load_gate(gate_path)
     except SuiteError as exc:
         fail("gate", str(exc))
-    result = gate.check(report)
-    click.echo("gate: PASS" if result.passed else "gate: FAIL")
+    try:
+        agreement = Agreement.from_dict(data["agreement"]) if "agreement" in data else None
+    except ValueError as exc:
+        fail("gate", f"{report_path}: agreement: {exc}")
+    result = gate.check(report, agreement)
+    click.echo(f"gate: {result.verdict}")
     for reason in result.reasons:
         click.echo(f"    {reason}")
-    sys.exit(EXIT_OK if result.passed else EXIT_FAILED)
+    sys.exit(gate_exit_code(result, EXIT_OK, EXIT_FAILED))
 
 
 def exit_code(
     report: EvaluationReport, gate: GateResult | None, diagnostics: Sequence[Diagnostic]
 ) -> int:
-    """0 all pass (or the gate passes), 1 failures or gate failed, 3 records skipped."""
-    failed = not gate.passed if gate is not None else not report.passed
-    if failed:
-        return EXIT_FAILED
-    return EXIT_SKIPPED if diagnostics else EXIT_OK
+    """0 all pass (or the gate passes), 1 failures or gate failed, 75 the gate inconclusive,
+    3 records skipped."""
+    clean = EXIT_SKIPPED if diagnostics else EXIT_OK
+    if gate is not None:
+        return gate_exit_code(gate, clean, EXIT_FAILED)
+    return EXIT_FAILED if not report.passed else clean
 
 
 def _nothing_evaluated(batch: BatchResult) -> str:
@@ -351,8 +390,10 @@ def _report(
     fmt: str,
     out: str | None,
     trajectories: Mapping[int, Trajectory] | None,
+    agreement: Agreement | None = None,
 ) -> tuple[EvaluationReport, GateResult | None]:
-    """Write the report of ``batch`` in ``fmt``; return it and the gate's verdict on it.
+    """Write the report of ``batch`` in ``fmt``, with the agreement with labels when given;
+    return it and the gate's verdict on it (and on the agreement).
 
     Each walk of rows read back from disk unpickles them again, so the summary is counted on
     the report's own walk where the format allows: the text report writes its rows before its
@@ -364,31 +405,49 @@ def _report(
         summarizer = Summarizer(cases)
         longest = batch.longest_label()
         write_file_or_stdout(
-            out, lambda sink: write_text_summarizing(batch.results, summarizer, longest, sink)
+            out,
+            lambda sink: write_text_summarizing(
+                batch.results, summarizer, longest, sink, agreement=agreement
+            ),
         )
         report = _with_summary(suite, batch, summarizer.summary())
-        return report, gate.check(report) if gate is not None else None
+        return report, gate.check(report, agreement) if gate is not None else None
     if fmt == "html":
         from tooltrail.report.html import list_rows, write_html
 
         summarizer = Summarizer(cases)
         listing = list_rows(batch.results, trajectories=trajectories, summarizer=summarizer)
         report = _with_summary(suite, batch, summarizer.summary())
-        verdict = gate.check(report) if gate is not None else None
+        verdict = gate.check(report, agreement) if gate is not None else None
         write_file_or_stdout(
             out,
             lambda sink: write_html(
-                report, sink, trajectories=trajectories, gate=verdict, listing=listing
+                report,
+                sink,
+                trajectories=trajectories,
+                gate=verdict,
+                listing=listing,
+                agreement=agreement,
             ),
         )
         return report, verdict
     report = EvaluationReport.from_results(suite, batch.results)
-    gate_result = gate.check(report) if gate is not None else None
+    gate_result = gate.check(report, agreement) if gate is not None else None
     if fmt == "json":
-        write_rich_report(report, fmt, out, trajectories=trajectories, gate=gate_result)
+        write_rich_report(
+            report, fmt, out, trajectories=trajectories, gate=gate_result, agreement=agreement
+        )
     else:
-        write_report(report, fmt, out)
+        write_report(report, fmt, out, agreement)
     return report, gate_result
+
+
+def _agreement(batch: BatchResult, labels: LabelSet | None) -> Agreement | None:
+    """The rows' agreement with ``labels`` (one more walk over the rows, only with
+    ``--labels``), the labels' notes redacted with the report's rules."""
+    if labels is None:
+        return None
+    return measure(batch.results, labels, redaction=redaction_from_env())
 
 
 def _with_summary(suite: TestSuite, batch: BatchResult, summary: Summary) -> EvaluationReport:
@@ -397,11 +456,13 @@ def _with_summary(suite: TestSuite, batch: BatchResult, summary: Summary) -> Eva
     )
 
 
-def write_report(report: EvaluationReport, fmt: str, out: str | None) -> None:
+def write_report(
+    report: EvaluationReport, fmt: str, out: str | None, agreement: Agreement | None = None
+) -> None:
     """Stream ``report`` in format ``fmt`` to the file ``out`` (created 0600: reports quote
-    argument values), or to stdout."""
+    argument values), or to stdout, with the agreement with labels when given."""
     writer = WRITERS[fmt]
-    write_file_or_stdout(out, lambda sink: writer(report, sink))
+    write_file_or_stdout(out, lambda sink: writer(report, sink, agreement=agreement))
 
 
 def _print_diagnostics(diagnostics: Sequence[Diagnostic], stdin_copy: str | None) -> None:
@@ -430,7 +491,7 @@ def _print_unmatched(unmatched: Sequence[UnmatchedTrace], show: bool) -> None:
 
 
 def _print_gate(result: GateResult) -> None:
-    click.echo("gate: PASS" if result.passed else "gate: FAIL", err=True)
+    click.echo(f"gate: {result.verdict}", err=True)
     for reason in result.reasons:
         click.echo(f"    {reason}", err=True)
 
@@ -485,26 +546,6 @@ def _on_interrupt(done: _Done) -> Iterator[None]:
 
 
 @contextmanager
-def _progress(*, enabled: bool) -> Iterator[Any]:
-    """A traces/s progress bar on stderr, or nothing (piped, ``--quiet``)."""
-    if not enabled:
-        yield None
-        return
-    from tqdm import tqdm
-
-    tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
-    bar = tqdm(file=sys.stderr, unit=" traces", unit_scale=True, desc="evaluating", leave=False)
-
-    def update(groups: int, spans: int, _bytes: int) -> None:
-        bar.update(groups)
-
-    try:
-        yield update
-    finally:
-        bar.close()
-
-
-@contextmanager
 def _stdin_spooled(paths: Sequence[str]) -> Iterator[tuple[list[str], str | None]]:
     """``-`` becomes a temporary copy of stdin, so workers can read (and re-read) it."""
     if "-" not in paths:
@@ -530,6 +571,7 @@ def _annotate(
 ) -> None:
     """``--annotate`` / ``--annotate-traces``: scores written back next to their traces."""
     from tooltrail.annotate import annotate_run
+    from tooltrail.origins import Origins
     from tooltrail.scores import explanations_from_env
 
     try:
@@ -541,6 +583,7 @@ def _annotate(
             group=group,
             suite=suite.name or None,
             explanations=explanations_from_env(),
+            origins=Origins(suite),  # the provenance of every event (docs/scores.md)
         )
     except OSError as exc:
         fail("eval", f"cannot write annotations: {exc}")

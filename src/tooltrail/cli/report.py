@@ -18,6 +18,7 @@ from tooltrail.evaluate import EvaluationReport, ReportError
 from tooltrail.report.stream import TextSink
 
 if TYPE_CHECKING:
+    from tooltrail.agreement import Agreement
     from tooltrail.report.trajectory import Trajectory
     from tooltrail.suite.gate import GateResult
 
@@ -42,20 +43,22 @@ def write_rich_report(
     *,
     trajectories: Mapping[int, Trajectory] | None = None,
     gate: GateResult | None = None,
+    agreement: Agreement | None = None,
 ) -> None:
-    """The report in ``fmt``; ``html`` and ``json`` carry the trajectories and gate verdict."""
+    """The report in ``fmt``; ``html`` and ``json`` carry the trajectories and gate verdict;
+    every format the agreement with labels, when given."""
     from tooltrail.report import write_junit, write_markdown, write_text
     from tooltrail.report.html import write_html
     from tooltrail.report.json import write_json
 
     def write(sink: TextSink) -> None:
         if fmt == "html":
-            write_html(report, sink, trajectories=trajectories, gate=gate)
+            write_html(report, sink, trajectories=trajectories, gate=gate, agreement=agreement)
         elif fmt == "json":
-            write_json(report, sink, trajectories=trajectories, gate=gate)
+            write_json(report, sink, trajectories=trajectories, gate=gate, agreement=agreement)
         else:
             {"junit": write_junit, "markdown": write_markdown, "text": write_text}[fmt](
-                report, sink
+                report, sink, agreement=agreement
             )
 
     write_file_or_stdout(out, write)
@@ -100,11 +103,18 @@ def report_command(report_path: str, fmt: str, out: str | None, gate_path: str |
         from tooltrail.suite import SuiteError
 
         try:
-            gate = load_gate(gate_path).check(saved.report)
+            gate = load_gate(gate_path).check(saved.report, saved.agreement)
         except SuiteError as exc:
             fail("report", str(exc))
     try:
-        write_rich_report(saved.report, fmt, out, trajectories=saved.trajectories, gate=gate)
+        write_rich_report(
+            saved.report,
+            fmt,
+            out,
+            trajectories=saved.trajectories,
+            gate=gate,
+            agreement=saved.agreement,
+        )
     except OSError as exc:
         fail("report", f"cannot write the report to {out}: {exc.strerror or exc}")
     sys.exit(0)

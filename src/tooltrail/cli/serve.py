@@ -1,8 +1,12 @@
 """``tooltrail serve``: receive OTLP, evaluate complete traces, send the scores back.
 
-Prints where it listens (one line on stderr, once both listeners are bound), runs until
-SIGTERM or SIGINT, shuts down gracefully and prints the final counters as JSON on stderr.
-Exit codes: 0 after a clean shutdown, 2 for a usage, suite or listen (port in use) error.
+Prints where it listens (one line on stderr, once both listeners are bound), then one line per
+evaluated trace (time, trace id, case, PASS/FAIL/ERROR/PARTIAL and the first failed check,
+redacted; at most ``--console-rate`` a second, the rest counted; none with ``--quiet``) and
+the counters at most once a minute when they moved (``serve.console``); runs until SIGTERM
+or SIGINT, shuts down gracefully and prints the final counters as JSON on stderr.
+Exit codes: 0 after a clean shutdown, 2 for a usage, suite, TLS file or listen (port in use)
+error.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from tooltrail.serve.config import (
     STATS_PATH,
     TRACES_PATH,
 )
+from tooltrail.serve.console import CounterLines
 from tooltrail.serve.forward import PROTOCOLS
 from tooltrail.serve.signals import StartCancelled, StopSignals
 from tooltrail.suite import SuiteError
@@ -91,6 +96,39 @@ _DEFAULTS = ServeConfig()
     type=click.Choice(PROTOCOLS),
     default=_DEFAULTS.forward_protocol,
     show_default=True,
+)
+@click.option(
+    "--forward-verdicts",
+    is_flag=True,
+    help="With --forward: send each trace on once judged, its verdict on its root span "
+    "(tooltrail.verdict, tooltrail.failed_checks), for a collector's tail sampling.",
+)
+@click.option(
+    "--evaluation-spans",
+    is_flag=True,
+    help="With --scores-endpoint: also one gen_ai.evaluation.internal span per evaluated "
+    "trace, linked to its root span.",
+)
+@click.option(
+    "--judge-budget-per",
+    type=click.Choice(["hour", "day"]),
+    help="--judge-budget is then US dollars per hour or day (UTC), for all workers together; "
+    "past it the judge checks are JudgeBudget errors until the window turns.",
+)
+@click.option(
+    "--test-traffic",
+    type=click.Choice(["score", "skip"]),
+    default=_DEFAULTS.test_traffic,
+    show_default=True,
+    help="A trace marked as a test run (tooltrail.test, test.case.name, test.suite.name, or a "
+    "--test-environment): scored fully outside sampling and the spend window, or skipped.",
+)
+@click.option(
+    "--test-environment",
+    "test_environments",
+    metavar="NAME",
+    multiple=True,
+    help="A deployment.environment whose traces are test runs. Repeatable.",
 )
 @click.option(
     "--dump",
@@ -264,6 +302,20 @@ _DEFAULTS = ServeConfig()
     "errors ('judge queue full', counter judge_queue_full) and intake never waits.",
 )
 @click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="No line per evaluated trace (the counters still come, at most once a minute).",
+)
+@click.option(
+    "--console-rate",
+    type=click.IntRange(1),
+    default=_DEFAULTS.console_rate,
+    show_default=True,
+    metavar="N",
+    help="Verdict lines a second at most, all workers together; the rest are counted and said.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="warning",
@@ -282,6 +334,11 @@ def serve_command(
     results: Path | None,
     forward: str | None,
     forward_protocol: str,
+    forward_verdicts: bool,
+    evaluation_spans: bool,
+    judge_budget_per: str | None,
+    test_traffic: str,
+    test_environments: tuple[str, ...],
     dump: Path | None,
     dump_format: str,
     workers: int,
@@ -311,6 +368,8 @@ def serve_command(
     judge_concurrency: int | None,
     judge_budget: float | None,
     judge_queue: int,
+    quiet: bool,
+    console_rate: int,
     log_level: str,
 ) -> None:
     """Receive OTLP traces and logs (gRPC and HTTP), evaluate each complete trace, send the
@@ -346,6 +405,11 @@ def serve_command(
         explanations=explanations,
         forward=forward,
         forward_protocol=forward_protocol,
+        forward_verdicts=forward_verdicts,
+        evaluation_spans=evaluation_spans,
+        judge_budget_per=judge_budget_per,
+        test_traffic=test_traffic,
+        test_environments=test_environments,
         dump=dump,
         dump_format=dump_format,
         dump_flush_interval=dump_flush_interval,
@@ -363,6 +427,8 @@ def serve_command(
         judge_concurrency=judge_concurrency,
         judge_budget=judge_budget,
         judge_queue=judge_queue,
+        console=not quiet,
+        console_rate=console_rate,
     )
     with StopSignals(restore=False) as signals:  # to the process's last moment
         _serve(config, signals)
@@ -378,8 +444,11 @@ def _serve(config: ServeConfig, signals: StopSignals) -> None:
     except (SuiteError, PluginError, OSError, ValueError, RuntimeError) as exc:
         fail("serve", str(exc))
 
+    counters = CounterLines(receiver.stats, lambda line: click.echo(line, err=True))
+
     def ready() -> None:
         click.echo(f"tooltrail serve: {_listening(receiver)}", err=True)
+        counters.start()
         warning = exposure_warning(
             config.host,
             authenticated=config.auth_token_file is not None,
@@ -392,6 +461,8 @@ def _serve(config: ServeConfig, signals: StopSignals) -> None:
         stats = asyncio.run(receiver.run_until_signal(on_ready=ready, signals=signals))
     except OSError as exc:
         fail("serve", f"cannot listen: {exc}")
+    finally:
+        counters.stop()
     click.echo(
         "tooltrail serve: stopped; " + orjson.dumps(stats, option=orjson.OPT_SORT_KEYS).decode(),
         err=True,

@@ -32,16 +32,26 @@ from tooltrail.convert.calls import (
 from tooltrail.convert.facts import (
     ROLE_AGENT,
     ROLE_MODEL,
+    ROLE_TOOL,
     OpenTrace,
     SpanFact,
     TraceFacts,
     as_trace_facts,
 )
+from tooltrail.convert.handoffs import (
+    find_handoffs,
+    named_handoffs,
+    names_a_handoff,
+    without_handoff_records,
+)
 from tooltrail.dialects.final import final_text, is_final_answer
-from tooltrail.model import CallRow, EvalTrace, ToolCall, Turn, deferred_spans
+from tooltrail.model import AgentSpan, CallRow, EvalTrace, ToolCall, Turn, deferred_spans
 from tooltrail.otlp.read.core import core_module, say_mismatch
 
 _TurnKey = tuple[int, int, str]  # (start, trace index, span id)
+#: An agent span of a trace being built: its fact, the nearest agent above it, its turn's key
+#: and its trace's index.
+_AgentRow = tuple[SpanFact, SpanFact | None, _TurnKey, int]
 
 #: Sort keys: traces and spans in start order (ties by id).
 _TRACE_ORDER = attrgetter("start_ns", "trace_id")
@@ -65,13 +75,30 @@ def build_eval_trace(traces: Sequence[OpenTrace]) -> EvalTrace:
     if builder is not None:
         built: EvalTrace | None
         if traces and not any(isinstance(trace, TraceFacts) for trace in traces):
-            built = builder.build_core(traces)
+            built = builder.build_core(traces)  # (no span of a core's trace names a handoff)
+            if built is not None:
+                return _with_handoffs(built, ())
         else:
             traces = [as_trace_facts(trace) for trace in traces]
             built = builder.build(traces)
         if built is not None:
-            return built
-    return build_in_python([as_trace_facts(trace) for trace in traces])
+            return _with_handoffs(built, traces)  # type: ignore[arg-type]
+    facts = [as_trace_facts(trace) for trace in traces]
+    return _with_handoffs(build_in_python(facts), facts)
+
+
+def _with_handoffs(trace: EvalTrace, facts: Sequence[TraceFacts]) -> EvalTrace:
+    """``trace`` with its handoffs (``convert.handoffs``), found from what either builder
+    made (its calls and agent spans) and the semconv handoff attributes of ``facts``' tool
+    spans: one step after both builders, so they are not found twice."""
+    calls, agents = trace.tool_calls, trace.agent_spans
+    named = named_handoffs(facts) if facts else None
+    if named is None and len(agents) < 2 and not names_a_handoff(calls):
+        return trace  # the common case: one agent (or none), no handoff tool called
+    trace.handoffs = find_handoffs(calls, agents, named)
+    if trace.content_missing is not None and calls:
+        trace.content_missing = without_handoff_records(calls, trace.content_missing)
+    return trace
 
 
 #: The core's ``Builder``, made once per core module: (module, builder).
@@ -90,7 +117,7 @@ def core_builder() -> Any:
     if made is not None:  # (a core built before the builder's port has none)
         try:
             builder = made(
-                (EvalTrace, ToolCall, Turn, deferred_spans),
+                (EvalTrace, ToolCall, Turn, deferred_spans, AgentSpan),
                 (fits, lost_precision, is_final_answer, final_text),
             )
         except (TypeError, ValueError) as problem:  # a core of another release
@@ -120,8 +147,11 @@ def build_in_python(traces: Sequence[TraceFacts]) -> EvalTrace:
     kept = list(map(kinds, ordered))
     #: turn roots whose parent never arrived, inside another turn of their trace -> that turn
     alias: dict[str, SpanFact] = {}
+    #: agent span id -> (the nearest agent above it, the top-level agent or workflow above it)
+    placed: dict[str, tuple[SpanFact | None, SpanFact | None]] = {}
+    agent_rows: list[_AgentRow] = []
     for index, trace in enumerate(ordered):
-        tops = _turn_roots(trace, kept[index], members, alias)
+        tops = _turn_roots(trace, kept[index], members, alias, placed)
         trace_turn = (trace.start_ns, index, "")
         #: span id of each turn's span -> the turn's key
         turn_of_top: dict[str, _TurnKey] = {}
@@ -130,6 +160,15 @@ def build_in_python(traces: Sequence[TraceFacts]) -> EvalTrace:
             turns[key] = top
         if not tops:
             turns[trace_turn] = None
+        for fact in kept[index].agents:  # each agent's turn, as a call's below
+            nearest, above = placed[fact.span_id]
+            its_root = above if above is not None else fact
+            if alias:
+                its_root = alias.get(its_root.span_id, its_root)
+            its_turn = turn_of_top.get(its_root.span_id)
+            if its_turn is None:
+                its_turn = _turn_at(fact.start_ns, tops, trace_turn)
+            agent_rows.append((fact, nearest, its_turn, index))
         responses = trace.tool_responses
         for record in tool_calls(trace, kept[index]):
             if responses and record.result is None and record.call_id in responses:
@@ -178,7 +217,41 @@ def build_in_python(traces: Sequence[TraceFacts]) -> EvalTrace:
         partial=partial,
         content_missing=_content_missing(calls, kept),
         turns=_turns(kept, turns, turn_keys, members, output) if read_content else [],
+        agent_spans=_agent_spans(ordered, agent_rows, numbers) if agent_rows else [],
     )
+
+
+def _agent_spans(
+    ordered: list[TraceFacts], rows: list[_AgentRow], numbers: dict[_TurnKey, int]
+) -> list[AgentSpan]:
+    """``EvalTrace.agent_spans``: each agent span with the agent above it, the tool span it
+    runs under below that agent (the outermost, as a call is its outermost span) and its turn,
+    in start order (ties by span id), as ``metadata["agent_span_ids"]``."""
+    if len(rows) > 1:
+        rows = sorted(rows, key=lambda row: (row[0].start_ns, row[0].span_id))
+    spans: list[AgentSpan] = []
+    for fact, nearest, key, index in rows:
+        tool = None
+        if nearest is not None:  # the walk up to it, for the tool spans in between
+            trace = ordered[index]
+            for current in lineage(trace.parents, fact.span_id):
+                if current == nearest.span_id:
+                    break
+                above = trace.facts.get(current)
+                if above is not None and above.role == ROLE_TOOL:
+                    tool = current
+        spans.append(
+            AgentSpan(
+                span_id=fact.span_id,
+                name=fact.agent,
+                parent_span_id=nearest.span_id if nearest is not None else None,
+                tool_span_id=tool,
+                start_ns=fact.start_ns,
+                end_ns=fact.end_ns,
+                turn=numbers[key],
+            )
+        )
+    return spans
 
 
 def _content_missing(calls: list[ToolCall], kept: list[Kinds]) -> str | None:
@@ -208,17 +281,20 @@ def _turn_roots(
     kept: Kinds,
     members: dict[str, list[SpanFact]],
     alias: dict[str, SpanFact],
+    placed: dict[str, tuple[SpanFact | None, SpanFact | None]],
 ) -> list[SpanFact]:
     """The turns of ``trace``: its workflow and agent spans with no workflow or agent span
     above them, in start order. Adds to ``members`` the top-level agents (no agent above)
-    of each turn. A candidate whose parent never arrived (its ancestry is unknown) and that
-    runs within another turn of the trace is part of that turn: it goes to ``alias``."""
+    of each turn, and to ``placed`` each agent's nearest agent and top-level agent or
+    workflow above it. A candidate whose parent never arrived (its ancestry is unknown) and
+    that runs within another turn of the trace is part of that turn: it goes to ``alias``."""
     tops = []
     for fact in kept.workflows:
         if placement(trace, fact.span_id)[1] is None:
             tops.append(fact)
     for fact in kept.agents:
         nearest, top, _ = placement(trace, fact.span_id)
+        placed[fact.span_id] = (nearest, top)
         if top is None:
             tops.append(fact)
             members.setdefault(fact.span_id, []).append(fact)

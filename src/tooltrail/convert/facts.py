@@ -24,6 +24,7 @@ from tooltrail.dialects import (
 )
 from tooltrail.dialects.content import model_content, tool_result, user_input
 from tooltrail.dialects.final import final_text
+from tooltrail.dialects.spans import handoff_names
 from tooltrail.dialects.usage import ModelUsage, model_usage
 from tooltrail.otlp.decode.span import (
     STATUS_ERROR,
@@ -139,6 +140,9 @@ class TraceFacts:
     #: Tool results the model was sent (input messages, tool message log records), by call
     #: id, when the trace reads content: they complete calls whose span records no result.
     tool_responses: dict[str, Any] | None = None
+    #: (source, target) the semconv handoff attributes of a tool span name, by its span id
+    #: (``dialects.spans.handoff_names``; the core's facts mode hands such spans over whole).
+    named_handoffs: dict[str, tuple[str | None, str | None]] | None = None
 
     @property
     def span_count(self) -> int:
@@ -192,6 +196,9 @@ class TraceFacts:
         if role == ROLE_TOOL:
             fact.call = call
             fact.agent = dialects.agent_name(span)
+            names = handoff_names(attrs)
+            if names is not None:  # (nearly never: ``named_handoffs`` stays ``None``)
+                self.note_handoff(span_id, names)
             if status == STATUS_ERROR or (call is not None and call.failure):
                 fact.error = (
                     dialects.exception_message(span)
@@ -229,6 +236,12 @@ class TraceFacts:
             self._note_ids(span, attrs, parent_id)
         self.facts[span_id] = fact
         return True
+
+    def note_handoff(self, span_id: str, names: tuple[str | None, str | None]) -> None:
+        """Keep what a tool span's semconv handoff attributes name (``named_handoffs``)."""
+        if self.named_handoffs is None:
+            self.named_handoffs = {}
+        self.named_handoffs.setdefault(span_id, names)
 
     def note_responses(self, responses: Mapping[str, Any]) -> None:
         """Keep tool results sent to a model, by call id (the first one seen wins)."""
@@ -269,6 +282,9 @@ class TraceFacts:
         self.dropped += other.dropped
         if other.tool_responses:
             self.note_responses(other.tool_responses)
+        for span_id, names in (other.named_handoffs or {}).items():
+            if span_id in other.facts and self.facts.get(span_id) is other.facts[span_id]:
+                self.note_handoff(span_id, names)  # (of a span this merge kept)
         if other.start_ns and (not self.start_ns or other.start_ns < self.start_ns):
             self.start_ns = other.start_ns
         self.end_ns = max(self.end_ns, other.end_ns)

@@ -490,3 +490,35 @@ def label_keys(attrs: Iterable[str]) -> list[str]:
 def is_content_attribute(key: str) -> bool:
     """Whether ``key`` holds message content, arguments or results rather than a label."""
     return key in _CONTENT_KEYS or key.startswith(_CONTENT_PREFIXES)
+
+
+#: ``rules.json`` ``agents.handoffs``: the proposed GenAI semconv handoff attributes of a tool
+#: span, and the tools whose calls hand control to another agent (docs/convert.md, "Handoffs").
+_HANDOFF = ("agents", "handoffs")
+HANDOFF_SOURCE_KEY = rules.key(*_HANDOFF, "source", encoding="text")
+HANDOFF_TARGET_KEY = rules.key(*_HANDOFF, "target", encoding="text")
+#: tool name -> (the argument that names the target, the kind of handoff).
+HANDOFF_TOOLS: dict[str, tuple[str, str]] = {
+    row["name"]: (row["from"], row["kind"]) for row in rules.at(*_HANDOFF, "tools")
+}
+#: (name prefix, kind): a call of such a tool hands off to the agent its name ends with.
+HANDOFF_PREFIXES: tuple[tuple[str, str], ...] = tuple(
+    (row["prefix"], row["kind"]) for row in rules.at(*_HANDOFF, "tool_prefixes")
+)
+#: The prefixes of a framework's record of a handoff that has no arguments by design
+#: (``"arguments": "none"``): such a call is not one whose content was not captured.
+HANDOFF_RECORD_PREFIXES: tuple[str, ...] = tuple(
+    row["prefix"] for row in rules.at(*_HANDOFF, "tool_prefixes") if row.get("arguments")
+)
+
+
+def handoff_names(attrs: Mapping[str, Any] | None) -> tuple[str | None, str | None] | None:
+    """(source, target) a tool span names in the semconv handoff attributes, ``None`` when it
+    names neither (nearly every span: two lookups)."""
+    if not attrs:
+        return None
+    source = text(attrs.get(HANDOFF_SOURCE_KEY))
+    target = text(attrs.get(HANDOFF_TARGET_KEY))
+    if source is None and target is None:
+        return None
+    return source, target

@@ -101,6 +101,11 @@ _RESULT_KEY = rules.key(*_FAILURE, "result", encoding="content_blocks")
 _ADK_EVENT_KEY = rules.key(*_FAILURE, "adk_event", encoding="present")
 _ADK_RESULT = rules.row(*_FAILURE, "adk_result", encoding="json")
 _ADK_RESULT_KEY, _ADK_RETRY_MARK = _ADK_RESULT["key"], _ADK_RESULT["marker"]
+_MCP_RESULT = rules.row(*_FAILURE, "mcp_result", encoding="json")
+_MCP_WHEN, _MCP_RESULT_KEY = _MCP_RESULT["when"], _MCP_RESULT["key"]
+#: ``CallToolResult.isError``: the member that marks an MCP tool's failure in its result.
+_IS_ERROR = _MCP_RESULT["marker"]
+_ERROR_TYPE_KEY = rules.key(*_FAILURE, "error_type", encoding="text")
 _CHOICE = rules.at("events", "choice")
 
 
@@ -141,7 +146,13 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     else:
         call = DialectCall(name, None, call_id, _GENAI_NAME_SOURCE)
         _genai_args_elsewhere(call, attrs, span)
-    if _STATUS_KEY in attrs or _ADK_EVENT_KEY in attrs or _ADK_RESULT_KEY in attrs:
+    if (
+        _STATUS_KEY in attrs
+        or _ADK_EVENT_KEY in attrs
+        or _ADK_RESULT_KEY in attrs
+        or _MCP_WHEN in attrs
+        or _ERROR_TYPE_KEY in attrs
+    ):
         call.failure = _genai_failure(attrs, span)
     return call
 
@@ -194,8 +205,10 @@ def _strands_event_args(call: DialectCall, span: SpanLike) -> None:
 
 
 def _genai_failure(attrs: Mapping[str, Any], span: SpanLike) -> str | None:
-    """A Strands failure (``gen_ai.tool.status``) or one ADK's retry plugin hid in the result;
-    asked only of spans with one of those attributes."""
+    """A Strands failure (``gen_ai.tool.status``), one ADK's retry plugin hid in the result,
+    an MCP result marked ``isError`` (an MCP span's, or an ADK span's: an MCP tool's), or the
+    ``error.type`` the conventions set on a failed call; asked only of spans with one of
+    those attributes, so a tool span of no such kind never has its result read here."""
     if attrs.get(_STATUS_KEY) == _STATUS_ERROR:  # Strands
         for event in span.events or ():
             if event.name == _CHOICE:
@@ -203,15 +216,33 @@ def _genai_failure(attrs: Mapping[str, Any], span: SpanLike) -> str | None:
                 if reply:
                     return reply
         return message_text(attrs.get(_RESULT_KEY)) or "error"
-    if _ADK_EVENT_KEY not in attrs and _ADK_RESULT_KEY not in attrs:
-        return None  # only ADK's retry plugin hides failures in the result
-    result = attrs.get(_RESULT_KEY, attrs.get(_ADK_RESULT_KEY))
-    if isinstance(result, str) and _ADK_RETRY_MARK in result:
-        parsed = json_value(result)
-        if isinstance(parsed, dict) and parsed.get("response_type") == _ADK_RETRY_MARK:
-            detail = parsed.get("error_details") or parsed.get("error_type")
-            return str(detail) if detail else "error"
-    return None
+    failure = None
+    if _ADK_EVENT_KEY in attrs or _ADK_RESULT_KEY in attrs:
+        result = attrs.get(_RESULT_KEY, attrs.get(_ADK_RESULT_KEY))
+        if isinstance(result, str) and _ADK_RETRY_MARK in result:
+            parsed = json_value(result)
+            if isinstance(parsed, dict) and parsed.get("response_type") == _ADK_RETRY_MARK:
+                detail = parsed.get("error_details") or parsed.get("error_type")
+                return str(detail) if detail else "error"
+        failure = _mcp_tool_error(result)
+    elif _MCP_WHEN in attrs:
+        failure = _mcp_tool_error(attrs.get(_MCP_RESULT_KEY))
+    if failure is None and _ERROR_TYPE_KEY in attrs:
+        failure = text(attrs.get(_ERROR_TYPE_KEY))
+    return failure
+
+
+def _mcp_tool_error(result: Any) -> str | None:
+    """The text of an MCP ``CallToolResult`` marked ``isError: true`` (JSON text or the
+    structured value), ``"error"`` when it holds none; ``None`` for any other result. JSON
+    text is parsed only when it names the marker."""
+    if isinstance(result, str):
+        if _IS_ERROR not in result:
+            return None
+        result = json_value(result)
+    if not isinstance(result, dict) or result.get(_IS_ERROR) is not True:
+        return None
+    return message_text(result.get("content")) or "error"
 
 
 # --- frameworks with their own attributes ---------------------------------------------------
@@ -312,6 +343,11 @@ _TL_ARGS_ROWS = rules.rows(*_TL, "args", encodings={"json"})
 _TL_ARGS, _TL_ARGS_SOURCE = _TL_ARGS_ROWS[0]["key"], _TL_ARGS_ROWS[0]["source"]
 #: The marker of a Traceloop tool span (``roles.by_marker``), read by ``read_genai`` to tell
 #: OpenLLMetry's LangChain spans, whose arguments sit in an envelope.
+_TL_OUTPUT = rules.key(*_TL, "failure", encoding="json")
+#: The members of OpenLLMetry's MCP client output for a failed call (the shape of the value:
+#: code), and nothing else: a tool's own output that happens to hold one is no failure.
+_TL_IS_ERROR, _TL_FAILURE_TEXT = "is_error", "result"
+_TL_FAILURE_MEMBERS = frozenset({_TL_IS_ERROR, _TL_FAILURE_TEXT})
 _TRACELOOP_KIND, _TOOL = next(
     (row["key"], value)
     for row in rules.at("roles", "by_marker")
@@ -335,7 +371,26 @@ def read_traceloop(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | No
         call.source = _TL_ARGS_SOURCE
     else:
         _traceloop_args(call, attrs)
+    if _TL_OUTPUT in attrs:
+        call.failure = _traceloop_failure(attrs.get(_TL_OUTPUT))
     return call
+
+
+def _traceloop_failure(output: Any) -> str | None:
+    """OpenLLMetry's MCP client span: an output of exactly ``{result, is_error: true}`` is a
+    failed call (its text the result's); any other output is none. JSON text is parsed only
+    when it names the marker."""
+    if isinstance(output, str):
+        if _TL_IS_ERROR not in output:
+            return None
+        output = json_value(output)
+    if (
+        not isinstance(output, dict)
+        or output.get(_TL_IS_ERROR) is not True
+        or not output.keys() <= _TL_FAILURE_MEMBERS
+    ):
+        return None
+    return text(output.get(_TL_FAILURE_TEXT)) or "error"
 
 
 def _traceloop_args(call: DialectCall, attrs: Mapping[str, Any]) -> None:

@@ -12,10 +12,18 @@ lists them).
 - Samples: ``samples=N`` asks N times; the verdict is the majority (a tie fails), the score
   the mean, ``agreement`` the share agreeing with the majority. A sample that fails after its
   retries ends the judgement with an error.
-- Concurrency: at most ``concurrency`` requests in flight at once, across all threads.
+- Deadline: a judgement ends within ``deadline_s`` of its start, every attempt, wait and
+  sample counted (``judge.deadline``): an attempt is given at most the time left, a wait that
+  would end past it is not waited, and a request still unanswered at the deadline is left
+  behind. Without ``deadline_s``, the bound is what every attempt taking its whole
+  ``timeout_s`` and every default wait add up to, times the samples
+  (:func:`default_deadline_s`).
+- Concurrency: at most ``concurrency`` requests in flight at once, across all threads (a
+  request left behind at its deadline holds its place until it ends).
 - Budget: once the cost spent reaches ``budget_usd``, no model is called: the outcome says
   ``skipped="budget"``. Judgements already under way finish, so the total may pass the budget
-  by what at most ``concurrency`` of them cost.
+  by what at most ``concurrency`` of them cost. A spend account installed for the context
+  (``judge.spend``: ``serve``'s and live's windows across processes) is asked the same way.
 """
 
 from __future__ import annotations
@@ -26,15 +34,18 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.judge.cache import VerdictCache, cache_key
 from tooltrail.judge.completion import Completion, CompletionFn, FunctionCompletion
+from tooltrail.judge.deadline import Deadline, Overdue, call_before
 from tooltrail.judge.errors import JudgeConfigError
 from tooltrail.judge.failure import AttemptFailure
 from tooltrail.judge.outcome import Judge, JudgeOutcome, JudgeTotals, JudgeVerdict
 from tooltrail.judge.prices import PriceTable, cost_usd, price_of
 from tooltrail.judge.providers import completion_for_model
+from tooltrail.judge.spend import spend_account
 from tooltrail.judge.verdict import MalformedVerdict, parse_verdict
 
 DEFAULT_RETRIES = 2
@@ -43,6 +54,29 @@ DEFAULT_CONCURRENCY = 4
 DEFAULT_BACKOFF_S = 0.5
 #: The longest wait between two attempts, whatever ``Retry-After`` asks.
 MAX_WAIT_S = 60.0
+#: Seconds an attempt's own time limit runs past the deadline when the deadline is the
+#: nearer bound: the runner stops waiting at the deadline, and the attempt left behind ends
+#: (and gives its place back) soon after.
+OVERRUN_S = 0.5
+#: Seconds the default deadline allows each attempt beyond its ``timeout_s`` (starting a
+#: request, reading an answer that came just in time), so that without a ``deadline_s`` an
+#: attempt's own time limit, not the deadline, ends a slow attempt.
+ATTEMPT_MARGIN_S = 1.0
+
+
+def default_deadline_s(
+    *,
+    retries: int = DEFAULT_RETRIES,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    samples: int = 1,
+    backoff_s: float = DEFAULT_BACKOFF_S,
+    max_wait_s: float = MAX_WAIT_S,
+) -> float:
+    """A judgement's deadline when none is set: every attempt taking its whole ``timeout_s``
+    (and :data:`ATTEMPT_MARGIN_S`) and every wait its default length (``backoff_s * 2**n``, at
+    most ``max_wait_s``), times ``samples``. With the defaults, 94.5 s a sample."""
+    waits = sum(min(backoff_s * 2**n, max_wait_s) for n in range(retries))
+    return samples * ((retries + 1) * (timeout_s + ATTEMPT_MARGIN_S) + waits)
 
 
 @dataclass(slots=True)
@@ -87,6 +121,9 @@ class JudgeRunner:
         prices: PriceTable | None = None,
         backoff_s: float = DEFAULT_BACKOFF_S,
         max_wait_s: float = MAX_WAIT_S,
+        deadline_s: float | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
     ) -> None:
         client: Completion = (
             completion  # type: ignore[assignment]
@@ -98,6 +135,10 @@ class JudgeRunner:
         _require(concurrency >= 1, f"concurrency must be 1 or more, not {concurrency!r}")
         _require(samples >= 1, f"samples must be 1 or more, not {samples!r}")
         _require(backoff_s >= 0 and max_wait_s >= 0, "backoff_s and max_wait_s must be 0 or more")
+        _require(
+            deadline_s is None or deadline_s > 0,
+            f"deadline_s must be more than 0, not {deadline_s!r}",
+        )
         self.completion = client
         self.model = client.model
         self.retries = retries
@@ -108,6 +149,11 @@ class JudgeRunner:
         self.budget_usd = budget_usd
         self.backoff_s = backoff_s
         self.max_wait_s = max_wait_s
+        #: seconds one judgement may take in all; ``None``: :func:`default_deadline_s`
+        self.deadline_s = deadline_s
+        #: what the model strings made by :meth:`for_model` send; part of the cache key
+        self.temperature = temperature
+        self.max_tokens = max_tokens
         self.prices = prices
         self.price = price_of(prices, self.model)
         if budget_usd is not None:
@@ -174,6 +220,8 @@ class JudgeRunner:
             model,
             base_url=getattr(self.completion, "base_url", None) if same_provider else None,
             timeout_s=self.timeout_s,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
         )
         other = JudgeRunner(
             client,
@@ -186,6 +234,9 @@ class JudgeRunner:
             prices=self.prices,
             backoff_s=self.backoff_s,
             max_wait_s=self.max_wait_s,
+            deadline_s=self.deadline_s,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
         )
         other._ledger = ledger
         with ledger.lock:
@@ -228,6 +279,18 @@ class JudgeRunner:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def deadline_for(self, samples: int = 1) -> float:
+        """Seconds a judgement of ``samples`` answers may take in all."""
+        if self.deadline_s is not None:
+            return self.deadline_s
+        return default_deadline_s(
+            retries=self.retries,
+            timeout_s=self.timeout_s,
+            samples=samples,
+            backoff_s=self.backoff_s,
+            max_wait_s=self.max_wait_s,
+        )
+
     # -- one judgement --------------------------------------------------------------------------
 
     def _judge(self, prompt: str, samples: int, params: dict[str, Any] | None) -> JudgeOutcome:
@@ -235,6 +298,8 @@ class JudgeRunner:
             return JudgeOutcome(
                 verdict=None, model=self.model, error=f"samples must be 1 or more, not {samples!r}"
             )
+        deadline = Deadline.start(self.deadline_for(samples))
+        params = self._key_params(params)
         key = None
         if self.cache is not None:
             key = cache_key(
@@ -258,16 +323,26 @@ class JudgeRunner:
                 ),
                 skipped="budget",
             )
+        account = spend_account()  # a spend window shared beyond this run (``judge.spend``)
+        ticket = account.reserve() if account is not None else None
+        if account is not None and ticket is None:
+            return JudgeOutcome(
+                verdict=None, model=self.model, error=account.refusal(), skipped="budget"
+            )
         had: list[_Sample] = []
-        for _ in range(samples):
-            sample = self._sample(prompt)
-            had.append(sample)
-            if sample.verdict is None:
-                break
-        attempts = sum(s.attempts for s in had)
-        input_tokens = sum(s.input_tokens for s in had)
-        output_tokens = sum(s.output_tokens for s in had)
-        cost = None if self.price is None else cost_usd(self.price, input_tokens, output_tokens)
+        try:
+            for _ in range(samples):
+                sample = self._sample(prompt, deadline)
+                had.append(sample)
+                if sample.verdict is None:
+                    break
+        finally:
+            attempts = sum(s.attempts for s in had)
+            input_tokens = sum(s.input_tokens for s in had)
+            output_tokens = sum(s.output_tokens for s in had)
+            cost = None if self.price is None else cost_usd(self.price, input_tokens, output_tokens)
+            if account is not None:
+                account.settle(ticket, cost or 0.0)
         with self._ledger.lock:
             self._ledger.spent_usd += cost or 0.0
         last = had[-1]
@@ -298,34 +373,63 @@ class JudgeRunner:
             output_tokens=output_tokens,
         )
 
-    def _sample(self, prompt: str) -> _Sample:
-        """One answer, tried up to ``retries + 1`` times."""
+    def _key_params(self, params: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The check's parameters, with the settings that change a model's answer when set."""
+        sent = {
+            name: value
+            for name, value in (("temperature", self.temperature), ("max_tokens", self.max_tokens))
+            if value is not None
+        }
+        if not sent:
+            return params
+        return {**(params or {}), "judge": sent}
+
+    def _sample(self, prompt: str, deadline: Deadline) -> _Sample:
+        """One answer, tried up to ``retries + 1`` times before ``deadline``."""
         sample = _Sample(verdict=None, failure=None, attempts=0, input_tokens=0, output_tokens=0)
+        closing = self._ledger.closing
         for attempt in range(self.retries + 1):
-            sample.attempts += 1
-            failure = self._attempt(prompt, sample)
+            if deadline.remaining() <= 0:
+                sample.failure = deadline.passed(last=sample.failure)
+                break
+            failure = self._attempt(prompt, sample, deadline)
             if failure is None:
                 return sample
             sample.failure = failure.reason
-            closing = self._ledger.closing
             if not failure.retryable or attempt == self.retries or closing.is_set():
                 break
             wait = self.backoff_s * 2**attempt
             if failure.retry_after_s is not None:
                 wait = max(wait, failure.retry_after_s)
-            if closing.wait(min(wait, self.max_wait_s)):
+            wait = min(wait, self.max_wait_s)
+            if wait >= deadline.remaining():
+                sample.failure = deadline.too_close(failure.reason)
+                break
+            if closing.wait(wait):
                 break
         return sample
 
-    def _attempt(self, prompt: str, sample: _Sample) -> AttemptFailure | None:
-        """One request: the verdict goes into ``sample``, else the failure is returned."""
-        with self._ledger.slots:
-            try:
-                reply = self.completion.complete(prompt, timeout_s=self.timeout_s)
-            except AttemptFailure as failure:
-                return failure
+    def _attempt(self, prompt: str, sample: _Sample, deadline: Deadline) -> AttemptFailure | None:
+        """One request, given no more than the time ``deadline`` leaves: the verdict goes into
+        ``sample``, else the failure is returned."""
+        slots = self._ledger.slots
+        if not slots.acquire(timeout=deadline.remaining()):
+            why = " waiting for a free request slot"
+            return AttemptFailure(deadline.passed(why, sample.failure), retryable=False)
+        sample.attempts += 1
+        left = deadline.remaining()
+        timeout_s = self.timeout_s if self.timeout_s <= left else left + OVERRUN_S
+        request = partial(self.completion.complete, prompt, timeout_s=timeout_s)
+        try:
+            reply = call_before(request, left, then=slots.release)
+        except Overdue:
+            return AttemptFailure(deadline.passed(" waiting for an answer"), retryable=False)
+        except AttemptFailure as failure:
+            return failure
         sample.input_tokens += reply.input_tokens
         sample.output_tokens += reply.output_tokens
+        if reply.refusal is not None:
+            return AttemptFailure(f"the model refused: {reply.refusal}", retryable=True)
         try:
             sample.verdict = parse_verdict(reply.text)
         except MalformedVerdict as exc:

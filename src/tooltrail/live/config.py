@@ -23,6 +23,7 @@ from tooltrail.redact import (
     DEFAULT_MAX_VALUE_CHARS,
     Redaction,
 )
+from tooltrail.sampling import TestTraffic
 from tooltrail.settings import (
     REDACTION_ENVIRONMENT,
     choice,
@@ -31,6 +32,7 @@ from tooltrail.settings import (
     parse_non_negative_int,
     parse_positive_int,
     parse_text,
+    parse_text_list,
     read_environment,
     redaction_from,
 )
@@ -70,6 +72,11 @@ class LiveConfig:
     redact_key_patterns: tuple[str, ...] = ()
     #: TOOLTRAIL_REDACT_VALUE_PATTERNS: regular expressions replaced inside string values.
     redact_value_patterns: tuple[str, ...] = ()
+    #: TOOLTRAIL_REDACT_DEFAULT_CREDENTIALS: ``false`` drops the credential shapes (bearer
+    #: tokens, API keys, JWTs, private keys, card numbers...) hidden inside any value.
+    redact_default_credentials: bool = True
+    #: TOOLTRAIL_REDACT_CREDENTIALS_OFF: names of credential shapes left out (``jwt,card_number``).
+    redact_credentials_off: tuple[str, ...] = ()
     #: TOOLTRAIL_REDACT_MARKER: what hidden values become.
     redact_marker: str = DEFAULT_MARKER
     #: TOOLTRAIL_MAX_VALUE_CHARS: longer strings inside arguments are cut.
@@ -110,6 +117,17 @@ class LiveConfig:
     judge_budget_usd: float | None = None
     #: TOOLTRAIL_JUDGE_QUEUE: traces waiting for a judge; past it their judge scores are errors.
     judge_queue: int = DEFAULT_JUDGE_QUEUE
+    #: TOOLTRAIL_JUDGE_BUDGET_PER: ``hour`` or ``day``: the judge budget is then so many dollars
+    #: per hour or day (``pipeline.spend_window``), not once for the process.
+    judge_budget_per: str | None = None
+    #: TOOLTRAIL_TEST_TRAFFIC: ``score`` a trace marked as a test run fully (outside sampling
+    #: and the spend window), or ``skip`` it (``tooltrail.sampling``).
+    test_traffic: str = "score"
+    #: TOOLTRAIL_TEST_ENVIRONMENTS: ``deployment.environment`` values whose traces are test runs.
+    test_environments: tuple[str, ...] = ()
+    #: TOOLTRAIL_EVALUATION_SPANS: with evaluation events, also one ``gen_ai.evaluation.internal``
+    #: span per evaluated trace, linked to it (``pipeline.evaluation_spans``).
+    evaluation_spans: bool = False
     #: TOOLTRAIL_HANDLE_SIGTERM: on SIGTERM (when the application set no handler of its own),
     #: exit through ``atexit``, so held traces are evaluated and their events exported.
     handle_sigterm: bool = True
@@ -138,8 +156,16 @@ class LiveConfig:
             "cache": self.judge_cache,
             "cache_path": self.judge_cache_path,
             "concurrency": self.judge_concurrency,
-            "budget_usd": self.judge_budget_usd,
+            # Per window, the budget is the window's (``pipeline.spend_window``).
+            "budget_usd": self.judge_budget_usd if self.judge_budget_per is None else None,
         }
+
+    def traffic(self) -> TestTraffic:
+        """The test traffic rule of these settings (``tooltrail.sampling``)."""
+        return TestTraffic(
+            environments=tuple(self.test_environments),
+            mode=self.test_traffic,  # type: ignore[arg-type]  # one of TEST_MODES (its parser)
+        )
 
 
 #: Environment variable -> (LiveConfig field, parser).
@@ -170,4 +196,8 @@ ENVIRONMENT: dict[str, tuple[str, Any]] = {
     "TOOLTRAIL_JUDGE_CONCURRENCY": ("judge_concurrency", parse_positive_int),
     "TOOLTRAIL_JUDGE_BUDGET_USD": ("judge_budget_usd", parse_non_negative_float),
     "TOOLTRAIL_JUDGE_QUEUE": ("judge_queue", parse_positive_int),
+    "TOOLTRAIL_JUDGE_BUDGET_PER": ("judge_budget_per", choice("hour", "day")),
+    "TOOLTRAIL_TEST_TRAFFIC": ("test_traffic", choice("score", "skip")),
+    "TOOLTRAIL_TEST_ENVIRONMENTS": ("test_environments", parse_text_list),
+    "TOOLTRAIL_EVALUATION_SPANS": ("evaluation_spans", parse_bool),
 }

@@ -18,6 +18,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
@@ -30,9 +31,11 @@ from tooltrail.evaluate import evaluation_time_limit
 from tooltrail.live.config import LiveConfig
 from tooltrail.live.processor import ToolArgsProcessor
 from tooltrail.pipeline.buffer import BufferStats, TraceBuffer, TraceSink, sinks_of
+from tooltrail.pipeline.console import logger_verdicts
 from tooltrail.pipeline.inline import InlineEvaluator, ResultCallback
 from tooltrail.pipeline.sdk import take_processors
-from tooltrail.pipeline.sinks import OtlpFileSink
+from tooltrail.pipeline.sinks import ExporterSink, OtlpFileSink
+from tooltrail.pipeline.spend_window import SpendWindow, require_price
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -49,6 +52,8 @@ class Installation:
     evaluator: InlineEvaluator | None = None
     file_sink: OtlpFileSink | None = None
     sinks: list[TraceSink] = field(default_factory=list)
+    #: The judge's spend window (``TOOLTRAIL_JUDGE_BUDGET_PER``), else ``None``.
+    spend: SpendWindow | None = None
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Deliver every held span to every processor and sink."""
@@ -67,6 +72,17 @@ class Installation:
         empty without a suite that asks a judge)."""
         return self.evaluator.judge_stats() if self.evaluator is not None else {}
 
+    def production_stats(self) -> dict[str, Any]:
+        """Per sampled check its judged and sampled-out traces (``sampling``), the test runs
+        (``traces_test``, ``traces_test_skipped``) and the spend window (``judge_window_*``);
+        empty without a suite."""
+        if self.evaluator is None:
+            return {}
+        stats = self.evaluator.sampling_stats()
+        if self.spend is not None:
+            stats.update(self.spend.stats())
+        return stats
+
 
 def install(
     config: LiveConfig | None = None,
@@ -77,6 +93,9 @@ def install(
     on_result: ResultCallback | Iterable[ResultCallback] | None = None,
     suite: Any = None,
     wrap_existing: bool = True,
+    verdict_exporter: SpanExporter | None = None,
+    evaluation_span_exporter: SpanExporter | None = None,
+    spend_window: SpendWindow | None = None,
     **settings: Any,
 ) -> Installation | None:
     """Put tooltrail in front of ``provider``'s processors; ``None`` when disabled.
@@ -88,6 +107,13 @@ def install(
     field (``out=``, ``results=``, ``grace_ms=``...), over the environment. With a suite,
     plug-in checks are loaded first (``tooltrail.checks.plugins``: installed entry points and
     ``TOOLTRAIL_PLUGINS``); one that cannot be loaded raises ``PluginError``.
+    ``verdict_exporter``: with a suite, every trace is also exported through it once judged,
+    its verdict on its root span (``tooltrail.verdict``: ``pipeline.verdicts``), for a
+    collector's tail sampling. ``evaluation_span_exporter``: where the evaluation spans go
+    (``TOOLTRAIL_EVALUATION_SPANS``; default an OTLP exporter the ``OTEL_EXPORTER_OTLP_*``
+    variables configure). ``spend_window``: the judge's spend window, instead of the one
+    ``TOOLTRAIL_JUDGE_BUDGET_USD`` and ``TOOLTRAIL_JUDGE_BUDGET_PER`` make (one shared with other
+    processes, ``pipeline.spend_window.SpendState.shared``, or on a clock of its own).
     """
     if suite is not None and not isinstance(suite, (str, os.PathLike)):
         suite_object, settings["suite"] = suite, None
@@ -116,7 +142,17 @@ def install(
             )
             trace_sinks.insert(0, file_sink)
         chosen_suite = suite_object if suite_object is not None else config.suite
+        spend = spend_window
         if chosen_suite is not None:
+            if isinstance(chosen_suite, (str, os.PathLike)):
+                from tooltrail.suite import TestSuite
+
+                chosen_suite = TestSuite.load(Path(chosen_suite))
+            per, budget = config.judge_budget_per, config.judge_budget_usd
+            if spend is None and per is not None and budget is not None:
+                spend = SpendWindow(budget, per=per)
+            if spend is not None:
+                require_price(chosen_suite, config.judge_overrides())
             evaluator = InlineEvaluator(
                 chosen_suite,
                 on_result=on_result,
@@ -129,11 +165,37 @@ def install(
                 judge_queue=config.judge_queue,
                 # Queued traces' spans are let go by the buffer: the queue bounds them instead.
                 judge_queue_spans=config.max_buffered_spans,
+                traffic=config.traffic(),
+                spend=spend,
+                forward_to=[ExporterSink(verdict_exporter)] if verdict_exporter else (),
             )
+            origins = None
+            if config.evaluation_events or config.evaluation_spans:
+                from tooltrail.origins import Origins
+
+                origins = Origins(
+                    evaluator.suite, judge_model=config.judge_model, traffic=config.traffic()
+                )
             if config.evaluation_events:
                 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter
 
-                evaluator.add_callback(EvaluationEventEmitter())
+                evaluator.add_callback(EvaluationEventEmitter(origins=origins))
+            if config.evaluation_spans:
+                from tooltrail.pipeline.evaluation_spans import (
+                    EvaluationSpanEmitter,
+                    otlp_span_exporter,
+                )
+                from tooltrail.scores import EventOptions
+
+                evaluator.add_callback(
+                    EvaluationSpanEmitter(
+                        evaluation_span_exporter or otlp_span_exporter(),
+                        options=EventOptions(suite=evaluator.suite.name, origins=origins),
+                    )
+                )
+            # A line per verdict on the ``tooltrail.verdicts`` logger, printed only when the
+            # application gave it a handler (``pipeline.console``).
+            evaluator.add_callback(logger_verdicts(redaction=config.redaction()))
             trace_sinks.append(evaluator)
         buffer = (
             TraceBuffer(
@@ -160,7 +222,7 @@ def install(
         processor = ToolArgsProcessor(*downstream, redaction=config.redaction())
         provider.add_span_processor(processor)
         installation = Installation(
-            provider, processor, config, buffer, evaluator, file_sink, trace_sinks
+            provider, processor, config, buffer, evaluator, file_sink, trace_sinks, spend
         )
         _installed[id(provider)] = installation
         if config.handle_sigterm and buffer is not None:

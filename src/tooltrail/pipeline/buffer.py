@@ -147,6 +147,9 @@ class CompletedTrace(Generic[ItemT]):
     #: (``export_dropped``, which may reach the sinks after this piece) names it; a sink has
     #: nothing of it to merge the piece with.
     given_up: bool = False
+    #: Set by the inline evaluator on the piece it hands on once judged (``forward_to``): the
+    #: ``pipeline.verdicts.TraceVerdict`` a forwarding sink puts on the root span.
+    verdict: Any = None
 
     @property
     def trace_id_hex(self) -> str:

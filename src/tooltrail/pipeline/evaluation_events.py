@@ -45,6 +45,7 @@ from tooltrail.scores import (
     CaseResultLike,
     EvaluationEvent,
     EventOptions,
+    OriginsLike,
     evaluation_events,
     explanations_from_env,
 )
@@ -131,6 +132,9 @@ class EvaluationEventEmitter:
     ``BatchLogRecordProcessor`` (``batch=False``: one export per record, on the calling thread).
     ``explanations``: include ``gen_ai.evaluation.explanation``; default from
     ``TOOLTRAIL_EVALUATION_EXPLANATIONS``, else off. ``suite``: the ``tooltrail.suite`` attribute.
+    ``origins``: the provenance attributes every event carries (``tooltrail.origins.Origins``:
+    the check's version and configuration hash, the judge model and prompt hash, whether the
+    trace was sampled).
     Never raises into the caller: a failure is logged (without any argument values) and dropped.
     """
 
@@ -143,11 +147,13 @@ class EvaluationEventEmitter:
         resource: Resource | None = None,
         batch: bool = True,
         case_verdicts: bool = True,
+        origins: OriginsLike | None = None,
     ) -> None:
         self.options = EventOptions(
             explanations=explanations_from_env() if explanations is None else explanations,
             suite=suite,
             case_verdicts=case_verdicts,
+            origins=origins,
         )
         self.exporter = exporter if exporter is not None else otlp_log_exporter()
         # Not shut down by its own ``atexit`` hook: that hook, registered after the tracer

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from contextlib import ExitStack
 from contextvars import Context, copy_context
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,10 +35,11 @@ from tooltrail.evaluate import (
     reads_usage,
 )
 from tooltrail.judge.active import active_judge
+from tooltrail.judge.spend import SpendAccount, use_spend_account
 from tooltrail.judging import RunJudge, judging, run_judge_settings
 from tooltrail.model import EvalTrace
 from tooltrail.pipeline.adapt import otlp_spans
-from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace, is_local_root
+from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace, TraceSink, is_local_root
 from tooltrail.pipeline.judge_queue import (
     DEFAULT_DRAIN_TIMEOUT_S,
     DEFAULT_JUDGE_QUEUE,
@@ -52,8 +54,23 @@ from tooltrail.pipeline.revisions import (
     RevisionStore,
 )
 from tooltrail.pipeline.throttle import ThrottledWarning
+from tooltrail.pipeline.verdicts import (
+    ERROR_VERDICT,
+    NO_VERDICT,
+    PARTIAL_VERDICT,
+    TraceVerdict,
+    trace_verdict,
+)
 from tooltrail.redact import Redaction
-from tooltrail.suite import TestSuite
+from tooltrail.sampling import (
+    DEFAULT_TEST_TRAFFIC,
+    SampledRun,
+    Sampler,
+    TestTraffic,
+    annotate_trace,
+    is_test_traffic,
+)
+from tooltrail.suite import TestCase, TestSuite
 
 _log = logging.getLogger(__name__)
 
@@ -74,6 +91,8 @@ def result_line(
     explanations: bool = False,
     revision: int = 0,
     changed: dict[str, Any] | None = None,
+    sampled_out: list[str] | None = None,
+    test_traffic: bool = False,
 ) -> bytes:
     """One line of a results file: the trace's verdicts, explanations only when enabled
     (they can quote argument values). Shared by the inline evaluator and ``tooltrail serve``.
@@ -81,7 +100,9 @@ def result_line(
     ``verdict`` is ``pass``, ``fail`` or, for a trace handed on before it was known to be
     complete, ``partial``: a piece's missing calls prove nothing, so ``passed`` is then
     ``null`` (the scores are still there to read). ``revision``: 0 for a trace's first
-    verdict, 1, 2, ... for each revision (``reason: "late"``, with what ``changed``)."""
+    verdict, 1, 2, ... for each revision (``reason: "late"``, with what ``changed``).
+    ``sampled_out``: the ``case/check`` names sampling left out (``tooltrail.sampling``; only
+    when some were), ``test_traffic``: the trace is marked as a test run (only then)."""
     rows = []
     for result in results:
         row = result.to_dict()
@@ -102,6 +123,10 @@ def result_line(
     }
     if changed is not None:
         line["changed"] = changed
+    if sampled_out:
+        line["sampled_out"] = sampled_out
+    if test_traffic:
+        line["test_traffic"] = True
     return orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
 
 
@@ -218,6 +243,13 @@ class InlineEvaluator:
     no judge is installed where the evaluator is built; else the installed one
     (``judge.use_judge``) is used. ``judge_drain_s`` bounds how long ``shutdown`` waits for
     the queue; the judge built here is closed then.
+
+    In production (``docs/serve.md``, "Production"): a check with ``sample:`` judges its share
+    of the traces (``tooltrail.sampling``; counted per check, ``sampling_stats``); ``traffic``
+    says which traces are test runs (scored fully, outside sampling and ``spend``, or skipped);
+    ``spend`` is the account the judge checks spend from (``pipeline.spend_window``: a budget
+    per hour or day); ``forward_to`` are sinks that get each piece once it is judged, its
+    verdict on its root span (``pipeline.verdicts``), flushed and shut down after the queue.
     """
 
     def __init__(
@@ -237,6 +269,9 @@ class InlineEvaluator:
         judge_queue: int = DEFAULT_JUDGE_QUEUE,
         judge_queue_spans: int | None = None,
         judge_drain_s: float = DEFAULT_DRAIN_TIMEOUT_S,
+        traffic: TestTraffic = DEFAULT_TEST_TRAFFIC,
+        spend: SpendAccount | None = None,
+        forward_to: Iterable[TraceSink] = (),
     ) -> None:
         self.suite = suite if isinstance(suite, TestSuite) else TestSuite.load(Path(suite))
         (registry or default_registry()).check(self.suite)
@@ -287,6 +322,19 @@ class InlineEvaluator:
         #: Spans of late pieces already judged (an exporter's retry): nothing to revise.
         self.spans_duplicate = 0
         self._count_lock = threading.Lock()
+        #: Which traces are test runs, and which checks judge a sample (``tooltrail.sampling``).
+        self.traffic = traffic
+        self.sampler = Sampler(self.suite.cases, traffic)
+        #: Per sampled check (``case/check``): first verdicts it judged, and sampled out.
+        self.sampled_in = {check.key: 0 for check in self.sampler.checks}
+        self.sampled_out = {check.key: 0 for check in self.sampler.checks}
+        #: Traces marked as test runs (first verdicts), and of them those left out (``skip``).
+        self.traces_test = 0
+        self.traces_test_skipped = 0
+        #: The account judge checks spend from (``None``: only the judge's own budget).
+        self.spend = spend
+        #: Sinks that get each piece once judged, its verdict on its root (``pipeline.verdicts``).
+        self.forward_to: list[TraceSink] = list(forward_to)
         #: Where traces wait for a judge model (``None``: the suite asks none).
         self.judge_queue: JudgeQueue | None = None
         self.judge_drain_s = judge_drain_s
@@ -295,6 +343,8 @@ class InlineEvaluator:
         self._judging = ExitStack()
         if asks_judge(self.suite.cases, registry):
             context = self._judge_context(judge_overrides)
+            if spend is not None:
+                context.run(self._judging.enter_context, use_spend_account(spend))
             self.judge_queue = JudgeQueue(
                 self._evaluate_now,
                 context=context,
@@ -338,6 +388,7 @@ class InlineEvaluator:
             )
             with self._store_lock:
                 self.revisions.keep(trace.trace_id, piece)
+            self._hand_on(trace, PARTIAL_VERDICT)
             return
         try:
             outcome = self._revise(trace) if later else self._first(trace)
@@ -347,10 +398,13 @@ class InlineEvaluator:
             self._warn.warn(
                 "evaluate", "tooltrail: could not evaluate a trace (%s)", type(exc).__name__
             )
+            self._hand_on(trace, ERROR_VERDICT)
             return
         if outcome is None:
+            self._hand_on(trace, NO_VERDICT)
             return
         eval_trace, results = outcome
+        self._hand_on(trace, trace_verdict(eval_trace, results))
         for callback in self.callbacks:
             try:
                 callback(eval_trace, results)
@@ -360,6 +414,23 @@ class InlineEvaluator:
                     f"callback:{id(callback)}",
                     "tooltrail: result callback %s failed (%s)",
                     getattr(callback, "__qualname__", type(callback).__name__),
+                    type(exc).__name__,
+                )
+
+    def _hand_on(self, trace: CompletedTrace, verdict: TraceVerdict) -> None:
+        """The judged piece to every ``forward_to`` sink, with its verdict; never raises."""
+        if not self.forward_to:
+            return
+        piece = replace(trace, verdict=verdict)
+        for sink in self.forward_to:
+            try:
+                sink.export_trace(piece)
+            except Exception as exc:  # noqa: BLE001
+                self._count(errors=1)
+                self._warn.warn(
+                    f"forward:{id(sink)}",
+                    "tooltrail: %s could not take a judged trace (%s)",
+                    type(sink).__name__,
                     type(exc).__name__,
                 )
 
@@ -416,11 +487,12 @@ class InlineEvaluator:
         """Judge ``items`` (a whole trace so far); keep them for a revision; the results line."""
         eval_trace = self._convert(trace, items, partial)
         cases = self.suite.cases_for(eval_trace) if eval_trace is not None else []
-        results = (
-            evaluate_cases(cases, eval_trace, redaction=self.redaction, plans=self.plans)
-            if cases and eval_trace is not None
-            else []
-        )
+        test = eval_trace is not None and bool(cases) and is_test_traffic(eval_trace, self.traffic)
+        skip = test and self.traffic.mode == "skip"
+        run: SampledRun | None = None
+        results: list[CaseResult] = []
+        if cases and eval_trace is not None and not skip:
+            results, run = self._evaluate(cases, eval_trace, test)
         kept = self._pack(items) if self.revisions.enabled else None
         if prior is None:
             judged = Judged(kept=kept, size=len(items), partial=partial, judged_at=time.monotonic())
@@ -430,11 +502,13 @@ class InlineEvaluator:
             judged.rejudged += 1
         first_conversion = eval_trace is not None and not judged.converted
         judged.converted = judged.converted or first_conversion
-        if not cases or eval_trace is None:
+        if not cases or eval_trace is None or skip:
             with self._store_lock:
                 self.revisions.keep(trace.trace_id, judged)
             if eval_trace is not None and first_conversion:
-                self._judged(trace, eval_trace, False)
+                if skip:  # a test run left out: counted, no line (``TestTraffic.mode``)
+                    self._count(traces_test=1, traces_test_skipped=1)
+                self._judged(trace, eval_trace, bool(cases))
             return None
         first_verdict = judged.revision < 0
         verdict = verdict_of(partial, results)
@@ -466,6 +540,8 @@ class InlineEvaluator:
             explanations=self.explanations,
             revision=revision,
             changed=changed,
+            sampled_out=[check.key for check in run.sampled_out] if run is not None else None,
+            test_traffic=test,
         )
         # The line first, then the counts: a reader of the counters that sees the trace
         # evaluated (or revised) finds its line in the results file.
@@ -486,6 +562,7 @@ class InlineEvaluator:
         else:
             self._count(traces_evaluated=1, results_count=len(results))
         if first_verdict:
+            self._count_sampling(run, test)
             # Before ``_judged``: a reader that sees a trace evaluated sees its cases too.
             self._first_verdict(results)
         if first_conversion:
@@ -503,7 +580,62 @@ class InlineEvaluator:
         cases = self.suite.cases_for(eval_trace)
         if not cases:
             return []
-        return evaluate_cases(cases, eval_trace, redaction=self.redaction, plans=self.plans)
+        test = is_test_traffic(eval_trace, self.traffic)
+        if test and self.traffic.mode == "skip":
+            return []
+        return self._evaluate(cases, eval_trace, test)[0]
+
+    def _evaluate(
+        self, cases: list[TestCase], eval_trace: EvalTrace, test: bool
+    ) -> tuple[list[CaseResult], SampledRun | None]:
+        """``cases`` on ``eval_trace``, without the checks sampling leaves out (each a skipped
+        score saying so), a test run's judge checks outside the spend account."""
+        run = self.sampler.decide(cases, eval_trace, test) if self.sampler.active else None
+        chosen = run.cases if run is not None else cases
+        with ExitStack() as outside:
+            if test and self.spend is not None:
+                outside.enter_context(use_spend_account(None))
+            results = (
+                evaluate_cases(chosen, eval_trace, redaction=self.redaction, plans=self.plans)
+                if chosen
+                else []
+            )
+        if run is not None:
+            results = self.sampler.finish(run, results, eval_trace)
+        if test or (run is not None and (run.out or run.sampled_in)):
+            annotate_trace(eval_trace, run if run is not None else SampledRun([], test=test))
+        return results, run
+
+    def _count_sampling(self, run: SampledRun | None, test: bool) -> None:
+        """The sampled checks of a first verdict, per check; a test run's trace."""
+        if test:
+            self._count(traces_test=1)
+        if run is None or not (run.sampled_in or run.out):
+            return
+        with self._count_lock:
+            for check in run.sampled_in:
+                self.sampled_in[check.key] = self.sampled_in.get(check.key, 0) + 1
+            for check in run.sampled_out:
+                self.sampled_out[check.key] = self.sampled_out.get(check.key, 0) + 1
+
+    def sampling_stats(self) -> dict[str, Any]:
+        """Per sampled check (``case/check``): its rate and how many first verdicts it judged and
+        sampled out; traces marked as test runs, and those left out (``skip``)."""
+        with self._count_lock:
+            checks = {
+                check.key: {
+                    "rate": check.sample.rate,
+                    "by": check.sample.by,
+                    "judged": self.sampled_in.get(check.key, 0),
+                    "sampled_out": self.sampled_out.get(check.key, 0),
+                }
+                for check in self.sampler.checks
+            }
+            return {
+                "sampling": checks,
+                "traces_test": self.traces_test,
+                "traces_test_skipped": self.traces_test_skipped,
+            }
 
     def _unjudged(self, trace: CompletedTrace, why: str) -> None:
         """Late data that cannot revise: counted, and its trace named in one line."""
@@ -604,7 +736,7 @@ class InlineEvaluator:
         with self._file_lock:
             if self._file is not None:
                 self._file.flush()
-        for callback in self.callbacks:
+        for callback in [*self.callbacks, *self.forward_to]:
             flush = getattr(callback, "force_flush", None)
             if callable(flush):
                 try:
@@ -621,7 +753,7 @@ class InlineEvaluator:
             if self._file is not None:
                 self._file.close()
                 self._file = None
-        for callback in self.callbacks:
+        for callback in [*self.callbacks, *self.forward_to]:
             stop = getattr(callback, "shutdown", None)
             if callable(stop):
                 try:

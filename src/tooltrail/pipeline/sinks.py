@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from tooltrail.otlp import OtlpFileWriter
 from tooltrail.pipeline.buffer import CompletedTrace
 from tooltrail.pipeline.throttle import ThrottledWarning
+from tooltrail.pipeline.verdicts import stamped_sdk_spans
 
 _log = logging.getLogger(__name__)
 
@@ -26,7 +27,9 @@ class ExporterSink:
     With ``batch=True`` (default) spans go through the SDK's own ``BatchSpanProcessor``
     (``max_queue_size`` spans queued, exported in the background with its retries and
     timeouts). With ``batch=False`` each trace is one ``export`` call on the buffer's thread.
-    Unsampled spans are not exported, as with the SDK's processors.
+    Unsampled spans are not exported, as with the SDK's processors. A trace handed on by the
+    inline evaluator once judged (its ``forward_to``; live ``install(verdict_exporter=)``)
+    carries its verdict, which goes on its root span (``pipeline.verdicts``).
     """
 
     def __init__(
@@ -52,13 +55,14 @@ class ExporterSink:
         self.failed_exports = 0
 
     def export_trace(self, trace: CompletedTrace) -> None:
+        spans = trace.spans
+        if trace.verdict is not None:
+            spans = stamped_sdk_spans(spans, trace.verdict)
         if self._batch is not None:
-            for span in trace.spans:
+            for span in spans:
                 self._batch.on_end(span)
             return
-        sampled = [
-            s for s in trace.spans if s.context is not None and s.context.trace_flags.sampled
-        ]
+        sampled = [s for s in spans if s.context is not None and s.context.trace_flags.sampled]
         if sampled and self.exporter.export(sampled) is not SpanExportResult.SUCCESS:
             self.failed_exports += 1
             self._warn.warn(

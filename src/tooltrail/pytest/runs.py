@@ -2,6 +2,9 @@
 
 A run passes when its case passes (every turn's ``Expect`` and any case expectation); the test
 passes when passed runs / runs >= threshold (inclusive; every run when no threshold is set).
+With a ``confidence`` (the marker's, the ini option's), the runs are a sample: a test whose
+Wilson interval straddles the threshold is *inconclusive* (``tooltrail.trials``), raised as
+``TrialsInconclusive``, and the session exits 75 when nothing else failed.
 The failure message names each failing run and the turn-labelled reasons, with the calls that
 run made, and summarises the runs that passed.
 """
@@ -19,8 +22,8 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 
 from tooltrail.checks.score import Score
-from tooltrail.evaluate import CaseResult, evaluate_trace, meets
-from tooltrail.model import EvalSpan, EvalTrace, ToolCall
+from tooltrail.evaluate import CaseResult, RunVerdict, evaluate_trace, meets
+from tooltrail.model import AgentSpan, EvalSpan, EvalTrace, Handoff, ToolCall
 from tooltrail.model import Turn as TraceTurn
 from tooltrail.pytest.agent_calls import (
     Agent,
@@ -30,8 +33,10 @@ from tooltrail.pytest.agent_calls import (
 )
 from tooltrail.pytest.messages import format_turn_calls
 from tooltrail.redact import Redaction
+from tooltrail.report.trials import text_lines
 from tooltrail.settings import redaction_from_env
 from tooltrail.suite.case import TestCase
+from tooltrail.trials import Trials, Verdict, count_flips
 
 #: Turns SDK spans into the trajectory (``tooltrail.pytest.trail.trace_of_spans``).
 SpanConverter = Callable[[list[ReadableSpan]], EvalTrace]
@@ -48,6 +53,12 @@ class TrajectoryAssertionError(AssertionError):
 
     def __init__(self, message: str = "") -> None:
         super().__init__(redaction().redact_text(message))
+
+
+class TrialsInconclusive(TrajectoryAssertionError):
+    """The runs cannot tell whether the agent meets the threshold: their Wilson interval
+    straddles it (``RunsResult.verdict``). The test is reported *inconclusive*, and a session
+    whose only failures are these exits 75, which CI may take as "rerun"."""
 
 
 @dataclass(slots=True)
@@ -71,6 +82,8 @@ class RunsResult:
     runs: list[RunOutcome]
     #: ``None``: every run must pass.
     threshold: float | None
+    #: The Wilson interval's confidence that decides the test (``None``: the threshold alone).
+    confidence: float | None = None
 
     @property
     def passed_runs(self) -> int:
@@ -78,8 +91,43 @@ class RunsResult:
 
     @property
     def passed(self) -> bool:
+        """Whether passed runs / runs >= threshold (the plain verdict, whatever the
+        confidence)."""
         floor = 1.0 if self.threshold is None else self.threshold
         return meets(self.passed_runs, len(self.runs), floor)
+
+    @property
+    def trials(self) -> Trials:
+        """The runs' figures: pass@k, pass^k, flip rate (in run order), Wilson interval."""
+        outcomes = [run.passed for run in self.runs]
+        return Trials(
+            runs=len(outcomes),
+            passed=sum(outcomes),
+            recorded=len(outcomes),
+            flips=count_flips(outcomes),
+        )
+
+    @property
+    def verdict(self) -> Verdict:
+        """``pass`` or ``fail`` as ``passed``; with a ``confidence``, ``inconclusive`` when the
+        runs' Wilson interval straddles the threshold."""
+        if self.confidence is None:
+            return "pass" if self.passed else "fail"
+        return self.trials.verdict(self.threshold, self.confidence)
+
+    def run_verdict(self, case_id: str) -> RunVerdict:
+        """These runs as a report's runs verdict of ``case_id``."""
+        trials = self.trials
+        return RunVerdict(
+            case_id=case_id,
+            passed_runs=trials.passed,
+            runs=trials.runs,
+            threshold=self.threshold,
+            passed=self.passed,
+            repeated=True,
+            recorded=trials.recorded,
+            flips=trials.flips,
+        )
 
     @property
     def results(self) -> list[CaseResult]:
@@ -104,6 +152,9 @@ class RunsResult:
         """
         turn_count = len(self.case.turns)
         blocks: dict[tuple[str, ...], list[int]] = {}
+        lines = [self.summary()]
+        if self.confidence is not None:  # the interval that decided, and the other figures
+            lines += text_lines(self.run_verdict(self.case.id), confidence=self.confidence)
         for run in self.runs:
             if run.passed:
                 continue
@@ -111,7 +162,6 @@ class RunsResult:
             calls = format_turn_calls(run.trace.tool_calls, turn_count)
             block = (*reasons, "    calls made:", *(f"      {line}" for line in calls))
             blocks.setdefault(block, []).append(run.number)
-        lines = [self.summary()]
         for block, numbers in blocks.items():
             label = "run" if len(numbers) == 1 else "runs"
             lines.append(f"{label} {', '.join(map(str, numbers))} failed:")
@@ -197,9 +247,25 @@ def run_trace(
     turns: list[TraceTurn] = []
     calls: list[ToolCall] = []
     trace_ids: list[str] = []
+    agent_spans: list[AgentSpan] = []
+    handoffs: list[Handoff] = []
     output: str | None = None
     for record in records:
         turn_trace = converter(record.spans) if record.spans else None
+        if turn_trace is not None and record.returned_calls is None:  # its agents, handoffs
+            agent_spans += [
+                dataclasses.replace(a, turn=record.number) for a in turn_trace.agent_spans
+            ]
+            before = len(calls)
+            handoffs += [
+                dataclasses.replace(
+                    h,
+                    turn=record.number,
+                    position=h.position + before,
+                    call=None if h.call is None else h.call + before,
+                )
+                for h in turn_trace.handoffs
+            ]
         if record.returned_calls is not None:
             turn_calls = record.returned_calls
         elif turn_trace is not None:
@@ -229,6 +295,8 @@ def run_trace(
         output=output,
         tool_calls=calls,
         turns=turns,
+        agent_spans=agent_spans,
+        handoffs=handoffs,
     )
 
 

@@ -54,7 +54,16 @@ class SessionReport:
             threshold = wanted["threshold"]
             passed = meets(verdict.passed_runs, runs, 1.0 if threshold is None else threshold)
             verdicts.append(
-                RunVerdict(verdict.case_id, verdict.passed_runs, runs, threshold, passed, True)
+                RunVerdict(
+                    case_id=verdict.case_id,
+                    passed_runs=verdict.passed_runs,
+                    runs=runs,
+                    threshold=threshold,
+                    passed=passed,
+                    repeated=True,
+                    recorded=verdict.recorded,
+                    flips=verdict.flips,
+                )
             )
         report.summary.runs = verdicts
         return report

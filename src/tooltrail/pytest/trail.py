@@ -30,14 +30,17 @@ from tooltrail.pytest.messages import format_calls
 from tooltrail.pytest.runs import (
     RunsResult,
     TrajectoryAssertionError,
+    TrialsInconclusive,
     redaction,
     run_conversations,
     run_conversations_async,
 )
 from tooltrail.pytest.sdk_spans import trace_of_spans
+from tooltrail.pytest.trials import session_confidence
 from tooltrail.redact import redacted_explanations
 from tooltrail.suite.case import Expect, Turn
 from tooltrail.suite.case import TestCase as Case
+from tooltrail.trials import check_confidence
 
 if TYPE_CHECKING:
     import pytest
@@ -62,13 +65,16 @@ class Trail:
         runs: int | None = None,
         threshold: float | None = None,
         concurrency: int | None = None,
+        confidence: float | None = None,
     ) -> None:
         self.test_id = test_id
         self.capture = SpanCapture()
-        #: Defaults for :meth:`run_turns`, from ``@pytest.mark.tooltrail``.
+        #: Defaults for :meth:`run_turns`, from ``@pytest.mark.tooltrail`` (``confidence``:
+        #: also from the ``tooltrail_confidence`` option).
         self.runs = runs
         self.threshold = threshold
         self.concurrency = concurrency
+        self.confidence = confidence
         self._check_scores: list[Score] = []
         self._run_results: list[RunsResult] = []
         self._provider: TracerProvider | None = None
@@ -224,6 +230,7 @@ class Trail:
         threshold: float | None = None,
         factory: bool = False,
         concurrency: int | None = None,
+        confidence: float | None = None,
     ) -> RunsResult:
         """Run ``agent`` over ``turns`` ``runs`` times; fail unless passed/runs >= threshold.
 
@@ -231,7 +238,9 @@ class Trail:
         concurrently, at most ``concurrency`` at a time). With ``factory=True``, ``agent()``
         is called first in each run to get that run's fresh agent. ``runs``/``threshold``
         default to ``@pytest.mark.tooltrail``, else one run that must pass. ``turns`` may be a
-        ``TestCase`` whose turns and case expectations apply to each run.
+        ``TestCase`` whose turns and case expectations apply to each run. With a
+        ``confidence`` (default: the marker's, else the ``tooltrail_confidence`` option), runs
+        whose Wilson interval straddles the threshold raise ``TrialsInconclusive``.
         """
         __tracebackhide__ = True
         case, count, floor, limit = self._settings(turns, runs, threshold, concurrency)
@@ -250,7 +259,7 @@ class Trail:
             concurrent_async=concurrent,
             concurrency=limit,
         )
-        return self._conclude(RunsResult(case, outcomes, floor))
+        return self._conclude(RunsResult(case, outcomes, floor, self._confidence(confidence)))
 
     async def arun_turns(
         self,
@@ -261,6 +270,7 @@ class Trail:
         threshold: float | None = None,
         factory: bool = False,
         concurrency: int | None = None,
+        confidence: float | None = None,
     ) -> RunsResult:
         """:meth:`run_turns` for async tests: runs go concurrently on the running loop."""
         __tracebackhide__ = True
@@ -269,7 +279,12 @@ class Trail:
         outcomes = await run_conversations_async(
             agents, case, trace_of_spans, label=self.test_id, concurrency=limit
         )
-        return self._conclude(RunsResult(case, outcomes, floor))
+        return self._conclude(RunsResult(case, outcomes, floor, self._confidence(confidence)))
+
+    def _confidence(self, confidence: float | None) -> float | None:
+        """The confidence that decides these runs: the call's, else the trail's default."""
+        chosen = confidence if confidence is not None else self.confidence
+        return None if chosen is None else check_confidence(chosen)
 
     def _settings(
         self,
@@ -300,7 +315,10 @@ class Trail:
     def _conclude(self, result: RunsResult) -> RunsResult:
         __tracebackhide__ = True
         self._run_results.append(result)
-        if not result.passed:
+        verdict = result.verdict
+        if verdict == "inconclusive":
+            raise TrialsInconclusive(result.failure_message())
+        if verdict == "fail":
             raise TrajectoryAssertionError(result.failure_message())
         return result
 
@@ -380,12 +398,16 @@ def open_trail(request: pytest.FixtureRequest) -> Iterator[Trail]:
     """The trail of one test: capturing from setup to teardown, with the marker's defaults."""
     marker = request.node.get_closest_marker("tooltrail")
     options: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
-    unknown = set(options) - {"runs", "threshold", "concurrency"}
+    unknown = set(options) - {"runs", "threshold", "concurrency", "confidence"}
     if unknown or (marker is not None and marker.args):
         raise TypeError(
-            "@pytest.mark.tooltrail takes only the keywords runs, threshold and concurrency; "
-            f"got {sorted(unknown) or list(marker.args)}"  # type: ignore[union-attr]
+            "@pytest.mark.tooltrail takes only the keywords runs, threshold, concurrency and "
+            f"confidence; got {sorted(unknown) or list(marker.args)}"  # type: ignore[union-attr]
         )
+    if options.get("confidence") is not None:
+        options["confidence"] = check_confidence(options["confidence"])
+    else:
+        options["confidence"] = session_confidence(request.config)
     try:  # installed plug-ins and TOOLTRAIL_PLUGINS, for checks a test names
         load_plugins()
     except PluginError as error:
@@ -403,4 +425,4 @@ def open_trail(request: pytest.FixtureRequest) -> Iterator[Trail]:
         trail.close()
 
 
-__all__ = ["RunsResult", "Trail", "TrajectoryAssertionError", "open_trail"]
+__all__ = ["RunsResult", "Trail", "TrajectoryAssertionError", "TrialsInconclusive", "open_trail"]

@@ -1,10 +1,10 @@
 """YAML agent test files collected as pytest items (default glob ``tests/agents/*.yaml``).
 
 A file is a suite-like document: file-wide defaults (``agent``, ``factory``, ``runs``,
-``threshold``, ``concurrency``) and ``cases``, each a suite case (same keys, same strict
-reading as ``TestSuite.load``) that has ``turns`` plus which agent fixture to call. Each case
-becomes one test item that runs the agent through ``trail.run_turns``. Unknown keys are errors
-naming file, line and key path with a did-you-mean hint.
+``threshold``, ``concurrency``, ``confidence``) and ``cases``, each a suite case (same keys,
+same strict reading as ``TestSuite.load``) that has ``turns`` plus which agent fixture to
+call. Each case becomes one test item that runs the agent through ``trail.run_turns``. Unknown
+keys are errors naming file, line and key path with a did-you-mean hint.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from tooltrail.pytest.runs import TrajectoryAssertionError
 from tooltrail.suite.case import TestCase
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import FieldReader, KeyPath, read_document
+from tooltrail.suite.gate import confidence_of
 from tooltrail.suite.load import CASE_KEYS, read_case
 
 #: Keys only an agent test file has, on top of the suite case keys.
-RUN_KEYS = ("agent", "factory", "concurrency")
+RUN_KEYS = ("agent", "factory", "concurrency", "confidence")
 CASE_ONLY_KEYS = ("xfail", "skip")
 FILE_KEYS = ("name", "description", "runs", "threshold", *RUN_KEYS, "cases")
 #: Suite case keys that mean nothing for a test run by pytest.
@@ -48,6 +49,8 @@ class AgentTest:
     xfail: str | None
     skip: str | None
     line: int | None
+    #: The Wilson interval's confidence deciding the runs (``None``: the session's option).
+    confidence: float | None = None
 
 
 def load_agent_tests(path: Path) -> list[AgentTest]:
@@ -87,7 +90,10 @@ def _agent_test(
     if not isinstance(turns, list) or not turns:
         reader.fail(path + ("turns",), "expected a non-empty list of turns")
     marks = {key: reader.string(data[key], path + (key,)) for key in CASE_ONLY_KEYS if key in data}
-    case = read_case({k: v for k, v in data.items() if k in CASE_KEYS}, path, reader)
+    # (``agent`` names the agent fixture here, not the agent whose calls a case is judged on)
+    case = read_case(
+        {k: v for k, v in data.items() if k in CASE_KEYS and k not in RUN_KEYS}, path, reader
+    )
     return AgentTest(
         case=case,
         agent=settings["agent"],
@@ -95,6 +101,7 @@ def _agent_test(
         runs=settings["runs"],
         threshold=settings["threshold"],
         concurrency=settings.get("concurrency"),
+        confidence=settings.get("confidence"),
         xfail=marks.get("xfail"),
         skip=marks.get("skip"),
         line=reader.lines.get(path),
@@ -120,6 +127,8 @@ def _run_settings(
         settings["concurrency"] = reader.integer(
             data["concurrency"], path + ("concurrency",), minimum=1
         )
+    if data.get("confidence") is not None:
+        settings["confidence"] = confidence_of(data["confidence"], reader, path + ("confidence",))
     return settings
 
 
@@ -170,6 +179,7 @@ def _test_function(test: AgentTest) -> Any:
             threshold=test.threshold,
             factory=test.factory,
             concurrency=test.concurrency,
+            confidence=test.confidence,
         )
 
     keyword = inspect.Parameter.KEYWORD_ONLY

@@ -9,6 +9,10 @@ parallel calls marked, per-turn groups for conversations), each tool call with i
 arguments, status and duration, the span each failing score's evaluation event points at
 highlighted with that score's explanation, and the final reply.
 
+With labels (``tooltrail eval --labels``), the summary adds the agreement of each labelled
+check: its figures (accuracy, Cohen's kappa, the true positive and negative rates, a sampled
+judge's self-agreement), its confusion matrix and its disagreeing runs.
+
 Large runs: the summary covers every row; at most ``MAX_LISTED_FAILING`` failing rows are listed,
 and passing rows only when their trajectory was embedded (a sample), with counts saying so.
 
@@ -20,17 +24,29 @@ Content-Security-Policy lets only that script run.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from tooltrail.evaluate import SUMMARY_BLOCK, CaseResult, EvaluationReport, Summarizer
+from tooltrail.evaluate import SUMMARY_BLOCK, CaseResult, EvaluationReport, RunVerdict, Summarizer
+from tooltrail.report.agreement import (
+    MAX_LISTED_DISAGREEMENTS,
+    TITLE,
+    figures,
+    headline,
+    kind,
+    plural,
+    verdict_word,
+)
 from tooltrail.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from tooltrail.report.stream import TextSink, write_pieces
 from tooltrail.report.trajectory import TimelineSpan, Trajectory
+from tooltrail.report.trials import by_k, figures_of, repeated
 
 if TYPE_CHECKING:
+    from tooltrail.agreement import Agreement
     from tooltrail.report.compare import Comparison
     from tooltrail.suite.gate import GateResult
 
@@ -98,10 +114,12 @@ def iter_html(
     comparison: Comparison | None = None,
     max_listed_failing: int = MAX_LISTED_FAILING,
     listing: Listing | None = None,
+    agreement: Agreement | None = None,
 ) -> Iterator[str]:
     """The page in pieces. ``trajectories`` maps a row's index in ``report.cases`` to its
     trajectory; ``comparison`` (of a base report with this one) adds the change of each row.
-    ``listing``: the rows' ``list_rows``, when already walked (with the summary's walk)."""
+    ``listing``: the rows' ``list_rows``, when already walked (with the summary's walk).
+    ``agreement``: the run's agreement with labels, shown after the summary's tables."""
     trajectories = trajectories or {}
     changes = comparison.changes_by_new_index() if comparison is not None else {}
     if listing is None:
@@ -112,14 +130,14 @@ def iter_html(
             max_listed_failing=max_listed_failing,
         )
     failing, others = listing.failing, listing.others
-    title = " ".join(t for t in (report.suite_name or "tooltrail", report.suite_version) if t)
+    title = _title(report.suite_name, report.suite_version)
     yield (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_e(CONTENT_SECURITY_POLICY)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}: tooltrail report</title><style>{STYLE}</style></head><body>\n"
     )
-    yield from _summary(report, title, gate, comparison)
+    yield from _summary(report, title, gate, comparison, agreement)
     yield from _filters(report, comparison is not None)
     listed_passing = len(others)
     yield (
@@ -148,11 +166,17 @@ def write_html(
     gate: GateResult | None = None,
     comparison: Comparison | None = None,
     listing: Listing | None = None,
+    agreement: Agreement | None = None,
 ) -> None:
     """Write the page to ``out`` as it is rendered."""
     write_pieces(
         iter_html(
-            report, trajectories=trajectories, gate=gate, comparison=comparison, listing=listing
+            report,
+            trajectories=trajectories,
+            gate=gate,
+            comparison=comparison,
+            listing=listing,
+            agreement=agreement,
         ),
         out,
     )
@@ -163,6 +187,7 @@ def _summary(
     title: str,
     gate: GateResult | None,
     comparison: Comparison | None,
+    agreement: Agreement | None,
 ) -> Iterator[str]:
     summary = report.summary
     outcome = "pass" if report.passed else "fail"
@@ -176,8 +201,8 @@ def _summary(
     if gate is None:
         yield '<p class="gate muted">No gate configured.</p>\n'
     else:
-        verdict_class, gate_verdict = ("pass", "PASS") if gate.passed else ("fail", "FAIL")
-        yield f'<div class="gate">Gate: <b class="{verdict_class}">{gate_verdict}</b>'
+        verdict_class = "pass" if gate.passed else ("muted" if gate.inconclusive else "fail")
+        yield f'<div class="gate">Gate: <b class="{verdict_class}">{gate.verdict}</b>'
         if gate.reasons:
             yield "<ul>" + "".join(f"<li>{_e(r)}</li>" for r in gate.reasons) + "</ul>"
         yield "</div>\n"
@@ -202,7 +227,97 @@ def _summary(
             f'{verdict.runs}</td><td>{rule}</td><td class="{outcome.lower()}">{outcome}'
             "</td></tr>"
         )
-    yield "</table></div></div></header>\n<main>\n"
+    yield from _trials(repeated(summary.runs))
+    if agreement is None:  # (the page without labels, byte for byte as before)
+        yield "</table></div></div></header>\n<main>\n"
+        return
+    yield "</table></div></div>\n"
+    yield from _agreement(agreement)
+    yield "</header>\n<main>\n"
+
+
+def _trials(verdicts: list[RunVerdict]) -> Iterator[str]:
+    """The figures of the cases that ask for repeated runs (``report.trials``), as a table
+    closing the cases' one; nothing without such cases (the page as before, byte for byte)."""
+    if not verdicts:
+        return
+    yield (
+        "</table><h2>Repeated trials</h2><table><tr><th>case</th><th>interval</th>"
+        "<th>at the threshold</th><th>flip rate</th><th>pass@k</th><th>pass^k</th></tr>"
+    )
+    for verdict in verdicts:
+        shown = figures_of(verdict)
+        cells = (
+            verdict.case_id,
+            shown.interval,
+            shown.reading,
+            shown.flip_rate,
+            by_k(shown.ks, shown.pass_at),
+            by_k(shown.ks, shown.pass_hat),
+        )
+        yield "<tr>" + "".join(f"<td>{_e(cell)}</td>" for cell in cells) + "</tr>"
+
+
+def _agreement(agreement: Agreement) -> Iterator[str]:
+    """The agreement with labels: a table of every check's figures, then per check its
+    confusion matrix and disagreeing runs. Names, notes and explanations are escaped."""
+    yield f'<section class="agreement"><h2>{TITLE}</h2><p class="muted">'
+    yield f"{_e(headline(agreement))}</p>\n"
+    if agreement.checks:
+        yield (
+            "<table><tr><th>check</th><th>kind</th><th>labelled</th><th>accuracy</th>"
+            "<th>kappa</th><th>true positive rate</th><th>true negative rate</th>"
+            "<th>self-agreement</th><th>no verdict</th></tr>"
+        )
+        for check in agreement.checks:
+            shown = figures(check)
+            cells = (
+                check.check,
+                kind(check),
+                check.compared,
+                shown.accuracy,
+                shown.kappa,
+                shown.true_positive_rate,
+                shown.true_negative_rate,
+                shown.self_agreement,
+                check.no_verdict,
+            )
+            yield "<tr>" + "".join(f"<td>{_e(cell)}</td>" for cell in cells) + "</tr>"
+        yield "</table>\n"
+    for check in agreement.checks:
+        yield (
+            f'<div class="check-agreement" data-check="{_e(check.check)}">'
+            f"<h3>{_e(check.check)}</h3>"
+            '<table class="matrix"><tr><th></th><th>check pass</th><th>check fail</th></tr>'
+            f'<tr><th>human pass</th><td class="num">{check.true_positive}</td>'
+            f'<td class="num">{check.false_negative}</td></tr>'
+            f'<tr><th>human fail</th><td class="num">{check.false_positive}</td>'
+            f'<td class="num">{check.true_negative}</td></tr></table>'
+        )
+        if check.disagreements:
+            count = plural(len(check.disagreements), "disagreeing run")
+            yield f'<p>{count}:</p><ul class="disagreements">'
+            for found in check.disagreements[:MAX_LISTED_DISAGREEMENTS]:
+                trace = f" <small>trace {_e(found.trace_id)}</small>" if found.trace_id else ""
+                notes = f"; notes: {_e(found.notes)}" if found.notes else ""
+                said = (
+                    f'<div class="why">{_e(found.explanation)}</div>' if found.explanation else ""
+                )
+                yield (
+                    f"<li><b>{_e(found.label)}</b>{trace}: human "
+                    f"{verdict_word(found.human_passed)}, check "
+                    f"{verdict_word(found.check_passed)}{notes}{said}</li>"
+                )
+            more = len(check.disagreements) - MAX_LISTED_DISAGREEMENTS
+            if more > 0:
+                yield f"<li>... and {more} more (the JSON report lists them all)</li>"
+            yield "</ul>"
+        yield "</div>\n"
+    if agreement.unmatched:
+        yield f"<p>{plural(agreement.unmatched_count, 'label')} matched no score:</p><ul>"
+        yield "".join(f"<li>{_e(u.describe())}</li>" for u in agreement.unmatched)
+        yield "</ul>"
+    yield "</section>\n"
 
 
 def _rate_bar(rate: float) -> str:
@@ -275,7 +390,7 @@ def _timeline(trajectory: Trajectory, explanations: Mapping[str, str]) -> str:
                       id(span) in parallel)
         )  # fmt: skip
     ticks = "".join(
-        f'<span style="left:{f * 100:.0f}%">{_ms(end * f)}</span>' for f in (0, 0.25, 0.5, 0.75)
+        f'<span style="left:{at / end * 100:.0f}%">{_ms(at)}</span>' for at in _ticks(end)
     )
     parts = ['<div class="traj">', f'<div class="axis">{ticks}</div>']
     for turn in sorted(groups, key=lambda t: -1 if t is None else t):
@@ -326,9 +441,10 @@ def _span_row(
                f' style="margin-left:{min(depth, _MAX_DEPTH) * _INDENT_PX}px">']  # fmt: skip
     if span.tool_name is not None:
         arguments = "(arguments not captured)" if span.arguments is None else span.arguments
+        by = f" · by agent <i>{_e(span.agent)}</i>" if span.agent else ""
         details.append(
-            f"<b>{_e(span.tool_name)}</b>(<code>{_e(arguments)}</code>) · status "
-            f"{_e(span.status)} · {_ms(span.duration_ms)}"
+            f"<b>{_e(span.tool_name)}</b>(<code>{_e(arguments)}</code>){by} · status "
+            f"{_status_word(span.status)} · {_ms(span.duration_ms)}"
         )
         if span.error:
             details.append(f'<div class="why">error: {_e(span.error)}</div>')
@@ -394,6 +510,34 @@ def _parallel_calls(spans: Sequence[TimelineSpan]) -> set[int]:
 
 
 def _ms(value: float) -> str:
+    """A duration as a person reads it: ``36.7 µs``, ``4.2 ms``, ``1.52 s`` (three figures at
+    most, in the unit that needs no leading zeros)."""
     if value >= 1000:
-        return f"{value / 1000:.2f} s"
-    return f"{value:.3g} ms" if value < 10 else f"{value:.0f} ms"
+        return f"{value / 1000:.3g} s"
+    if value >= 1:
+        return f"{value:.3g} ms"
+    if value <= 0:
+        return "0"
+    return f"{value * 1000:.3g} µs"
+
+
+def _ticks(end: float) -> list[float]:
+    """Round times for the timeline's axis (0, 20 µs, 40 µs, ...): the first step of 1, 2,
+    2.5 or 5 times a power of ten that gives at most four ticks before ``end``."""
+    if end <= 0 or not math.isfinite(end):
+        return [0.0]
+    magnitude = 10 ** math.floor(math.log10(end / 4))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if end / (m * magnitude) <= 4)
+    return [n * step for n in range(4) if n * step < end]
+
+
+def _title(name: str, version: str) -> str:
+    """``booking-judged (version 1)``: the suite's name and version, as words."""
+    name = name or "tooltrail"
+    return f"{name} (version {version})" if version else name
+
+
+def _status_word(status: str) -> str:
+    """A span's status as a person reads it: ``error``, or ``ok`` (OpenTelemetry's unset
+    status: the span recorded no error)."""
+    return "error" if status == "error" else "ok"

@@ -1,8 +1,10 @@
 """The JSON report: ``EvaluationReport.to_dict()`` (stable names, ``schema_version``).
 
 Optional keys, for ``tooltrail report REPORT.json --format html`` (readers that do not know
-them, such as ``tooltrail gate``, ignore them): ``gate`` (``passed``, ``reasons``) when a gate
-was checked, and a ``trajectory`` on the rows whose trajectory was collected
+them, such as ``tooltrail gate``, ignore them): ``gate`` (``passed``, ``reasons``, and
+``inconclusive: true`` when the gate could not decide) when a gate was checked,
+``agreement`` (``tooltrail.agreement.Agreement.to_dict()``) when the run was measured against
+labels (``--labels``), and a ``trajectory`` on the rows whose trajectory was collected
 (``tooltrail.report.trajectory``: failing rows and a sample of passing ones, arguments
 redacted).
 
@@ -20,6 +22,7 @@ from tooltrail.evaluate import EvaluationReport
 from tooltrail.report.stream import TextSink, write_pieces
 
 if TYPE_CHECKING:
+    from tooltrail.agreement import Agreement
     from tooltrail.report.trajectory import Trajectory
     from tooltrail.suite.gate import GateResult
 
@@ -30,13 +33,20 @@ def _dumps(data: object, indent: int | str | None) -> str:
     return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def _head(report: EvaluationReport, gate: GateResult | None) -> dict[str, Any]:
-    """The document without rows (``cases`` stays the last key), with the gate when given."""
+def _head(
+    report: EvaluationReport, gate: GateResult | None, agreement: Agreement | None
+) -> dict[str, Any]:
+    """The document without rows (``cases`` stays the last key), with the gate and the
+    agreement with labels when given."""
     head = EvaluationReport(report.suite_name, report.suite_version, [], report.summary).to_dict()
+    cases = head.pop("cases")
     if gate is not None:
-        cases = head.pop("cases")
         head["gate"] = {"passed": gate.passed, "reasons": list(gate.reasons)}
-        head["cases"] = cases
+        if gate.inconclusive:  # (only then: a gated report is otherwise as before)
+            head["gate"]["inconclusive"] = True
+    if agreement is not None:
+        head["agreement"] = agreement.to_dict()
+    head["cases"] = cases
     return head
 
 
@@ -46,14 +56,16 @@ def iter_json(
     indent: int | str | None = 2,
     trajectories: Mapping[int, Trajectory] | None = None,
     gate: GateResult | None = None,
+    agreement: Agreement | None = None,
 ) -> Iterator[str]:
     """The JSON document in pieces: everything but the rows, then one piece per row (``cases``
     is the last key, so the rows go in just before the closing brace), then the end.
-    ``trajectories`` (row index -> trajectory) and ``gate`` add the optional keys."""
+    ``trajectories`` (row index -> trajectory), ``gate`` and ``agreement`` add the optional
+    keys."""
     if not report.cases:
-        yield _dumps(_head(report, gate), indent) + "\n"
+        yield _dumps(_head(report, gate, agreement), indent) + "\n"
         return
-    empty = _dumps(_head(report, gate), indent)
+    empty = _dumps(_head(report, gate, agreement), indent)
     at = empty.rindex(_NO_CASES) + len(_NO_CASES) - 1  # the "]" of the empty list
     yield empty[:at]
     if indent is None:
@@ -79,9 +91,12 @@ def render_json(
     indent: int | None = 2,
     trajectories: Mapping[int, Trajectory] | None = None,
     gate: GateResult | None = None,
+    agreement: Agreement | None = None,
 ) -> str:
     """The report as a JSON document, ending in a newline. Non-finite values are ``null``."""
-    return "".join(iter_json(report, indent=indent, trajectories=trajectories, gate=gate))
+    return "".join(
+        iter_json(report, indent=indent, trajectories=trajectories, gate=gate, agreement=agreement)
+    )
 
 
 def write_json(
@@ -91,6 +106,10 @@ def write_json(
     indent: int | None = 2,
     trajectories: Mapping[int, Trajectory] | None = None,
     gate: GateResult | None = None,
+    agreement: Agreement | None = None,
 ) -> None:
     """Write the JSON report to ``out`` as it is rendered (the same text as ``render_json``)."""
-    write_pieces(iter_json(report, indent=indent, trajectories=trajectories, gate=gate), out)
+    write_pieces(
+        iter_json(report, indent=indent, trajectories=trajectories, gate=gate, agreement=agreement),
+        out,
+    )

@@ -3,6 +3,10 @@
 CI systems (GitHub, GitLab, Jenkins) show these natively. Text is stripped of characters XML
 1.0 cannot carry, so tool arguments with control characters never make the file unreadable.
 
+With labels (``tooltrail eval --labels``), the test suite's properties carry each labelled
+check's agreement (``agreement.{check}.kappa``, ``.accuracy``, the rates, the matrix's cells)
+and its ``system-out`` the section as the text report prints it, disagreeing runs included.
+
 The document is written as text, row by row (``iter_junit``), so a report of any size streams to
 a file in bounded memory (``write_junit``); the bytes are those ``xml.etree.ElementTree`` writes
 for the same tree after ``ET.indent``, two spaces per level.
@@ -12,10 +16,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 from tooltrail.evaluate import CaseResult, EvaluationReport
+from tooltrail.report.agreement import render_agreement_text
 from tooltrail.report.stream import TextSink, write_pieces
+from tooltrail.report.trials import junit_properties, repeated
+
+if TYPE_CHECKING:
+    from tooltrail.agreement import Agreement
 
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -40,8 +50,9 @@ def _attr(text: str) -> str:
     return escape(_clean(text), _ATTR_ENTITIES)
 
 
-def iter_junit(report: EvaluationReport) -> Iterator[str]:
-    """The JUnit XML document in pieces: the head, then one ``testcase`` per row, then the end."""
+def iter_junit(report: EvaluationReport, *, agreement: Agreement | None = None) -> Iterator[str]:
+    """The JUnit XML document in pieces: the head, then one ``testcase`` per row, then the end
+    (with ``agreement``: its properties, and the section as ``system-out``)."""
     suite_name = _attr(report.suite_name or "tooltrail")
     rows = report.cases
     failures, errors = _failing(report)
@@ -49,7 +60,7 @@ def iter_junit(report: EvaluationReport) -> Iterator[str]:
     yield f'{XML_DECLARATION}<testsuites name="{suite_name}" {counts}>\n  '
     suite = f'<testsuite name="{suite_name}" {counts} skipped="0"'
     judge = report.summary.judge
-    if not rows and not report.suite_version and judge is None:
+    if not rows and not report.suite_version and judge is None and agreement is None:
         yield suite + " />\n</testsuites>\n"
         return
     yield suite + ">"
@@ -58,6 +69,10 @@ def iter_junit(report: EvaluationReport) -> Iterator[str]:
         properties.append(("version", report.suite_version))
     if judge is not None:  # what judging cost: tokens, dollars, requests, a spent budget
         properties += [(f"judge.{k}", _value(v)) for k, v in judge.to_dict().items()]
+    if agreement is not None:
+        properties += _agreement_properties(agreement)
+    for verdict in repeated(report.summary.runs):  # trials.{case}.{figure}
+        properties += junit_properties(verdict)
     if properties:
         yield (
             "\n    <properties>"
@@ -69,7 +84,39 @@ def iter_junit(report: EvaluationReport) -> Iterator[str]:
         )
     for row in rows:
         yield "\n    " + _testcase(row, suite_name)
+    if agreement is not None:
+        yield f"\n    <system-out>{_text(render_agreement_text(agreement))}</system-out>"
     yield "\n  </testsuite>\n</testsuites>\n"
+
+
+def _agreement_properties(agreement: Agreement) -> list[tuple[str, str]]:
+    """``agreement.{check}.{figure}`` per labelled check (an empty value: not computed)."""
+    found = [
+        ("agreement.labels", str(agreement.labels)),
+        ("agreement.matched", str(agreement.matched)),
+    ]
+    for check in agreement.checks:
+        own = check.self_agreement
+        figures = {
+            "judge": str(check.judge).lower(),
+            "compared": check.compared,
+            "accuracy": check.accuracy,
+            "kappa": check.kappa,
+            "true_positive_rate": check.true_positive_rate,
+            "true_negative_rate": check.true_negative_rate,
+            "true_positive": check.true_positive,
+            "false_negative": check.false_negative,
+            "false_positive": check.false_positive,
+            "true_negative": check.true_negative,
+            "no_verdict": check.no_verdict,
+            "disagreements": len(check.disagreements),
+            "self_agreement": None if own is None else own.mean,
+        }
+        found += [
+            (f"agreement.{check.check}.{name}", "" if value is None else str(value))
+            for name, value in figures.items()
+        ]
+    return found
 
 
 def _failing(report: EvaluationReport) -> tuple[int, int]:
@@ -117,12 +164,14 @@ def _testcase(row: CaseResult, classname: str) -> str:
     return head + ">" + "".join("\n      " + child for child in children) + "\n    </testcase>"
 
 
-def render_junit(report: EvaluationReport) -> str:
+def render_junit(report: EvaluationReport, *, agreement: Agreement | None = None) -> str:
     """The report as a JUnit XML document (``testsuites`` > ``testsuite`` > ``testcase``)."""
-    return "".join(iter_junit(report))
+    return "".join(iter_junit(report, agreement=agreement))
 
 
-def write_junit(report: EvaluationReport, out: TextSink) -> None:
+def write_junit(
+    report: EvaluationReport, out: TextSink, *, agreement: Agreement | None = None
+) -> None:
     """Write the JUnit XML report to ``out`` as it is rendered (the same text as
     ``render_junit``)."""
-    write_pieces(iter_junit(report), out)
+    write_pieces(iter_junit(report, agreement=agreement), out)

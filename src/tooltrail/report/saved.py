@@ -1,9 +1,11 @@
 """A JSON report written earlier (``tooltrail eval --format json``), read back with its optional
-keys: the gate's verdict and the rows' trajectories (see ``tooltrail.report.json``).
+keys: the gate's verdict, the agreement with labels and the rows' trajectories (see
+``tooltrail.report.json``).
 
 The file may come from an older tooltrail or another machine, so what it holds is redacted
 again with the configured rules (``TOOLTRAIL_REDACT_*``) as it is read: explanations
-(``redacted_explanations``, as evaluation does) and trajectories (``redact_trajectory``)."""
+(``redacted_explanations``, as evaluation does), trajectories (``redact_trajectory``), and the
+notes and explanations of the agreement's disagreeing runs (``Redaction.redact_text``)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from tooltrail.agreement import Agreement
 from tooltrail.evaluate import EvaluationReport, ReportError
 from tooltrail.redact import Redaction, redacted_explanations
 from tooltrail.report.trajectory import Trajectory, redact_trajectory
@@ -25,6 +28,8 @@ class SavedReport:
     #: Row index -> trajectory, for the rows that carry one.
     trajectories: dict[int, Trajectory] = field(default_factory=dict)
     gate: GateResult | None = None
+    #: The run's agreement with labels (``tooltrail eval --labels``), when it was measured.
+    agreement: Agreement | None = None
 
 
 def read_saved_report(
@@ -63,5 +68,19 @@ def saved_report_of(raw: bytes | str, name: str, redaction: Redaction | None = N
     gate = None
     recorded = data.get("gate")
     if isinstance(recorded, dict) and isinstance(recorded.get("passed"), bool):
-        gate = GateResult(recorded["passed"], [str(r) for r in recorded.get("reasons") or ()])
-    return SavedReport(report=report, trajectories=trajectories, gate=gate)
+        gate = GateResult(
+            recorded["passed"],
+            [str(r) for r in recorded.get("reasons") or ()],
+            inconclusive=recorded.get("inconclusive") is True and not recorded["passed"],
+        )
+    agreement = None
+    if data.get("agreement") is not None:
+        try:
+            agreement = Agreement.from_dict(data["agreement"])
+        except ValueError as exc:
+            raise ReportError(f"{name}: agreement: {exc}") from None
+        for check in agreement.checks:
+            for found in check.disagreements:
+                found.notes = rules.redact_text(found.notes)
+                found.explanation = rules.redact_text(found.explanation)
+    return SavedReport(report=report, trajectories=trajectories, gate=gate, agreement=agreement)

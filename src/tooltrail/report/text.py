@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from tooltrail.evaluate import (
     SUMMARY_BLOCK,
@@ -20,25 +21,33 @@ from tooltrail.evaluate import (
     Summarizer,
     Summary,
 )
+from tooltrail.report.agreement import text_lines
 from tooltrail.report.stream import TextSink, write_pieces
+from tooltrail.report.trials import text_lines as trial_lines
+
+if TYPE_CHECKING:
+    from tooltrail.agreement import Agreement
 
 LABEL_WIDTH = 22
 METRIC_WIDTH = 24
 
 
-def iter_text(report: EvaluationReport) -> Iterator[str]:
+def iter_text(report: EvaluationReport, *, agreement: Agreement | None = None) -> Iterator[str]:
     """The text report in pieces (each ends in a newline): a row with its failures, then the
-    metric lines, the runs lines and the count."""
+    metric lines, the runs lines, the agreement with labels (when given) and the count."""
     longest = report.summary.longest_label  # counted by the summary's walk over the rows
     if longest is None:
         longest = max((len(row.label) for row in report.cases), default=0)
     label_width = max(LABEL_WIDTH, longest)
     yield from _row_pieces(report.cases, label_width)
-    yield from _tail(report.summary, label_width)
+    yield from _tail(report.summary, label_width, agreement)
 
 
 def iter_text_summarizing(
-    rows: Iterable[CaseResult], summarizer: Summarizer, longest_label: int
+    rows: Iterable[CaseResult],
+    summarizer: Summarizer,
+    longest_label: int,
+    agreement: Agreement | None = None,
 ) -> Iterator[str]:
     """``iter_text`` of the report of ``rows`` in one walk over them: each block of rows is
     added to ``summarizer`` as it is written, and the roll-up at the end is that summary's
@@ -50,7 +59,7 @@ def iter_text_summarizing(
     while block := list(islice(walk, SUMMARY_BLOCK)):
         summarizer.add(block)
         yield from _row_pieces(block, label_width)
-    yield from _tail(summarizer.summary(), label_width)
+    yield from _tail(summarizer.summary(), label_width, agreement)
 
 
 def _row_pieces(rows: Iterable[CaseResult], label_width: int) -> Iterator[str]:
@@ -63,8 +72,9 @@ def _row_pieces(rows: Iterable[CaseResult], label_width: int) -> Iterator[str]:
         yield piece
 
 
-def _tail(summary: Summary, label_width: int) -> Iterator[str]:
-    """What follows the rows: the metric lines, the runs lines, the judge's line, the count."""
+def _tail(summary: Summary, label_width: int, agreement: Agreement | None) -> Iterator[str]:
+    """What follows the rows: the metric lines, the runs lines, the judge's line, the
+    agreement with labels, the count (last, so a script may read the last line)."""
     metrics = summary.metrics
     if metrics:
         yield "\n"
@@ -74,28 +84,39 @@ def _tail(summary: Summary, label_width: int) -> Iterator[str]:
     repeated = [verdict for verdict in summary.runs if verdict.repeated]
     if repeated:
         yield "\n"
-        for verdict in repeated:
+        for verdict in repeated:  # the runs verdict, then its figures (``report.trials``)
             yield run_line(verdict, label_width) + "\n"
+            yield "".join(line + "\n" for line in trial_lines(verdict))
     if summary.judge is not None:
         yield "\n" + summary.judge.line() + "\n"
+    if agreement is not None:
+        yield "\n"
+        yield from text_lines(agreement)
     yield f"\n{summary.passed_cases}/{summary.total_cases} runs passed\n"
 
 
-def render_text(report: EvaluationReport) -> str:
+def render_text(report: EvaluationReport, *, agreement: Agreement | None = None) -> str:
     """The report as text, ending in a newline."""
-    return "".join(iter_text(report))
+    return "".join(iter_text(report, agreement=agreement))
 
 
-def write_text(report: EvaluationReport, out: TextSink) -> None:
+def write_text(
+    report: EvaluationReport, out: TextSink, *, agreement: Agreement | None = None
+) -> None:
     """Write the text report to ``out`` as it is rendered (the same text as ``render_text``)."""
-    write_pieces(iter_text(report), out)
+    write_pieces(iter_text(report, agreement=agreement), out)
 
 
 def write_text_summarizing(
-    rows: Iterable[CaseResult], summarizer: Summarizer, longest_label: int, out: TextSink
+    rows: Iterable[CaseResult],
+    summarizer: Summarizer,
+    longest_label: int,
+    out: TextSink,
+    *,
+    agreement: Agreement | None = None,
 ) -> None:
     """Write ``iter_text_summarizing`` to ``out`` as it is rendered."""
-    write_pieces(iter_text_summarizing(rows, summarizer, longest_label), out)
+    write_pieces(iter_text_summarizing(rows, summarizer, longest_label, agreement), out)
 
 
 def run_line(verdict: RunVerdict, width: int = LABEL_WIDTH) -> str:

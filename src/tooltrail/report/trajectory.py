@@ -58,9 +58,13 @@ class TimelineSpan:
     tool_name: str | None = None
     arguments: str | None = None
     error: str | None = None
+    #: The agent that made the call (``ToolCall.agent``, redacted as free text), when
+    #: recorded. The HTML report shows it; ``to_dict`` writes it only when set, so that a
+    #: saved JSON report renders the same page (``tooltrail report``).
+    agent: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "span_id": self.span_id,
             "parent_span_id": self.parent_span_id,
             "name": self.name,
@@ -73,6 +77,9 @@ class TimelineSpan:
             "arguments": self.arguments,
             "error": self.error,
         }
+        if self.agent is not None:  # (a call's: a span without one is written as before)
+            data["agent"] = self.agent
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TimelineSpan:
@@ -90,6 +97,7 @@ class TimelineSpan:
             tool_name=_text_or_none(data.get("tool_name")),
             arguments=_text_or_none(data.get("arguments")),
             error=_text_or_none(data.get("error")),
+            agent=_text_or_none(data.get("agent")),
         )
 
 
@@ -337,9 +345,11 @@ def build_trajectory(
     for call in trace.tool_calls:
         arguments = None if call.args is None else tool_args_text(redaction, call.args)[0]
         error = _free_text(redaction, call.error, redaction.max_value_chars)
+        agent = _free_text(redaction, call.agent, redaction.max_value_chars)
         span = by_id.get(call.span_id or "")
         if span is not None and span.kind == "tool" and span.tool_name is None:
             span.tool_name, span.arguments, span.error = call.name, arguments, error
+            span.agent = agent
             span.status = call.status if call.status != "unset" else span.status
             span.turn = call.turn if not per_turn_traces else span.turn
             continue
@@ -356,6 +366,7 @@ def build_trajectory(
                 tool_name=call.name,
                 arguments=arguments,
                 error=error,
+                agent=agent,
             )
         )
     if not per_turn_traces:
@@ -384,6 +395,7 @@ def redact_trajectory(trajectory: Trajectory, redaction: Redaction) -> Trajector
         if span.arguments is not None:
             span.arguments = clean_attribute(redaction, span.arguments)[0]
         span.error = _free_text(redaction, span.error, redaction.max_value_chars)
+        span.agent = _free_text(redaction, span.agent, redaction.max_value_chars)
     trajectory.reply = _free_text(redaction, trajectory.reply, MAX_REPLY_CHARS)
     return trajectory
 

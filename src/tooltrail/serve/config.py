@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tooltrail.pipeline.console import DEFAULT_CONSOLE_RATE
 from tooltrail.pipeline.judge_queue import DEFAULT_JUDGE_QUEUE
 from tooltrail.pipeline.revisions import (
     DEFAULT_MAX_KEPT_ITEMS,
@@ -15,6 +16,7 @@ from tooltrail.pipeline.revisions import (
     SDK_SCHEDULE_DELAY_S,
 )
 from tooltrail.redact import Redaction
+from tooltrail.sampling import DEFAULT_TEST_ATTRIBUTES, TestTraffic
 
 DEFAULT_HOST = "127.0.0.1"
 #: The OTLP defaults, so an SDK pointed at "localhost" with no port finds the receiver.
@@ -87,6 +89,13 @@ class ServeConfig:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     results: Path | None = None
+    #: One line per evaluated trace on standard error (``serve.console``): the command turns
+    #: it on unless ``--quiet``; a program embedding the receiver (``start_in_thread``) keeps
+    #: its standard error to itself unless it asks.
+    console: bool = False
+    #: Verdict lines a second at most, all worker processes together; the rest are counted
+    #: (``console_lines_left_out``) and said.
+    console_rate: int = DEFAULT_CONSOLE_RATE
     scores_endpoint: str | None = None
     #: ``grpc`` or ``http/protobuf`` for the scores endpoint.
     scores_protocol: str = "grpc"
@@ -117,6 +126,27 @@ class ServeConfig:
     #: Traces waiting for a judge (per worker process); past it a trace's judge scores are
     #: errors (``judge queue full``, counter ``judge_queue_full``).
     judge_queue: int = DEFAULT_JUDGE_QUEUE
+    #: ``hour`` or ``day``: ``judge_budget`` is then a spend window, so many dollars per hour
+    #: or day for every worker together (``pipeline.spend_window``), instead of per process.
+    judge_budget_per: str | None = None
+    #: The window's length in seconds, instead of ``judge_budget_per``'s (tests, simulations).
+    judge_budget_window_s: float | None = None
+    #: The window's clock (seconds since the epoch; ``None``: the system's). A
+    #: ``pipeline.spend_window.ManualClock`` in tests; with workers, one made ``shared``.
+    judge_budget_clock: Any = None
+    #: What becomes of a trace marked as a test run (``tooltrail.sampling``): ``score`` every
+    #: check of it, outside sampling and the spend window, or ``skip`` it (counted only).
+    test_traffic: str = "score"
+    #: ``deployment.environment`` values whose traces are test runs (``--test-environment``).
+    test_environments: tuple[str, ...] = ()
+    #: Attributes that mark a trace as a test run (resource, root or agent span).
+    test_attributes: tuple[str, ...] = DEFAULT_TEST_ATTRIBUTES
+    #: With ``forward``: send each trace on once it is judged, its verdict on its root span
+    #: (``tooltrail.verdict``, ``tooltrail.failed_checks``: ``pipeline.verdicts``).
+    forward_verdicts: bool = False
+    #: With ``scores_endpoint``: also send one ``gen_ai.evaluation.internal`` span per
+    #: evaluated trace, linked to its root span (``pipeline.evaluation_spans``).
+    evaluation_spans: bool = False
 
     @property
     def keeps_wire(self) -> bool:
@@ -132,5 +162,14 @@ class ServeConfig:
             "cache_path": str(self.judge_cache_path) if self.judge_cache_path else None,
             "cache": self.judge_cache,
             "concurrency": self.judge_concurrency,
-            "budget_usd": self.judge_budget,
+            # With a window, the budget is the window's (``spend_window``), not the process's.
+            "budget_usd": self.judge_budget if self.judge_budget_per is None else None,
         }
+
+    def traffic(self) -> TestTraffic:
+        """The test traffic rule these settings describe (``tooltrail.sampling``)."""
+        return TestTraffic(
+            attributes=tuple(self.test_attributes),
+            environments=tuple(self.test_environments),
+            mode=self.test_traffic,  # type: ignore[arg-type]  # checked by TestTraffic
+        )

@@ -52,6 +52,10 @@ class ReceiverCounters:
     traces_evicted_rootless: int = 0
     #: Errors inside conversion or evaluation of one trace; the trace is still counted.
     evaluation_errors: int = 0
+    #: Traces marked as test runs (``tooltrail.sampling``), and of them those not evaluated
+    #: (``--test-traffic skip``): outside sampling and the judge's spend window.
+    traces_test: int = 0
+    traces_test_skipped: int = 0
 
     #: Log records with a trace id and content (replies, tool calls), held with their trace.
     log_records_received: int = 0

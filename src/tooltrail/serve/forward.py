@@ -6,6 +6,11 @@ too, not only ``tool_args``), plus the ``tool_name`` and ``tool_args`` attribute
 tool spans (same canonical JSON). Sending happens on a thread of its own, from
 a bounded queue, so a slow downstream never stalls evaluation; when the queue is full a trace
 is not forwarded and that is counted and logged (evaluation is not affected).
+
+With ``--forward-verdicts`` the sink is not the buffer's but the evaluator's (its
+``forward_to``): each trace comes once judged, with its verdict (``CompletedTrace.verdict``),
+which goes on its root span (``pipeline.verdicts``), so a collector's tail sampling can keep
+what failed.
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ import grpc
 from tooltrail.dialects import read_tool_call
 from tooltrail.otlp import LogRecord, Span, encode_request
 from tooltrail.pipeline.buffer import CompletedTrace
+from tooltrail.pipeline.span_redaction import redacted_other_span
 from tooltrail.pipeline.throttle import ThrottledWarning
+from tooltrail.pipeline.verdicts import stamped_spans
 from tooltrail.redact import Redaction, tool_args_text
 from tooltrail.serve.config import TRACES_PATH
 from tooltrail.serve.redaction import redacted_tool_span
@@ -48,12 +55,12 @@ _STOP = object()
 
 def tagged(spans: list[Span], redaction: Redaction) -> list[Span]:
     """``spans`` with each tool span redacted (``serve.redaction``) and tagged with
-    ``tool_name``/``tool_args`` (copies; other spans as they are)."""
+    ``tool_name``/``tool_args`` (copies; other spans with credentials replaced)."""
     out: list[Span] = []
     for span in spans:
         call = read_tool_call(span)
         if call is None:
-            out.append(span)
+            out.append(redacted_other_span(redaction, span))
             continue
         span = redacted_tool_span(redaction, span)
         attributes = dict(span.attributes)
@@ -102,6 +109,8 @@ class ForwardSink:
             spans = [s for s in spans if s.__class__ is not LogRecord]
             if not spans:
                 return
+        if trace.verdict is not None:  # judged first (``--forward-verdicts``): on its root
+            spans = stamped_spans(spans, trace.verdict)
         try:
             self._queue.put_nowait(spans)
         except queue.Full:

@@ -15,16 +15,22 @@ from __future__ import annotations
 from typing import Any
 
 from tooltrail.evaluate import evaluation_time_limit
+from tooltrail.origins import Origins
 from tooltrail.otlp import Limits
 from tooltrail.pipeline.buffer import DEFAULT_SINK_TIMEOUT_S, TraceBuffer, TraceSink
 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
-from tooltrail.serve.config import LOGS_PATH, ServeConfig
+from tooltrail.pipeline.evaluation_spans import EvaluationSpanEmitter
+from tooltrail.pipeline.spend_window import SpendState
+from tooltrail.scores import EventOptions
+from tooltrail.serve.config import LOGS_PATH, TRACES_PATH, ServeConfig
 from tooltrail.serve.confirmed import ConfirmedExporter
+from tooltrail.serve.console import ServeConsole
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.forward import ForwardSink
 from tooltrail.serve.intake import TraceIntake
 from tooltrail.serve.logs import DecodedLogs, decode_logs
 from tooltrail.serve.outcome import Accepted
+from tooltrail.serve.production import check_spend, spend_window
 from tooltrail.serve.redaction import redaction_from_env
 from tooltrail.serve.sinks import (
     DumpSink,
@@ -74,6 +80,28 @@ def logs_accepted(decoded: DecodedLogs) -> Accepted:
     return Accepted(accepted, len(decoded.rejected), rejection_message(decoded.rejected))
 
 
+def otlp_span_exporter(config: ServeConfig) -> Any:
+    """An OTLP span exporter to the scores endpoint, for the evaluation spans
+    (``--evaluation-spans``): ``/v1/traces`` appended to an OTLP/HTTP base URL."""
+    endpoint = config.scores_endpoint or ""
+    if config.scores_protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+            OTLPSpanExporter as GrpcSpanExporter,
+        )
+
+        return GrpcSpanExporter(endpoint=endpoint)
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+        OTLPSpanExporter as HttpSpanExporter,
+    )
+
+    endpoint = endpoint.rstrip("/")
+    if endpoint.endswith(LOGS_PATH):
+        endpoint = endpoint[: -len(LOGS_PATH)]
+    if not endpoint.endswith(TRACES_PATH):
+        endpoint += TRACES_PATH
+    return HttpSpanExporter(endpoint=endpoint)
+
+
 def scores_url(config: ServeConfig) -> str | None:
     """The events endpoint: an OTLP/HTTP base URL gets ``/v1/logs`` appended, as the SDK's
     environment variables would; a gRPC endpoint is used as given."""
@@ -90,7 +118,11 @@ class TracePipeline:
 
     ``log_exporter``: any SDK ``LogRecordExporter`` for the evaluation events, instead of the
     OTLP exporter ``config.scores_endpoint`` names. ``admission=False`` takes every request
-    (a worker process, whose router already admitted it).
+    (a worker process, whose router already admitted it). ``console_window``: the shared
+    array of the workers' common console rate (``serve.console``; ``None``: this process's
+    own). ``spend_state``: the workers' common judge spend window (``serve.production``;
+    ``None``: this process's own). ``span_exporter``: any SDK ``SpanExporter`` for the
+    evaluation spans (``--evaluation-spans``), instead of the scores endpoint's.
     """
 
     def __init__(
@@ -100,7 +132,14 @@ class TracePipeline:
         *,
         log_exporter: Any = None,
         admission: bool = True,
+        console_window: Any = None,
+        spend_state: SpendState | None = None,
+        span_exporter: Any = None,
     ) -> None:
+        if config.forward_verdicts and not config.forward:
+            raise ValueError("--forward-verdicts needs --forward ENDPOINT")
+        check_spend(config, suite)
+        traffic = config.traffic()
         self.config = config
         self.counters = ReceiverCounters()
         self.logs = LogsSeen()
@@ -126,17 +165,40 @@ class TracePipeline:
                 unwrap=lambda r: r.decoded,
                 logs_seen=lambda: self.logs.seen,
             )
-            sinks.append(self.forwarder)
+            if not config.forward_verdicts:  # else the evaluator hands traces on once judged
+                sinks.append(self.forwarder)
         self.emitter: EvaluationEventEmitter | None = None
         self.scores: ConfirmedExporter | None = None
+        origins = Origins(suite, judge_model=config.judge_model, traffic=traffic)
         if log_exporter is not None or config.scores_endpoint:
             self.scores = ConfirmedExporter(
                 log_exporter
                 or otlp_log_exporter(config.scores_protocol, endpoint=scores_url(config))
             )
             self.emitter = EvaluationEventEmitter(
-                self.scores, explanations=config.explanations, suite=suite.name
+                self.scores, explanations=config.explanations, suite=suite.name, origins=origins
             )
+        #: One evaluation span per evaluated trace (``--evaluation-spans``), else ``None``.
+        self.evaluation_spans: EvaluationSpanEmitter | None = None
+        if config.evaluation_spans and (span_exporter is not None or config.scores_endpoint):
+            self.evaluation_spans = EvaluationSpanEmitter(
+                span_exporter or otlp_span_exporter(config),
+                options=EventOptions(
+                    explanations=config.explanations, suite=suite.name, origins=origins
+                ),
+            )
+        #: The judge's spend window, shared by the workers (``None``: none asked for).
+        self.spend = spend_window(config, spend_state)
+        #: The per-trace console lines (``None``: ``--quiet``, or an embedding program's).
+        self.console: ServeConsole | None = None
+        callbacks: list[Any] = [self.emitter] if self.emitter is not None else []
+        if self.evaluation_spans is not None:
+            callbacks.append(self.evaluation_spans)
+        if config.console:
+            self.console = ServeConsole(
+                rate=config.console_rate, redaction=redaction, shared_window=console_window
+            )
+            callbacks.append(self.console.verdicts)
         results = (
             ResultsFile(config.results, explanations=config.explanations)
             if config.results is not None
@@ -147,7 +209,7 @@ class TracePipeline:
             self.counters,
             results=results,
             logs=self.logs,
-            on_result=[self.emitter] if self.emitter is not None else None,
+            on_result=callbacks or None,
             explanations=config.explanations,
             redaction=redaction,
             revision_window_s=config.revision_window,
@@ -158,6 +220,11 @@ class TracePipeline:
             # Queued traces' spans are let go by the intake: the queue bounds them instead.
             judge_queue_spans=config.max_buffered_spans,
             judge_drain_s=config.shutdown_timeout,
+            traffic=traffic,
+            spend=self.spend,
+            forward_to=(
+                [self.forwarder] if config.forward_verdicts and self.forwarder is not None else ()
+            ),
         )
         sinks.append(self.evaluator)
         sinks.append(ReleaseSink(lambda trace_id, n: self.intake.release(trace_id, n)))
@@ -245,15 +312,25 @@ class TracePipeline:
         stats["revision_bodies_refused"] = bodies.refused
         # Judge checks: the queue they wait in, and what the judge cost (``judge_*``).
         stats.update(self.evaluator.judge_stats())
+        # Production: per sampled check, and the spend window (``docs/serve.md``).
+        sampling = self.evaluator.sampling_stats()["sampling"]
+        if sampling:
+            stats["sampling"] = sampling
+        if self.spend is not None:
+            stats.update(self.spend.stats())
         if self.forwarder is not None:
             stats["traces_forwarded"] = self.forwarder.traces_forwarded
             stats["traces_not_forwarded"] = self.forwarder.traces_dropped
+        if self.console is not None:
+            stats.update(self.console.stats())
         return stats
 
     def shutdown(self) -> None:
         """Evaluate everything held (incomplete traces partial) and flush every sink. Blocks."""
         self.intake.close()
         self.buffer.shutdown()
+        if self.console is not None:  # after the last verdict: the count left out is said
+            self.console.close()
 
     def healthy(self) -> bool:
         return True

@@ -17,6 +17,7 @@ from typing import Any
 
 from tooltrail.checks import default_registry
 from tooltrail.checks.plugins import load_plugins
+from tooltrail.serve.auth import check_tls
 from tooltrail.serve.collector import set_for_serving
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.listeners import Listeners
@@ -27,12 +28,15 @@ from tooltrail.suite import TestSuite
 
 class TraceReceiver:
     """The receiver service. ``suite`` overrides ``config.suite``; ``log_exporter`` (any SDK
-    ``LogRecordExporter``, only with one worker) overrides ``config.scores_endpoint``.
+    ``LogRecordExporter``, only with one worker) overrides ``config.scores_endpoint``, and
+    ``span_exporter`` (any SDK ``SpanExporter``, one worker) takes the evaluation spans
+    (``config.evaluation_spans``).
 
     With ``config.workers`` > 1, spans are routed by trace id to that many worker processes,
     each running its own ``TracePipeline`` (see ``tooltrail.serve.workers``).
-    Raises ``SuiteError`` for a bad suite file and ``PluginError`` for a plug-in that cannot
-    be loaded, before anything is started; ``StartCancelled`` when ``stop_requested`` is set
+    Raises ``SuiteError`` for a bad suite file, ``PluginError`` for a plug-in that cannot
+    be loaded and ``TlsFileError`` (a ``ValueError``) for TLS files that cannot serve, before
+    anything is started; ``StartCancelled`` when ``stop_requested`` is set
     while worker processes start (they are stopped first).
     """
 
@@ -43,8 +47,11 @@ class TraceReceiver:
         suite: TestSuite | None = None,
         log_exporter: Any = None,
         stop_requested: threading.Event | None = None,
+        span_exporter: Any = None,
     ) -> None:
         self.config = config
+        if config.tls_cert is not None and config.tls_key is not None:
+            check_tls(config.tls_cert, config.tls_key)
         if suite is None:
             suite = TestSuite.load(config.suite) if config.suite else TestSuite("(no suite)")
         load_plugins(config.plugins)
@@ -53,13 +60,15 @@ class TraceReceiver:
         self._stopping = False
         self.pipeline: Any
         if config.workers > 1:
-            if log_exporter is not None:
+            if log_exporter is not None or span_exporter is not None:
                 raise ValueError("log_exporter needs workers=1; use scores_endpoint instead")
             from tooltrail.serve.workers import WorkerPool
 
             self.pipeline = WorkerPool(config, suite, stop_requested=stop_requested)
         else:
-            self.pipeline = TracePipeline(config, suite, log_exporter=log_exporter)
+            self.pipeline = TracePipeline(
+                config, suite, log_exporter=log_exporter, span_exporter=span_exporter
+            )
         self.counters = self.pipeline.counters
         self.listeners = Listeners(
             config,
@@ -189,7 +198,13 @@ class RunningReceiver:
 
 
 def start_in_thread(
-    config: ServeConfig, *, suite: TestSuite | None = None, log_exporter: Any = None
+    config: ServeConfig,
+    *,
+    suite: TestSuite | None = None,
+    log_exporter: Any = None,
+    span_exporter: Any = None,
 ) -> RunningReceiver:
     """Build a ``TraceReceiver`` and serve it on a background thread until ``stop()``."""
-    return RunningReceiver(TraceReceiver(config, suite=suite, log_exporter=log_exporter))
+    return RunningReceiver(
+        TraceReceiver(config, suite=suite, log_exporter=log_exporter, span_exporter=span_exporter)
+    )

@@ -275,6 +275,8 @@ _COUNTED = frozenset(
         "log_records_late",
         "log_records_duplicate",
         "spans_duplicate",
+        "traces_test",
+        "traces_test_skipped",
     }
 )
 

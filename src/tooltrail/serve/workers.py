@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from tooltrail.otlp import Limits, LogRecord
+from tooltrail.pipeline.spend_window import SpendState
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.intake import intake_reading_path
@@ -44,6 +45,13 @@ from tooltrail.serve.logs import decode_logs, logs_request
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled
 from tooltrail.serve.parent import ParentGone, ParentWatch
 from tooltrail.serve.pipeline import buffer_shutdown_timeout, logs_accepted, logs_counts
+from tooltrail.serve.production import (
+    flat_sampling,
+    has_window,
+    sampling_keys,
+    sampling_of,
+    spend_window,
+)
 from tooltrail.serve.shard import split_json, split_protobuf, worker_of
 from tooltrail.serve.signals import StartCancelled
 from tooltrail.suite import TestSuite
@@ -95,6 +103,10 @@ WORKER_STATS = (
     "judge_errors",
     "judge_input_tokens",
     "judge_output_tokens",
+    "console_lines",
+    "console_lines_left_out",
+    "traces_test",
+    "traces_test_skipped",
 )
 _RELEASED = WORKER_STATS.index("spans_released")
 _PUBLISH_EVERY_S = 0.1
@@ -133,6 +145,12 @@ def read_rows(shared: Any, wait_s: float = _ROWS_LOCK_S) -> list[int]:
             lock.release()
 
 
+def stat_keys(suite: TestSuite) -> tuple[str, ...]:
+    """A worker's counter row: ``WORKER_STATS``, then the suite's sampled checks' counters
+    (``serve.production``), the same in the router and every worker."""
+    return WORKER_STATS + sampling_keys(suite)
+
+
 def worker_path(path: Path, index: int) -> Path:
     """``traces.jsonl`` -> ``traces.w1.jsonl`` for worker 1 (its own dump file)."""
     name = path.name
@@ -149,13 +167,18 @@ def _worker_main(
     room: Any,
     ready: Any,
     parent: int,
+    console_window: Any = None,
+    spend_state: SpendState | None = None,
 ) -> None:
     """A worker process: a ``TracePipeline`` fed from ``conn`` until the end marker, or until
-    its router is gone."""
+    its router is gone. ``console_window``: the console rate all workers share;
+    ``spend_state``: their judge spend window."""
     watch = ParentWatch(parent)
     try:
         watch.install()
-        _serve_parts(index, config, suite, conn, shared, room, ready, watch)
+        _serve_parts(
+            index, config, suite, conn, shared, room, ready, watch, console_window, spend_state
+        )
     except ParentGone:
         _log.warning("tooltrail serve: worker %d stopped: its router is gone", index)
 
@@ -169,6 +192,8 @@ def _serve_parts(
     room: Any,
     ready: Any,
     watch: ParentWatch,
+    console_window: Any = None,
+    spend_state: SpendState | None = None,
 ) -> None:
     from tooltrail.checks.plugins import load_plugins
     from tooltrail.serve.collector import set_for_serving
@@ -180,14 +205,18 @@ def _serve_parts(
         workers=1,
         dump=worker_path(config.dump, index) if config.dump is not None else None,
     )
-    pipeline = TracePipeline(own, suite, admission=False)
+    pipeline = TracePipeline(
+        own, suite, admission=False, console_window=console_window, spend_state=spend_state
+    )
     set_for_serving()  # the worker's own process (``serve.collector``)
-    row = (index - 1) * len(WORKER_STATS)
+    keys = stat_keys(suite)
+    row = (index - 1) * len(keys)
     stop = threading.Event()
 
     def publish() -> None:
         stats = pipeline.stats()
-        write_row(shared, row, [int(stats.get(key, 0)) for key in WORKER_STATS])
+        stats.update(flat_sampling(stats))
+        write_row(shared, row, [int(stats.get(key, 0)) for key in keys])
 
     def make_room() -> None:
         # The router asks for room while it refuses requests: rootless traces past the grace
@@ -236,7 +265,14 @@ class _Worker:
     """The router's end of one worker: its process, pipes, send queue and sender thread."""
 
     def __init__(
-        self, index: int, config: ServeConfig, suite: TestSuite, shared: Any, room: Any
+        self,
+        index: int,
+        config: ServeConfig,
+        suite: TestSuite,
+        shared: Any,
+        room: Any,
+        console_window: Any = None,
+        spend_state: SpendState | None = None,
     ) -> None:
         context = mp.get_context("spawn")
         ours, theirs = context.Pipe(duplex=False)
@@ -244,7 +280,18 @@ class _Worker:
         self.index = index
         self.process = context.Process(
             target=_worker_main,
-            args=(index, config, suite, ours, shared, room, ready, os.getpid()),
+            args=(
+                index,
+                config,
+                suite,
+                ours,
+                shared,
+                room,
+                ready,
+                os.getpid(),
+                console_window,
+                spend_state,
+            ),
             name=f"tooltrail-serve-worker-{index}",
             daemon=True,
         )
@@ -331,12 +378,22 @@ class WorkerPool:
         self.config = config
         self.counters = ReceiverCounters()
         self._n = config.workers
+        self._suite = suite
+        #: What each worker's counter row holds, in order (``stat_keys``).
+        self._keys = stat_keys(suite)
         context = mp.get_context("spawn")
         #: The workers' counter rows, each written whole under the array's lock.
-        self._shared = context.Array("q", self._n * len(WORKER_STATS))
+        self._shared = context.Array("q", self._n * len(self._keys))
+        #: The judge's spend window, one account for every worker (``serve.production``);
+        #: the router reads it for ``/stats``.
+        self._spend_state = SpendState.shared(context) if has_window(config) else None
+        self.spend = spend_window(config, self._spend_state)
         #: Per worker: at most how many spans it should hold, evicting rootless traces past
         #: the grace period (``_NO_REQUEST``: no need). Written here, read by the workers.
         self._room = context.Array("q", [_NO_REQUEST] * self._n, lock=False)
+        #: The second and the verdict lines written in it, all workers together
+        #: (``pipeline.console.SharedRateWindow``).
+        self._console_window = context.Array("q", [-1, 0])
         self._asking = False
         self._limits = Limits()
         self._logs_seen = False
@@ -348,7 +405,17 @@ class WorkerPool:
         try:
             for i in range(self._n):
                 _check(stop)
-                self._workers.append(_Worker(i + 1, config, suite, self._shared, self._room))
+                self._workers.append(
+                    _Worker(
+                        i + 1,
+                        config,
+                        suite,
+                        self._shared,
+                        self._room,
+                        self._console_window,
+                        self._spend_state,
+                    )
+                )
             deadline = time.monotonic() + _START_S
             for worker in self._workers:
                 while not worker.started(_POLL_S):
@@ -366,7 +433,8 @@ class WorkerPool:
     def _held_spans(self) -> int:
         sent = sum(w.sent_spans for w in self._workers)
         rows: Any = self._shared.get_obj()  # one value each: no lock needed
-        released = sum(rows[i * len(WORKER_STATS) + _RELEASED] for i in range(self._n))
+        width = len(self._keys)
+        released = sum(rows[i * width + _RELEASED] for i in range(self._n))
         return max(0, sent - released)
 
     def ingest(self, encoding: str, body: bytes) -> Accepted:
@@ -464,8 +532,16 @@ class WorkerPool:
     def stats(self) -> dict[str, Any]:
         stats: dict[str, Any] = self.counters.snapshot()
         rows = read_rows(self._shared)
-        for i, key in enumerate(WORKER_STATS):
-            stats[key] = sum(rows[w * len(WORKER_STATS) + i] for w in range(self._n))
+        width = len(self._keys)
+        flat: dict[str, int] = {}
+        for i, key in enumerate(self._keys):
+            (stats if i < len(WORKER_STATS) else flat)[key] = sum(
+                rows[w * width + i] for w in range(self._n)
+            )
+        if flat:
+            stats["sampling"] = sampling_of(self._suite, flat)
+        if self.spend is not None:
+            stats.update(self.spend.stats())
         stats["spans_held"] = self._held_spans()
         stats["workers"] = self._n
         # The workers inherit this process's environment: they read as it would.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tooltrail.suite.argrules import ArgSource, CompareArgs
 from tooltrail.suite.case import (
     EvaluatorConfig,
     Expect,
@@ -11,12 +12,16 @@ from tooltrail.suite.case import (
     ToolCallArgsConfig,
     Turn,
 )
+from tooltrail.suite.contains import ContainsOptions
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.match import Match
 from tooltrail.suite.reference import Reference
 from tooltrail.suite.testsuite import TestSuite
 
 __all__ = [
+    "ArgSource",
+    "CompareArgs",
+    "ContainsOptions",
     "EvaluatorConfig",
     "Expect",
     "JudgeConfig",

@@ -10,9 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tooltrail.suite.argrules import CompareArgs, RuleError, read_args_from, read_compare_args
+from tooltrail.suite.contains import read_contains_options
 from tooltrail.suite.errors import SuiteError
+from tooltrail.suite.handoffs import agent_name_problem, allowed_agents_problem, read_handoffs
 from tooltrail.suite.match import Match
 from tooltrail.suite.reference import Reference
+from tooltrail.suite.sample import Sample
 from tooltrail.suite.vocabulary import (
     CASE_TERMS,
     TURN_TERMS,
@@ -70,13 +74,28 @@ class ToolCallArgs:
     args: dict[str, Any] | None = None
     mode: ArgsMode = "subset"
     judge: JudgeConfig | None = None
+    #: How values compare (``suite.argrules.CompareArgs``): numbers within ``abs`` / ``rel``,
+    #: the argument paths of ``ignore`` left out, ``nested`` subsets at every depth.
+    abs: float = 0.0
+    rel: float = 0.0
+    ignore: list[str] = field(default_factory=list)
+    nested: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in ARGS_MODES:
             raise SuiteError(f"ToolCallArgs mode must be 'subset' or 'exact', not {self.mode!r}")
+        try:  # the rule these make, checked now (``compare`` makes it again when asked)
+            CompareArgs(abs=self.abs, rel=self.rel, ignore=self.ignore, nested=self.nested)
+        except RuleError as exc:
+            raise SuiteError(f"ToolCallArgs {exc.key_path}: {exc.message}") from None
         self.judge = judge_config(self.judge)
         if self.args is None and self.judge is None:
             self.args = {}
+
+    @property
+    def compare(self) -> CompareArgs:
+        """``abs``, ``rel``, ``ignore`` and ``nested`` as one rule."""
+        return CompareArgs(abs=self.abs, rel=self.rel, ignore=self.ignore, nested=self.nested)
 
 
 #: pytest-agent-eval's name for a ``tool_calls_args`` entry.
@@ -101,8 +120,13 @@ class Expect:
     judge: JudgeConfig | None = None
     #: Check objects run on the turn (Python only): ``JudgeEvaluator``, any ``evaluate(ctx)``.
     evaluators: list[Any] = field(default_factory=list)
+    #: Judge the turn on the calls of this agent only (``ToolCall.agent``); else the turn's.
+    agent: str | None = None
 
     def __post_init__(self) -> None:
+        problem = agent_name_problem(self.agent)
+        if problem is not None:
+            raise SuiteError(f"Expect agent {problem}")
         for key in _TURN_NAME_LISTS:
             if isinstance(getattr(self, key), (str, bytes)):
                 raise SuiteError(f"Expect {key} must be a list of tool names, not a string")
@@ -129,10 +153,20 @@ class Turn:
 
     user: str = ""
     expect: Expect = field(default_factory=Expect)
+    #: Judge the turn on the calls of this agent only, unless its ``expect`` names another.
+    agent: str | None = None
 
     def __post_init__(self) -> None:
         if self.expect is None:
             self.expect = Expect()
+        problem = agent_name_problem(self.agent)
+        if problem is not None:
+            raise SuiteError(f"Turn agent {problem}")
+
+    @property
+    def scope(self) -> str | None:
+        """The agent whose calls the turn is judged on: its expectation's, else its own."""
+        return self.expect.agent if self.expect.agent is not None else self.agent
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,10 +218,24 @@ class EvaluatorConfig:
     required: bool = True
     #: Where it was read, for ``Registry.check``'s errors (``None`` when built in Python).
     origin: Origin | None = field(default=None, compare=False, repr=False)
+    #: Judge the check on the calls of this agent only; its scores are named
+    #: ``agent:{agent}:{name}`` (``checks.agents``).
+    agent: str | None = None
+    #: The share of production traces the check judges (``suite.sample``: a ``Sample``, or a
+    #: rate or ``{rate, by}`` given in Python); ``None``: every trace. Applied by ``serve`` and
+    #: live evaluation (``tooltrail.sampling``).
+    sample: Sample | float | dict[str, Any] | None = None
 
 
 #: The fields that hold lists of names (a lone string there is a mistake, not a list).
 _NAME_LISTS = (*keys_of_kind(CASE_TERMS, "names"), "tags")
+#: The fields read into their rule objects (``suite.argrules``, ``suite.contains``).
+_RULES: tuple[tuple[str, Any], ...] = (
+    ("args_from", lambda value: read_args_from(value) if value else {}),
+    ("compare_args", read_compare_args),
+    ("contains_options", read_contains_options),
+    ("handoffs", lambda value: read_handoffs(value) if value is not None else None),
+)
 
 
 @dataclass(slots=True)
@@ -213,6 +261,14 @@ class TestCase:
     expected_tool_arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: tool -> argument names some call of the tool must include (presence only).
     required_tool_arguments: dict[str, list[str]] = field(default_factory=dict)
+    #: tool -> argument path -> where its value must come from in the run (``user``,
+    #: ``result_of``, ``literal``: ``suite.argrules.read_args_from``).
+    args_from: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: How ``expected_tool_arguments`` and ``args_from`` compare values
+    #: (``suite.argrules.CompareArgs``, or its mapping).
+    compare_args: Any = None
+    #: How ``expected_contains`` looks for its texts (``suite.contains.ContainsOptions``).
+    contains_options: Any = None
     max_turns: int | None = None
     #: Budgets read from the trace (docs/core.md, "Budgets"): its wall time, tool calls, model
     #: calls, tokens (input + output) and their cost at ``prices``.
@@ -238,6 +294,12 @@ class TestCase:
     #: The calls of a good run, for ``trajectory_match`` (docs/core.md, "Reference
     #: trajectories"); ``tooltrail eval --reference FILE`` replaces it.
     reference: Reference | None = None
+    #: Judge every check of the case on the calls of this agent only (``ToolCall.agent``).
+    agent: str | None = None
+    #: tool -> the agents that may call it (``allowed_agents:{tool}``).
+    allowed_agents: dict[str, list[str]] = field(default_factory=dict)
+    #: The handoffs expected (``suite.handoffs.Handoffs``, or its mapping).
+    handoffs: Any = None
 
     def __post_init__(self) -> None:
         limit = self.check_timeout
@@ -253,6 +315,18 @@ class TestCase:
         for key in _NAME_LISTS:
             if isinstance(getattr(self, key), (str, bytes)):
                 raise SuiteError(f"case {self.id!r}: {key} must be a list of strings, not a string")
+        problem = agent_name_problem(self.agent)
+        if problem is not None:
+            raise SuiteError(f"case {self.id!r}: agent {problem}")
+        problem = allowed_agents_problem(self.allowed_agents)
+        if problem is not None:
+            raise SuiteError(f"case {self.id!r}: {problem}")
+        for key, read in _RULES:
+            try:
+                setattr(self, key, read(getattr(self, key)))
+            except RuleError as exc:
+                where = f"{key}.{exc.key_path}" if exc.key_path else key
+                raise SuiteError(f"case {self.id!r}: {where}: {exc.message}") from None
         if not self.has_expectations():
             raise SuiteError(missing_expectation(self.id))
 

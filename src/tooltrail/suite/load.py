@@ -8,6 +8,14 @@ from typing import Any
 
 from tooltrail.hints import did_you_mean
 from tooltrail.model import ToolCall
+from tooltrail.suite.argrules import (
+    OPTION_KEYS,
+    CompareArgs,
+    RuleError,
+    options_of,
+    read_args_from,
+    read_compare_args,
+)
 from tooltrail.suite.case import (
     ARGS_MODES,
     EvaluatorConfig,
@@ -20,11 +28,14 @@ from tooltrail.suite.case import (
     ToolCallArgs,
     Turn,
 )
+from tooltrail.suite.contains import read_contains_options
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import FieldReader, KeyPath, read_document
 from tooltrail.suite.gate import gate_from_data
+from tooltrail.suite.handoffs import read_handoffs
 from tooltrail.suite.match import Match
 from tooltrail.suite.reference import Reference
+from tooltrail.suite.sample import read_sample
 from tooltrail.suite.vocabulary import CASE_TERMS, TURN_TERMS, Term, file_keys
 
 SUITE_KEYS = (
@@ -43,8 +54,11 @@ CASE_KEYS = (
     "description",
     "input",
     "match",
+    "agent",
     "tags",
     *file_keys(CASE_TERMS),
+    "compare_args",
+    "contains_options",
     "prices",
     "turns",
     "evaluators",
@@ -55,11 +69,11 @@ CASE_KEYS = (
     "metadata",
     "reference",
 )
-EVALUATOR_KEYS = ("name", "threshold", "config", "required")
-TURN_KEYS = ("user", "expect")
-EXPECT_KEYS = file_keys(TURN_TERMS)
+EVALUATOR_KEYS = ("name", "threshold", "config", "required", "agent", "sample")
+TURN_KEYS = ("user", "expect", "agent")
+EXPECT_KEYS = (*file_keys(TURN_TERMS), "agent")
 PRICE_KEYS = ("input", "output")
-TOOL_CALL_ARGS_KEYS = ("tool", "args", "mode", "judge")
+TOOL_CALL_ARGS_KEYS = ("tool", "args", "mode", "judge", *OPTION_KEYS)
 JUDGE_KEYS = ("rubric", "model")
 MATCH_KEYS = ("service_name", "agent_name", "root_span_name", "attributes", "all")
 REFERENCE_KEYS = ("calls", "file", "trace_id")
@@ -179,6 +193,12 @@ def read_case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
     if get("tags") is not None:
         fields["tags"] = reader.string_list(data["tags"], path + ("tags",))
     fields.update(_terms(CASE_TERMS, data, path, reader))
+    for key, read in (
+        ("compare_args", read_compare_args),
+        ("contains_options", read_contains_options),
+    ):
+        if get(key) is not None:
+            fields[key] = _rule(read, data[key], path + (key,), reader)
     if get("prices") is not None:
         fields["prices"] = _prices(data["prices"], path + ("prices",), reader)
     if get("runs") is not None:
@@ -195,6 +215,8 @@ def read_case(raw: Any, path: KeyPath, reader: FieldReader) -> TestCase:
         )
     if get("metadata") is not None:
         fields["metadata"] = reader.free_mapping(data["metadata"], path + ("metadata",))
+    if get("agent") is not None:
+        fields["agent"] = reader.string(data["agent"], path + ("agent",))
     if get("match") is not None:
         fields["match"] = _match(data["match"], path + ("match",), reader)
     if get("reference") is not None:
@@ -289,12 +311,19 @@ def _turn(raw: Any, path: KeyPath, reader: FieldReader) -> Turn:
     expect = Expect()
     if data.get("expect") is not None:
         expect = _expect(data["expect"], path + ("expect",), reader)
-    return Turn(user=user, expect=expect)
+    return Turn(user=user, expect=expect, agent=_agent(data, path, reader))
 
 
 def _expect(raw: Any, path: KeyPath, reader: FieldReader) -> Expect:
     data = reader.mapping(raw, path, EXPECT_KEYS, what="an expect mapping")
-    return Expect(**_terms(TURN_TERMS, data, path, reader))
+    return Expect(**_terms(TURN_TERMS, data, path, reader), agent=_agent(data, path, reader))
+
+
+def _agent(data: dict[str, Any], path: KeyPath, reader: FieldReader) -> str | None:
+    """The ``agent:`` of a mapping (a turn, its expect, an evaluator), when it has one."""
+    if data.get("agent") is None:
+        return None
+    return reader.string(data["agent"], path + ("agent",))
 
 
 def _terms(
@@ -335,7 +364,20 @@ def _read_term(term: Term, value: Any, path: KeyPath, reader: FieldReader) -> An
         return [_tool_call_args(item, path + (i,), reader) for i, item in enumerate(value)]
     if kind == "judge":
         return _judge(value, path, reader)
+    if kind == "handoffs":
+        return _rule(read_handoffs, value, path, reader)
+    if kind == "tool_sources":
+        return _rule(read_args_from, value, path, reader)
     raise AssertionError(f"no reader for expectation kind {kind!r}")  # the table's kinds
+
+
+def _rule(read: Any, value: Any, path: KeyPath, reader: FieldReader) -> Any:
+    """``read(value)`` (a reader of ``suite.argrules`` or ``suite.contains``), its
+    ``RuleError`` reported at the key it names."""
+    try:
+        return read(value)
+    except RuleError as exc:
+        reader.fail(path + exc.where, exc.message)
 
 
 def _tool_call_args(raw: Any, path: KeyPath, reader: FieldReader) -> ToolCallArgs:
@@ -344,7 +386,7 @@ def _tool_call_args(raw: Any, path: KeyPath, reader: FieldReader) -> ToolCallArg
         path,
         TOOL_CALL_ARGS_KEYS,
         required=("tool",),
-        what="a {tool, args, mode, judge} mapping",
+        what="a {tool, args, mode, judge, abs, rel, ignore, nested} mapping",
     )
     tool = reader.string(data["tool"], path + ("tool",))
     args = None
@@ -359,7 +401,17 @@ def _tool_call_args(raw: Any, path: KeyPath, reader: FieldReader) -> ToolCallArg
     judge = None
     if data.get("judge") is not None:
         judge = _judge(data["judge"], path + ("judge",), reader)
-    return ToolCallArgs(tool=tool, args=args, mode=mode, judge=judge)
+    compare: CompareArgs = _rule(read_compare_args, options_of(data), path, reader)
+    return ToolCallArgs(
+        tool=tool,
+        args=args,
+        mode=mode,
+        judge=judge,
+        abs=compare.abs,
+        rel=compare.rel,
+        ignore=list(compare.ignore),
+        nested=compare.nested,
+    )
 
 
 def _judge(raw: Any, path: KeyPath, reader: FieldReader) -> JudgeConfig:
@@ -397,5 +449,15 @@ def _evaluator(raw: Any, path: KeyPath, reader: FieldReader) -> EvaluatorConfig:
         lines={k: v for k, v in reader.lines.items() if k[: len(path)] == path},
     )
     return EvaluatorConfig(
-        name=name, threshold=threshold, config=config, required=required, origin=origin
+        name=name,
+        threshold=threshold,
+        config=config,
+        required=required,
+        origin=origin,
+        agent=_agent(data, path, reader),
+        sample=(
+            _rule(read_sample, data["sample"], path + ("sample",), reader)
+            if data.get("sample") is not None
+            else None
+        ),
     )

@@ -18,10 +18,12 @@ from typing import Any, Literal
 #: ``tool_names`` tool -> list of argument names; ``count`` a whole number (at least
 #: ``minimum``); ``measure`` a number, 0 or more; ``flag`` true or false; ``tool_call_args``
 #: a list of ``{tool, args, mode, judge}``; ``judge`` a ``{rubric, model}`` block; ``objects``
-#: check objects (Python only).
+#: check objects (Python only); ``tool_sources`` tool -> argument path -> where its value
+#: comes from (``suite.argrules.read_args_from``); ``handoffs`` a ``{required, forbidden,
+#: order}`` mapping (``suite.handoffs.read_handoffs``).
 Kind = Literal[
     "names", "tool_values", "tool_names", "count", "measure", "flag", "tool_call_args", "judge",
-    "objects",
+    "objects", "tool_sources", "handoffs",
 ]  # fmt: skip
 
 
@@ -43,15 +45,18 @@ class Term:
 
 
 #: A case's expectation fields, in the order their checks run and are reported (the contract's
-#: order: contains, required_tool, forbidden_tool, tool_args, tool_arg_values, tool_order,
-#: turn_count_threshold, then the budgets).
+#: order: contains, required_tool, forbidden_tool, tool_args, tool_arg_values, args_from,
+#: tool_order, allowed_agents, the handoff checks, turn_count_threshold, then the budgets).
 CASE_TERMS: tuple[Term, ...] = (
     Term("expected_contains", "names"),
     Term("required_tools", "names"),
     Term("forbidden_tools", "names"),
     Term("required_tool_arguments", "tool_names"),
     Term("expected_tool_arguments", "tool_values"),
+    Term("args_from", "tool_sources"),
     Term("required_tool_order", "names"),
+    Term("allowed_agents", "tool_names"),
+    Term("handoffs", "handoffs"),
     Term("max_turns", "count", minimum=1),
     Term("max_latency_ms", "measure", budget=True),
     Term("max_tool_calls", "count", budget=True),
