@@ -22,8 +22,9 @@ on its resource or its root or agent span, or ``deployment.environment`` one of
 ``TestTraffic.environments``) is never counted in production sampling or spend windows: it
 is scored fully (``mode="score"``, every check run) or not evaluated at all (``"skip"``).
 
-``serve`` and live evaluation apply this (``pipeline.inline``); ``tooltrail eval`` and the
-pytest plugin run every check, as asked. ``tooltrail.origins`` reads the same decision for the
+``serve`` and live evaluation apply this (``pipeline.inline``), and ``tooltrail eval`` over
+recorded traffic (``batch.tasks``); the pytest plugin's runs are test traffic (it marks them),
+so they run every check. ``tooltrail.origins`` reads the same decision for the
 ``tooltrail.sampled`` attribute of every evaluation event.
 """
 
@@ -37,6 +38,7 @@ from typing import Any, Literal
 from tooltrail.checks.score import Score
 from tooltrail.evaluate import CaseResult
 from tooltrail.model import EvalTrace
+from tooltrail.settings import TEST_MARK
 from tooltrail.suite.case import EvaluatorConfig, TestCase
 from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.sample import Sample, read_sample
@@ -45,7 +47,7 @@ from tooltrail.suite.sample import Sample, read_sample
 #: on its resource or its root or agent span: tooltrail's own mark
 #: (``OTEL_RESOURCE_ATTRIBUTES=tooltrail.test=true`` on a test run's agents) and the
 #: OpenTelemetry test conventions' ``test.case.name`` and ``test.suite.name``.
-DEFAULT_TEST_ATTRIBUTES = ("tooltrail.test", "test.case.name", "test.suite.name")
+DEFAULT_TEST_ATTRIBUTES = (TEST_MARK, "test.case.name", "test.suite.name")
 #: Where a deployment's environment is written (the current and the older convention).
 ENVIRONMENT_KEYS = ("deployment.environment.name", "deployment.environment")
 TEST_MODES = ("score", "skip")

@@ -193,3 +193,10 @@ def redaction_from_env(environ: Mapping[str, str] | None = None) -> Redaction:
     """The redaction ``TOOLTRAIL_REDACT_*`` (and the value bounds) describe, else the
     defaults."""
     return redaction_from(**read_environment(REDACTION_ENVIRONMENT, environ))
+
+
+#: The attribute that marks a trace as a test run (``tooltrail.sampling``: serve and live score
+#: it fully, outside production sampling and spend windows). The pytest plugin sets it on the
+#: root span of every run it captures; agents under test can set it as a resource attribute
+#: (``OTEL_RESOURCE_ATTRIBUTES=tooltrail.test=true``).
+TEST_MARK = "tooltrail.test"

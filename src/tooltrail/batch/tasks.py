@@ -26,13 +26,14 @@ from tooltrail.convert.decoded import Decoded, is_log_record
 from tooltrail.convert.facts import READ_PARTS, OpenTrace
 from tooltrail.convert.transcripts import transcript_spans
 from tooltrail.dialects import INTEREST
-from tooltrail.evaluate import CasePlans, evaluate_cases, reads_content, reads_usage
+from tooltrail.evaluate import CasePlans, CaseResult, evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
 from tooltrail.judging import RunJudge, parallel_map, process_judging
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits
 from tooltrail.otlp.read.core import reading_path
 from tooltrail.otlp.read.ranges import read_range
+from tooltrail.sampling import Sampler, is_test_traffic
 from tooltrail.settings import redaction_from_env
 from tooltrail.suite import TestCase, TestSuite
 
@@ -264,6 +265,7 @@ def _evaluate_groups_with(
     redaction = redaction_from_env()  # explanations: the rules reports use
     compactor = RowCompactor()
     suite = settings.suite
+    sampler = Sampler(suite.cases)  # checks with ``sample:``, as serve and live decide them
     outcomes: list[GroupOutcome] = []
     judged: list[tuple[GroupOutcome, list[TestCase], EvalTrace]] = []
     for members in traces.groups(settings.group):
@@ -296,16 +298,44 @@ def _evaluate_groups_with(
         if run is not None:  # judged side by side, a window of traces at a time
             judged.append((outcome, cases, trace))
             if len(judged) >= _JUDGED_WINDOW * run.concurrency:
-                _judge_window(judged, run, plans, redaction, compactor, suite)
+                _judge_window(judged, run, plans, redaction, compactor, suite, sampler)
             continue
-        results = evaluate_cases(cases, trace, redaction=redaction, plans=plans)
-        for case, result in zip(cases, results, strict=True):
-            result.label = row_label(case, trace, suite)
-            compactor.row(result)
+        results = _evaluated(cases, trace, sampler, redaction, plans)
+        _label(results, cases, trace, suite, compactor)
         outcome.results = results
     if run is not None:
-        _judge_window(judged, run, plans, redaction, compactor, suite)
+        _judge_window(judged, run, plans, redaction, compactor, suite, sampler)
     return outcomes
+
+
+def _evaluated(
+    cases: list[TestCase],
+    trace: EvalTrace,
+    sampler: Sampler,
+    redaction: Redaction,
+    plans: CasePlans,
+) -> list[CaseResult]:
+    """``cases`` evaluated on ``trace``; a check with ``sample:`` judges only the traces in its
+    sample (``tooltrail.sampling``: the same traces as serve and live take, test traffic
+    scored fully), the others giving it a skipped score that says why."""
+    if not sampler.active:
+        return evaluate_cases(cases, trace, redaction=redaction, plans=plans)
+    decided = sampler.decide(cases, trace, is_test_traffic(trace))
+    results = evaluate_cases(decided.cases, trace, redaction=redaction, plans=plans)
+    return sampler.finish(decided, results, trace)
+
+
+def _label(
+    results: list[CaseResult],
+    cases: list[TestCase],
+    trace: EvalTrace,
+    suite: TestSuite,
+    compactor: RowCompactor,
+) -> None:
+    by_id = {case.id: case for case in cases}
+    for result in results:
+        result.label = row_label(by_id[result.case_id], trace, suite)
+        compactor.row(result)
 
 
 #: Converted traces held for side-by-side evaluation, per request the judge may have in flight.
@@ -319,18 +349,17 @@ def _judge_window(
     redaction: Redaction,
     compactor: RowCompactor,
     suite: TestSuite,
+    sampler: Sampler,
 ) -> None:
     """Evaluate the held traces on ``run.concurrency`` threads (``judging.parallel_map``), so
     their judge requests overlap up to the runner's bound; then let them go."""
     every = parallel_map(
-        lambda item: evaluate_cases(item[1], item[2], redaction=redaction, plans=plans),
+        lambda item: _evaluated(item[1], item[2], sampler, redaction, plans),
         judged,
         run.concurrency,
     )
     for (outcome, cases, trace), results in zip(judged, every, strict=True):
-        for case, result in zip(cases, results, strict=True):
-            result.label = row_label(case, trace, suite)
-            compactor.row(result)
+        _label(results, cases, trace, suite, compactor)
         outcome.results = results
     judged.clear()
 

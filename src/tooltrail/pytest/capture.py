@@ -23,6 +23,8 @@ from opentelemetry import context as context_api
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 
+from tooltrail.settings import TEST_MARK
+
 
 class SpanCapture:
     """Ended SDK spans, in end order, collected for one test, run or turn (thread-safe)."""
@@ -80,6 +82,8 @@ class CaptureRouter(SpanProcessor):
         if capture is not None:
             with self._lock:
                 self._by_span[span.context.span_id] = capture
+            if span.parent is None:  # a test's run: test traffic wherever its spans go
+                span.set_attribute(TEST_MARK, True)
 
     def on_end(self, span: ReadableSpan) -> None:
         with self._lock:
