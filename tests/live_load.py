@@ -224,7 +224,12 @@ def problems(run: LoadRun) -> list[str]:
         # A trace whose root never ended reaches the sinks without it, so the suite's
         # ``match`` on the agent's name may select none of its pieces: no line then.
         if len(trace_lines) != 1 and (complete or trace_lines):
-            out.append(f"trace {hex_id}: {len(trace_lines)} result lines")
+            shape = [(partial, reason, len(piece) // 8) for partial, reason, piece in got]
+            out.append(
+                f"trace {hex_id}: {len(trace_lines)} result lines (delivered as {shape}; "
+                f"sinks stuck {stats.sinks_stuck}, traces a stuck sink missed "
+                f"{stats.sink_skipped})"
+            )
             continue
         if not trace_lines:
             continue

@@ -72,10 +72,9 @@ def refund_spans(trace_id: str) -> list[Any]:
     )
 
 
-def assert_provenance(events: list[dict[str, Any]], *, every_check_run: bool = False) -> None:
+def assert_provenance(events: list[dict[str, Any]]) -> None:
     """Every event has every attribute; judge events name the judge; a sampled check's say
-    its rate; the values are the suite's. ``every_check_run``: the path runs sampled checks on
-    every trace (``eval``), so ``tooltrail.sampled`` says whether the trace is in the sample."""
+    its rate and that the trace was in its sample; the values are the suite's."""
     assert events
     names = set()
     for attributes in events:
@@ -91,9 +90,7 @@ def assert_provenance(events: list[dict[str, Any]], *, every_check_run: bool = F
             assert not JUDGED & set(attributes)
         if attributes["gen_ai.evaluation.name"] == "no_redundant_tool_calls":
             assert attributes["tooltrail.sample.rate"] == 0.5
-            trace = EvalTrace(attributes["trace_id"], tool_calls=[])
-            expected = in_sample(trace, Sample(0.5)) if every_check_run else True
-            assert attributes["tooltrail.sampled"] is expected
+            assert attributes["tooltrail.sampled"] is True
     assert {"tooltrail.case", "required_tool:issue_refund", "tool_args_judge:issue_refund"} <= names
 
 
@@ -186,9 +183,13 @@ def test_every_annotated_event_of_eval_carries_its_provenance(
     events = [
         {**r.attributes, "trace_id": r.trace_id} for r in read_log_records([str(events_file)])
     ]
-    assert_provenance(events, every_check_run=True)
-    sampled = {e["tooltrail.sampled"] for e in events if "tooltrail.sample.rate" in e}
-    assert sampled == {True, False}  # scored on every trace, in the sample or not
+    assert_provenance(events)
+    # eval samples as serve and live do: the sampled check is scored on the traces of its
+    # sample, and only those (the others get a skipped score and no event)
+    scored = {e["trace_id"] for e in events if "tooltrail.sample.rate" in e}
+    in_its_sample = {t for t in TRACE_IDS if in_sample(EvalTrace(t, tool_calls=[]), Sample(0.5))}
+    assert scored == in_its_sample
+    assert 0 < len(in_its_sample) < len(TRACE_IDS)
 
 
 def hashes(suite_text: str, tmp_path: Path) -> dict[str, str]:
