@@ -192,6 +192,60 @@ def test_a_trace_given_up_twice_is_named_once(tmp_path: Path) -> None:
     assert [x["reason"] for x in lines if x["trace_id"] == running_id] == ["dropped"]
 
 
+def test_a_trace_holding_no_ended_span_is_not_given_up_for_room(tmp_path: Path) -> None:
+    """Past ``max_buffered_spans`` the oldest held trace may have started spans only: giving
+    it up frees nothing, and it must not be let go silently (its spans would come later as
+    the piece of a trace never judged). The trace holding the spans goes; the other is judged
+    whole once it completes."""
+    results = tmp_path / "results.jsonl"
+    buffer = TraceBuffer(
+        InlineEvaluator(SUITE, results_path=results), grace_s=0, max_buffered_spans=4
+    )
+    tracer = provider_with(buffer).get_tracer("t")
+    started = tracer.start_span("invoke_agent hook_agent", attributes=AGENT)
+    buffer.stats()  # held: a trace with one started span and none ended
+    crowd = tracer.start_span("invoke_agent hook_agent", attributes=AGENT)
+    for _ in range(5):
+        tracer.start_span("step", context=trace.set_span_in_context(crowd)).end()
+    stats = buffer.stats()
+    assert (stats.traces_dropped, stats.spans_dropped) == (1, 5)
+    tracer.start_span("step", context=trace.set_span_in_context(started)).end()
+    started.end()
+    crowd.end()
+    buffer.shutdown()
+    by_trace: dict[str, list[str]] = {}
+    for line in results.read_text().splitlines():
+        record = json.loads(line)
+        by_trace.setdefault(record["trace_id"], []).append(record["reason"])
+    assert by_trace[f"{started.get_span_context().trace_id:032x}"] == ["complete"]
+    assert by_trace[f"{crowd.get_span_context().trace_id:032x}"] == ["dropped"]
+
+
+def test_a_trace_let_go_before_any_span_ended_is_judged_on_its_first_piece(
+    tmp_path: Path,
+) -> None:
+    """``max_traces`` lets the oldest held trace go while its spans have only started: nothing
+    of it was handed on, so its spans, when they end, are its first piece (judged), not the
+    late piece of a trace that has no verdict to revise."""
+    results = tmp_path / "results.jsonl"
+    buffer = TraceBuffer(InlineEvaluator(SUITE, results_path=results), grace_s=0, max_traces=1)
+    tracer = provider_with(buffer).get_tracer("t")
+    first = tracer.start_span("invoke_agent hook_agent", attributes=AGENT)
+    buffer.stats()
+    second = tracer.start_span("invoke_agent hook_agent", attributes=AGENT)
+    buffer.stats()  # one trace held at most: the first, holding no ended span, is let go
+    second.end()
+    tracer.start_span("step", context=trace.set_span_in_context(first)).end()
+    first.end()
+    buffer.shutdown()
+    reasons = [
+        json.loads(line)["reason"]
+        for line in results.read_text().splitlines()
+        if json.loads(line)["trace_id"] == f"{first.get_span_context().trace_id:032x}"
+    ]
+    assert reasons == ["complete"]
+
+
 class _Gate:
     """A sink that holds the delivery thread on every trace until ``opened`` is set, so the
     traces behind it wait for the sinks (``_ready``) for as long as the test needs."""

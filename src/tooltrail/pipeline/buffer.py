@@ -300,8 +300,9 @@ class TraceBuffer(SpanProcessor):
         #: Spans started and spans ended, not yet grouped into traces.
         self._starts: deque[Span] = deque()
         self._ends: deque[BufferItem] = deque()
-        #: Traces partly or wholly handed on: trace id -> (open spans, root ended, given up).
-        self._handed: OrderedDict[int, tuple[int, bool, bool]] = OrderedDict()
+        #: Traces let go of: trace id -> (open spans, root ended, given up, whether any span
+        #: was handed on; without one, the next piece is the trace's first, not a late one).
+        self._handed: OrderedDict[int, tuple[int, bool, bool, bool]] = OrderedDict()
         self._delivery = _Delivery()
 
     def _start_threads(self) -> None:
@@ -434,9 +435,8 @@ class TraceBuffer(SpanProcessor):
         held = _Held(born=now)
         earlier = self._handed.get(trace_id)
         if earlier is not None:
-            held.open, held.root_ended, held.given_up = earlier
-            held.continued = True
-            self._pieces_held += 1
+            held.open, held.root_ended, held.given_up, held.continued = earlier
+            self._pieces_held += held.continued
         self._traces[trace_id] = held
         return held
 
@@ -464,7 +464,8 @@ class TraceBuffer(SpanProcessor):
                 self._count_partial(reason)
             else:
                 self._complete += 1
-        self._handed[trace_id] = (held.open, held.root_ended, held.given_up)
+        handed_any = held.continued or bool(held.spans)
+        self._handed[trace_id] = (held.open, held.root_ended, held.given_up, handed_any)
         self._handed.move_to_end(trace_id)
         while len(self._handed) > 4 * self.max_traces:
             self._handed.popitem(last=False)
@@ -477,7 +478,8 @@ class TraceBuffer(SpanProcessor):
         """Give whole traces up until the spans held fit ``max_buffered_spans`` (lock held):
         first the held pieces of traces already handed on (their trace has its verdict, or
         was named given up, already), then the newest waiting for the sinks, then the oldest
-        held (a notice tells the sinks of each). A trace goes whole, or stays.
+        held that holds an ended span (a notice tells the sinks of each). A trace goes whole,
+        or stays.
 
         Pieces go first so that which traces survive does not depend on how far the delivery
         thread has got: a complete trace waiting for the sinks is never given up for the
@@ -490,14 +492,22 @@ class TraceBuffer(SpanProcessor):
                 self._give_up(self._ready.pop())
             elif self._ready:
                 self._give_up(self._ready.pop())
-            elif self._traces:
-                trace_id = next(iter(self._traces))
-                held = self._traces[trace_id]
-                self._hand_on(trace_id, held, COMPLETE if held.due is not None else DROPPED)
-                if self._ready:
-                    self._give_up(self._ready.pop())
             else:
-                return  # what is left is being delivered
+                oldest = self._oldest_holding_spans()
+                if oldest is None:
+                    return  # what is left is being delivered
+                trace_id, held = oldest
+                self._hand_on(trace_id, held, COMPLETE if held.due is not None else DROPPED)
+                self._give_up(self._ready.pop())
+
+    def _oldest_holding_spans(self) -> tuple[int, _Held] | None:
+        """The oldest held trace with an ended span (lock held). A trace whose spans have
+        only started holds nothing to free: given up, it would be let go unnamed, and its
+        spans would come later as a piece of a trace never judged."""
+        for trace_id, held in self._traces.items():
+            if held.spans:
+                return trace_id, held
+        return None
 
     def _oldest_held_piece(self) -> tuple[int, _Held] | None:
         """The oldest held piece of a trace already handed on (lock held); ``None`` fast
@@ -513,7 +523,7 @@ class TraceBuffer(SpanProcessor):
         """Later pieces of ``trace_id`` are pieces of a trace given up (lock held)."""
         handed = self._handed.get(trace_id)
         if handed is not None:
-            self._handed[trace_id] = (handed[0], handed[1], True)
+            self._handed[trace_id] = (handed[0], handed[1], True, handed[3])
         held = self._traces.get(trace_id)
         if held is not None:
             held.given_up = True
