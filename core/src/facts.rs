@@ -487,9 +487,10 @@ fn reply_text(rules: &Rules, text: &str) -> Read<Option<String>> {
 
 /// `spans._unwrap_reply` of a string: itself unless a placeholder or a redaction marker
 /// (empty text among them); `Err` for text ending in `)`, which may be a result object's repr
-/// (`dialects/reprs.py`, the Python readers').
+/// (`dialects/reprs.py`, the Python readers'), or in an ellipsis, which may be one cut to
+/// length (`spans._REPR_START`).
 fn reply_str<'t>(rules: &Rules, text: &'t str) -> Read<Option<&'t str>> {
-    if text.ends_with(')') {
+    if text.ends_with(')') || text.ends_with("...") || text.ends_with('\u{2026}') {
         return Err(Fallback);
     }
     Ok((!rules.placeholders.contains(text)).then_some(text))

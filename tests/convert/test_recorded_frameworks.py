@@ -1,5 +1,6 @@
 """The frameworks recorded in ``tests/data/recorded`` (``recordings/``: LiteLLM's otel callback,
-Agno, DSPy and Haystack via OpenInference, Microsoft Agent Framework), read by
+Agno, DSPy, Haystack, smolagents, LlamaIndex and LangGraph via OpenInference, Microsoft Agent
+Framework and AutoGen by their own telemetry, a plain OpenAI loop under OpenLIT), read by
 ``tooltrail convert`` and ``convert --content`` on both reading paths and both formats, against
 the truth their recording scripts wrote: every call, argument, result, user message and reply
 the telemetry holds (``telemetry_holds``) is read, and no redaction marker is ever a value.
@@ -32,6 +33,24 @@ PATHS = [core.PYTHON, core.CORE] if HAVE_CORE else [core.PYTHON]
 MARKERS = sorted(p for p in PLACEHOLDERS if p.strip())
 
 
+#: Recordings whose reading is known to be wrong, and how (strict: each fails now, and the fix
+#: that makes it pass must remove it from here).
+KNOWN_GAPS = {
+    "langgraph-openinference": "LangGraph's `agent` node span, once per model request, is "
+    "read as a turn; the parallel calls' tool spans carry no call id and are paired by order",
+    "autogen-native": "AutoGen's `create_agent` span, a trace of its own, is read as a turn",
+    "autogen-native-nocontent": "AutoGen's `create_agent` span, a trace of its own, is read "
+    "as a turn",
+}
+
+
+def _scenario(path: Path) -> Any:
+    gap = KNOWN_GAPS.get(path.parent.name)
+    if gap is None:
+        return path
+    return pytest.param(path, marks=pytest.mark.xfail(strict=True, reason=gap))
+
+
 def _id(path: Path) -> str:
     return f"{path.parent.name}/{path.name[: -len('.truth.json')]}"
 
@@ -62,14 +81,19 @@ def _normal(value: Any) -> Any:
 
 def test_every_recorded_framework_is_here() -> None:
     frameworks = {json.loads(p.read_text())["framework"] for p in SCENARIOS}
-    assert frameworks == {"litellm", "agno", "agent-framework", "dspy", "haystack"}
+    assert frameworks == {
+        *("litellm", "agno", "agent-framework", "dspy", "haystack"),
+        *("smolagents", "llamaindex", "langgraph", "autogen", "openlit"),
+    }
     scenarios = {json.loads(p.read_text())["scenario"] for p in SCENARIOS}
     assert scenarios == {"a_refund_ok", "f_tool_error_retry", "g_parallel_calls", "e_two_turns"}
 
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("fmt", ["jsonl", "pb"])
-@pytest.mark.parametrize("truth_path", SCENARIOS, ids=[_id(p) for p in SCENARIOS])
+@pytest.mark.parametrize(
+    "truth_path", [_scenario(p) for p in SCENARIOS], ids=[_id(p) for p in SCENARIOS]
+)
 def test_convert_reads_what_the_telemetry_holds(
     truth_path: Path, fmt: str, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

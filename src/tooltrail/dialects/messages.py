@@ -34,6 +34,7 @@ followed ``MAX_DEPTH`` deep; reprs over ``pyrepr.MAX_REPR_CHARS`` are not read.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -266,6 +267,9 @@ def _message(item: dict[str, Any], depth: int) -> Message | None:
         kind = item.get("id")
         role = _type_role(kind[-1] if isinstance(kind, list) and kind else None)
         item = {**_fields(item["kwargs"]), "role": role}
+    data = item.get("data")
+    if isinstance(data, dict) and isinstance(item.get("type"), str) and "role" not in item:
+        item = {**_fields(data), "type": item["type"]}  # LangChain's ``message_to_dict``
     kind = item.get("type")
     if kind == "function_call" and "role" not in item:  # OpenAI Responses items
         call = _call(item, 0)
@@ -528,14 +532,43 @@ def result_value(raw: Any) -> Any:
     return value
 
 
+#: Objects a framework wraps a tool's return value in (``rules.json``
+#: ``content.result_envelopes``): (the keys that mark one, the key of the value, the key of
+#: its text blocks, read when the value is missing).
+_ENVELOPES = tuple(
+    (frozenset(row["marks"]), row["value"], row.get("text_blocks"))
+    for row in rules.at("content", "result_envelopes")
+)
+
+
+def _unenveloped(value: dict[str, Any]) -> Any:
+    """The return value inside a framework's tool-output object, or ``value`` itself."""
+    for marks, inner, blocks in _ENVELOPES:
+        if marks <= value.keys():
+            found = value.get(inner)
+            if found is not None:
+                return _result(found)
+            texts = [b["text"] for b in value.get(blocks) or () if _is_text_block(b)]
+            return _result("".join(texts)) if texts else value
+    return value
+
+
+#: Keys one of which a tool message recorded as a result has: its content, or the body of
+#: LangChain's serialized (``kwargs``) or dumped (``message_to_dict``: ``data``) message.
+_MESSAGE_BODIES = frozenset({"content", "kwargs", "data"})
+
+
 def tool_payload(value: Any) -> Any:
     """A tool's recorded result that is itself a tool message (LangChain's ``ToolMessage``,
     as a dict, serialized, or its pydantic ``str()`` ``content='...' tool_call_id='...'``) as
-    that message's content; any other value as it is."""
+    that message's content; a framework's tool-output object (``_ENVELOPES``) as the value it
+    holds; any other value as it is."""
+    if isinstance(value, dict) and _ENVELOPES:
+        value = _unenveloped(value)
     if isinstance(value, str) and value[:8] == "content=":
         parsed = python_value(value)
         value = parsed if isinstance(parsed, dict) else value
-    if not isinstance(value, dict) or "content" not in value and "kwargs" not in value:
+    if not isinstance(value, dict) or not _MESSAGE_BODIES & value.keys():
         return value
     found = _message(value, 0)
     if found is not None and found.role == TOOL and found.results:
@@ -611,9 +644,87 @@ def _rows(side: str) -> tuple[tuple[str, bool, str], ...]:
         (row["prefix"], True, row.get("source", ""))
         if "prefix" in row
         else (row["key"], False, row.get("source", ""))
-        for row in rules.rows("messages", side, encodings={"messages", "flat_list"})
+        for row in rules.rows("messages", side, encodings={"messages", "flat_list", "joined_calls"})
+        if row["encoding"] != "joined_calls"  # read by ``joined_calls`` below
     )
 
 
 REQUEST_ROWS = _rows("request")
 RESPONSE_ROWS = _rows("response")
+
+
+#: ``messages.response`` rows of encoding ``joined_calls``: (the arguments' key, the names'
+#: key, the ids' key, the separator, the source label).
+JOINED_ROWS = tuple(
+    (
+        row["key"],
+        row["fields"]["name"],
+        row["fields"]["id"],
+        row["fields"]["separator"],
+        row.get("source", ""),
+    )
+    for row in rules.rows(
+        "messages", "response", encodings={"messages", "flat_list", "joined_calls"}
+    )
+    if row["encoding"] == "joined_calls"
+)
+_JSON = json.JSONDecoder()
+
+
+def joined_calls(attrs: Mapping[str, Any]) -> list[ModelCall] | None:
+    """The calls a model span lists as joined texts (``JOINED_ROWS``: OpenLIT), or ``None``
+    when it has none. The arguments are read one JSON value after another (the separator
+    between them may also stand inside one); names and ids are split on the separator and
+    paired by position, and only when their counts agree with the arguments'."""
+    for key, names_key, ids_key, separator, source in JOINED_ROWS:
+        raw = attrs.get(key)
+        if not isinstance(raw, str) or len(raw) > MAX_JOINED_CHARS:
+            continue
+        values = _json_values(raw, separator)
+        if not values:
+            continue
+        names = _split(attrs.get(names_key), separator)
+        if len(names) != len(values):
+            return None  # an empty field dropped from one list: no pairing is safe
+        ids = _split(attrs.get(ids_key), separator)
+        ids_of = ids if len(ids) == len(values) else [None] * len(values)
+        return [
+            ModelCall(name, ident(call_id), args_from(value), position, source)
+            for position, (name, call_id, value) in enumerate(
+                zip(names, ids_of, values, strict=True)
+            )
+        ]
+    return None
+
+
+#: Bound on the joined arguments text read (longer is left unread).
+MAX_JOINED_CHARS = 1 << 20
+
+
+def _json_values(text: str, separator: str) -> list[Any]:
+    """JSON values one after another with ``separator`` between them; ``[]`` when the text is
+    not that."""
+    values: list[Any] = []
+    at = 0
+    gap = separator.strip()
+    while at < len(text):
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if values:
+            if gap and not text.startswith(gap, at):
+                return []
+            at += len(gap)
+            while at < len(text) and text[at].isspace():
+                at += 1
+        try:
+            value, at = _JSON.raw_decode(text, at)
+        except ValueError:
+            return []
+        values.append(value)
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return values
+
+
+def _split(raw: Any, separator: str) -> list[str]:
+    return [part.strip() for part in raw.split(separator)] if isinstance(raw, str) else []

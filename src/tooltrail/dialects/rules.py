@@ -37,6 +37,8 @@ ENCODINGS: dict[str, str] = {
     "content_blocks": "a result: JSON text, or a list of text blocks joined (and parsed again)",
     "reply": "a recorded output: JSON text, a framework's wrapper or repr unwrapped",
     "flat_list": "a list flattened into keys: {prefix}{i}{field}",
+    "joined_calls": "a response's calls as texts joined by a separator: the arguments (JSON "
+    "values) under the key, the names and ids under the keys of fields, in the same order",
 }
 #: Envelopes a row may name, unwrapped after decoding (``dialects.values``).
 UNWRAPS = frozenset({"langchain", "call", "single_input", "single_output"})

@@ -4,6 +4,7 @@ the final reply, conversation ids, agent names. Their attribute names are rows o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -141,7 +142,7 @@ def model_calls(span: SpanLike) -> list[ModelCall]:
                     return genai_output(raw)[0]
     recorded = _response_record(attrs)
     if recorded is None:
-        return calls
+        return calls or messages.joined_calls(attrs) or []
     return _completed(calls, recorded[0]) if calls else recorded[0]
 
 
@@ -416,6 +417,11 @@ def _genai_text(raw: Any) -> str | None:
 
 #: Keys under which frameworks wrap a final answer (LangChain ``{"outputs": {"output": ...}}``).
 _REPLY_KEYS = rules.strings("agents", "reply_wrappers")
+#: The start of an object's repr (``Name(`` or ``module.Name(``): output text so shaped that
+#: ends in an ellipsis is a summary cut to length (LlamaIndex's workflow ``StopEvent(...``),
+#: not the reply, which is then the last model response.
+_REPR_START = re.compile(r"[A-Za-z_][\w.]*\(")
+_CUT = ("...", "\u2026")
 
 
 def _reply_text(value: Any) -> str | None:
@@ -449,6 +455,8 @@ def _unwrap_reply(value: Any, depth: int = 0) -> str | None:
             found = repr_field(value, _REPLY_KEYS)
             if found is not None:
                 return _unwrap_reply(found, depth + 1) or value
+        if value.endswith(_CUT) and _REPR_START.match(value):
+            return None  # a repr cut to length: what it wrapped is lost
         return value if value not in PLACEHOLDERS else None  # a marker is no reply
     if isinstance(value, dict) and depth < 4:
         for key in _REPLY_KEYS:
