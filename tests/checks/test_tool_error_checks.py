@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fixtures import CORPUS, DATA, ROOT
+from fixtures import CORPUS, DATA, RECORDED_GAPS, ROOT
 from judge_double import ScriptedJudge, verdict
 from judge_server import JudgeServer, judge_server_fixture  # noqa: F401
 from opentelemetry.sdk.trace import TracerProvider
@@ -124,9 +124,22 @@ def _truth_verdicts(truth: dict[str, Any]) -> tuple[int, bool]:
     return len(failures), recovered
 
 
+#: The recordings a gap of reading (``fixtures.RECORDED_GAPS``) gives more than one run.
+SPLIT_RUNS = {"autogen-native", "autogen-native-nocontent"}
+
+
+def _truth_param(path: Path) -> Any:
+    if path.parent.name not in SPLIT_RUNS:
+        return path
+    gap = RECORDED_GAPS[path.parent.name]
+    return pytest.param(path, marks=pytest.mark.xfail(strict=True, reason=gap))
+
+
 @pytest.mark.parametrize("fmt", ["jsonl", "pb"])
 @pytest.mark.parametrize(
-    "truth_path", TRUTHS, ids=[f"{p.parent.name}/{p.name.split('.')[0]}" for p in TRUTHS]
+    "truth_path",
+    [_truth_param(p) for p in TRUTHS],
+    ids=[f"{p.parent.name}/{p.name.split('.')[0]}" for p in TRUTHS],
 )
 def test_each_recording_gets_the_verdicts_its_truth_gives(truth_path: Path, fmt: str) -> None:
     truth = json.loads(truth_path.read_text())

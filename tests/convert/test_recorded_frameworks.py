@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from core_paths import HAVE_CORE, reading_with
-from fixtures import DATA
+from fixtures import DATA, RECORDED_GAPS
 
 from tooltrail.cli import main
 from tooltrail.dialects.values import PLACEHOLDERS
@@ -33,19 +33,8 @@ PATHS = [core.PYTHON, core.CORE] if HAVE_CORE else [core.PYTHON]
 MARKERS = sorted(p for p in PLACEHOLDERS if p.strip())
 
 
-#: Recordings whose reading is known to be wrong, and how (strict: each fails now, and the fix
-#: that makes it pass must remove it from here).
-KNOWN_GAPS = {
-    "langgraph-openinference": "LangGraph's `agent` node span, once per model request, is "
-    "read as a turn; the parallel calls' tool spans carry no call id and are paired by order",
-    "autogen-native": "AutoGen's `create_agent` span, a trace of its own, is read as a turn",
-    "autogen-native-nocontent": "AutoGen's `create_agent` span, a trace of its own, is read "
-    "as a turn",
-}
-
-
 def _scenario(path: Path) -> Any:
-    gap = KNOWN_GAPS.get(path.parent.name)
+    gap = RECORDED_GAPS.get(path.parent.name)
     if gap is None:
         return path
     return pytest.param(path, marks=pytest.mark.xfail(strict=True, reason=gap))
