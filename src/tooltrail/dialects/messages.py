@@ -637,6 +637,10 @@ def output_of(messages: list[Message], source: str) -> tuple[list[ModelCall], st
     return calls, "".join(texts) if texts else None
 
 
+#: The encodings of ``messages.request`` and ``messages.response`` rows.
+_ROW_ENCODINGS = frozenset({"messages", "flat_list", "joined_calls"})
+
+
 def _rows(side: str) -> tuple[tuple[str, bool, str], ...]:
     """``rules.json`` ``messages.<side>``: (key or prefix, whether it is a flattened prefix,
     the source label of the calls read through it)."""
@@ -644,7 +648,7 @@ def _rows(side: str) -> tuple[tuple[str, bool, str], ...]:
         (row["prefix"], True, row.get("source", ""))
         if "prefix" in row
         else (row["key"], False, row.get("source", ""))
-        for row in rules.rows("messages", side, encodings={"messages", "flat_list", "joined_calls"})
+        for row in rules.rows("messages", side, encodings=_ROW_ENCODINGS)
         if row["encoding"] != "joined_calls"  # read by ``joined_calls`` below
     )
 
@@ -663,9 +667,7 @@ JOINED_ROWS = tuple(
         row["fields"]["separator"],
         row.get("source", ""),
     )
-    for row in rules.rows(
-        "messages", "response", encodings={"messages", "flat_list", "joined_calls"}
-    )
+    for row in rules.rows("messages", "response", encodings=_ROW_ENCODINGS)
     if row["encoding"] == "joined_calls"
 )
 _JSON = json.JSONDecoder()
@@ -705,25 +707,26 @@ def _json_values(text: str, separator: str) -> list[Any]:
     """JSON values one after another with ``separator`` between them; ``[]`` when the text is
     not that."""
     values: list[Any] = []
-    at = 0
     gap = separator.strip()
+    at = _after_space(text, 0)
     while at < len(text):
-        while at < len(text) and text[at].isspace():
-            at += 1
         if values:
-            if gap and not text.startswith(gap, at):
+            if not text.startswith(gap, at):
                 return []
-            at += len(gap)
-            while at < len(text) and text[at].isspace():
-                at += 1
+            at = _after_space(text, at + len(gap))
         try:
             value, at = _JSON.raw_decode(text, at)
         except ValueError:
             return []
         values.append(value)
-        while at < len(text) and text[at].isspace():
-            at += 1
+        at = _after_space(text, at)
     return values
+
+
+def _after_space(text: str, at: int) -> int:
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return at
 
 
 def _split(raw: Any, separator: str) -> list[str]:
