@@ -4,8 +4,9 @@
 //! This layer knows nothing of Python: values it only carries (tool arguments, results, label
 //! values) are opaque handles (`Val`), and the few rules that compare such values (`==`,
 //! positional arguments that fit named ones, numbers a JavaScript runtime rounded) are asked
-//! of a `Judge`. `buildpy.rs` loads a Python `TraceFacts` into these structs and makes the
-//! Python `EvalTrace` of a `Built`. The Python builder is the reference: every step here is
+//! of the caller's `ValueRules`. The bindings (`py/builder.rs`, `py/loader.rs`,
+//! `py/maker.rs`) load a Python `TraceFacts` into these structs and make the Python
+//! `EvalTrace` of a `Built`. The Python builder is the reference: every step here is
 //! written after its function there, under the same name, and `tests/convert/
 //! test_core_builder.py` holds the two equal. Anything a step cannot do exactly is a
 //! `Decline`: the caller then builds the trace with the Python builder.
@@ -28,9 +29,10 @@ pub enum Decline {
     Empty,
 }
 
-/// The rules over opaque values, answered by the caller (`convert/calls.py` and
-/// `dialects/final.py` through Python).
-pub trait Judge {
+/// The rules over opaque values (comparisons, and the final-answer rules that read a call's
+/// arguments), answered by the caller (`convert/calls.py` and `dialects/final.py` through
+/// Python).
+pub trait ValueRules {
     /// `a == b`.
     fn same(&mut self, a: Val, b: Val) -> Result<bool, Decline>;
     /// `calls.fits(recorded, asked)`.
@@ -479,7 +481,7 @@ fn tool_calls(
     trace: &mut Trace,
     index: usize,
     kept: &mut Kinds,
-    judge: &mut dyn Judge,
+    rules: &mut dyn ValueRules,
 ) -> Result<Vec<Record>, Decline> {
     let mut records = Vec::with_capacity(kept.tools.len());
     let mut into: Vec<u32> = Vec::new(); // by id number: the outer span of the same call
@@ -505,7 +507,7 @@ fn tool_calls(
     if nested {
         records = collapse(trace, records, &into);
     }
-    join_model_calls(trace, index, &mut records, kept, judge)?;
+    join_model_calls(trace, index, &mut records, kept, rules)?;
     Ok(records)
 }
 
@@ -572,7 +574,7 @@ fn join_model_calls(
     index: usize,
     records: &mut Vec<Record>,
     kept: &mut Kinds,
-    judge: &mut dyn Judge,
+    rules: &mut dyn ValueRules,
 ) -> Result<(), Decline> {
     if kept.asking.is_empty() {
         return Ok(());
@@ -621,14 +623,14 @@ fn join_model_calls(
         match by_id.get(call_id.as_str()) {
             Some(&found) if !used.contains(&found) => {
                 used.insert(found);
-                enrich(trace, made, found, judge)?;
+                enrich(trace, made, found, rules)?;
             }
             _ if id_less => unmatched.push(r),
             _ => {}
         }
     }
     if !unmatched.is_empty() {
-        match_by_name(trace, &models, records, &unmatched, &mut used, judge)?;
+        match_by_name(trace, &models, records, &unmatched, &mut used, rules)?;
     }
     if used.len() < asked_count {
         for &model in &models {
@@ -638,11 +640,11 @@ fn join_model_calls(
                 }
                 let fact = &trace.facts[model];
                 let asked = &fact.model_calls[i];
-                if judge.is_final_answer(&fact.scope, &asked.name)? {
+                if rules.is_final_answer(&fact.scope, &asked.name)? {
                     if fact.final_.is_none() {
                         kept.finals.push(model);
                     }
-                    let text = judge.final_text(asked.args)?;
+                    let text = rules.final_text(asked.args)?;
                     let fact = &mut trace.facts[model];
                     let old = fact.final_.take();
                     fact.final_ = Some(or(text, || old).unwrap_or_default());
@@ -665,7 +667,7 @@ fn match_by_name(
     records: &mut [Record],
     unmatched: &[usize],
     used: &mut HashSet<(usize, usize)>,
-    judge: &mut dyn Judge,
+    rules: &mut dyn ValueRules,
 ) -> Result<(), Decline> {
     let mut queues: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
     for &model in models {
@@ -698,7 +700,7 @@ fn match_by_name(
             }
             let same = match (asked.args, made.args) {
                 (None, None) => true,
-                (Some(x), Some(y)) => judge.same(x, y)?,
+                (Some(x), Some(y)) => rules.same(x, y)?,
                 _ => false,
             };
             if same {
@@ -709,7 +711,7 @@ fn match_by_name(
         if let Some(i) = index {
             let found = queue.remove(i);
             used.insert(found);
-            enrich(trace, made, found, judge)?;
+            enrich(trace, made, found, rules)?;
         }
     }
     Ok(())
@@ -794,7 +796,7 @@ fn enrich(
     trace: &Trace,
     made: &mut Record,
     (model, i): (usize, usize),
-    judge: &mut dyn Judge,
+    rules: &mut dyn ValueRules,
 ) -> Result<(), Decline> {
     let fact = &trace.facts[model];
     let asked = &fact.model_calls[i];
@@ -807,14 +809,14 @@ fn enrich(
     };
     let take = match made.args {
         None => true,
-        Some(args) => made.positional && judge.fits(args, asked_args)?,
+        Some(args) => made.positional && rules.fits(args, asked_args)?,
     };
     if take {
         made.args = Some(asked_args);
         made.positional = false;
         made.source = taken_from(&made.source, &asked.source);
     } else if let Some(args) = made.args {
-        if judge.lost_precision(args, asked_args)? {
+        if rules.lost_precision(args, asked_args)? {
             made.args = Some(asked_args);
             made.source = taken_from(&made.source, &asked.source);
         }
@@ -1014,7 +1016,7 @@ fn root(trace: &Trace, kept: &Kinds) -> Option<usize> {
 }
 
 /// `build.build_eval_trace`: `traces` in any order.
-pub fn build(mut traces: Vec<Trace>, judge: &mut dyn Judge) -> Result<Built, Decline> {
+pub fn build(mut traces: Vec<Trace>, rules: &mut dyn ValueRules) -> Result<Built, Decline> {
     if traces.is_empty() {
         return Err(Decline::Empty);
     }
@@ -1056,7 +1058,7 @@ pub fn build(mut traces: Vec<Trace>, judge: &mut dyn Judge) -> Result<Built, Dec
             };
             agent_rows.push((index, at, nearest, key));
         }
-        let made = tool_calls(&mut traces[index], index, &mut kept[index], judge)?;
+        let made = tool_calls(&mut traces[index], index, &mut kept[index], rules)?;
         let trace = &traces[index];
         for mut made in made {
             if made.result.is_none() {
@@ -1651,7 +1653,7 @@ mod tests {
     /// No value to compare: the build of facts without arguments needs none.
     struct NoValues;
 
-    impl Judge for NoValues {
+    impl ValueRules for NoValues {
         fn same(&mut self, _: Val, _: Val) -> Result<bool, Decline> {
             Err(Decline::Value)
         }

@@ -1,8 +1,8 @@
 //! A trace's bookkeeping as `convert/facts.py TraceFacts.add` does it for a `FactSpan` or a
 //! `SpanHead`, over compact Rust values: span ids as `u64` (`0`: no parent), the conversation
 //! and case ids as text. It knows nothing of Python: the facts kept (`F`) and the resource
-//! (`R`) are the caller's (`corepy.rs` keeps Python objects in them), so the rules are tested
-//! here with plain values.
+//! (`R`) are the caller's (`py/coretrace.rs` keeps Python objects in them), so the rules are
+//! tested here with plain values.
 
 use std::collections::HashSet;
 

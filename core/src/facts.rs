@@ -14,6 +14,7 @@
 
 mod events;
 mod listed;
+pub mod output;
 
 use std::borrow::Cow;
 
@@ -21,9 +22,11 @@ use crate::jsontext::{self, Json};
 use crate::rules::{
     Meaning, Rules, Slots, ROLE_AGENT, ROLE_MODEL, ROLE_OTHER, ROLE_TOOL, ROLE_WORKFLOW,
 };
-use crate::tools;
+use crate::tools::{self, may_mark_failure, Call};
 use crate::traces::{AnyValue, Span};
+use crate::values::{ident, json_ident, last, message_text, text_args, value_args, Args};
 use crate::wire::{Fallback, Read};
+use output::{genai_value, ModelCall};
 
 /// `STATUS_ERROR` of `otlp/decode/span.py`.
 const STATUS_ERROR: i32 = 2;
@@ -38,38 +41,6 @@ pub enum Outcome<'s, 'a> {
     /// Not covered: the whole `Span`, for Python to classify.
     Full,
     Facts(Box<Facts<'s, 'a>>),
-}
-
-/// A tool call's arguments as `values.args_from` gives them.
-#[derive(Debug)]
-pub enum Args<'s, 'a> {
-    None,
-    /// Parsed JSON text: an object.
-    Json(Json),
-    /// A structured value (a kvlist): the dict the decoder makes of it.
-    Value(&'s AnyValue<'a>),
-}
-
-#[derive(Debug)]
-pub struct Call<'s, 'a> {
-    pub name: String,
-    pub args: Args<'s, 'a>,
-    pub call_id: Option<String>,
-    /// Its `source`: an index into `Rules::sources`.
-    pub source: usize,
-    /// A failure the span records besides its status (`DialectCall.failure`: Strands').
-    pub failure: Option<String>,
-}
-
-/// A call a model's output lists (`spans.ModelCall`).
-#[derive(Debug)]
-pub struct ModelCall {
-    pub name: String,
-    pub call_id: Option<String>,
-    /// `None`: not captured; else the arguments (an object).
-    pub args: Option<Json>,
-    /// Its `source`: an index into `Rules::sources`.
-    pub source: usize,
 }
 
 /// The `SpanFact` of one span, and the trace notes `TraceFacts.add` takes from it.
@@ -253,69 +224,6 @@ fn genai_call<'s, 'a>(
     }))
 }
 
-/// Whether `value` may be a result marked failed by `member` (`true` at its top level): JSON
-/// text of an object that names it and parses to `true` there, or that the core does not
-/// parse exactly, or a structured value with it as a key. Such a span is the Python readers'
-/// (`tools._mcp_tool_error`, `tools._traceloop_failure`); any other value marks no failure,
-/// as those readers find (text not starting with `{` is no object to them).
-pub(crate) fn may_mark_failure(value: Option<&AnyValue<'_>>, member: &str) -> bool {
-    match value {
-        Some(AnyValue::Str(text)) if text.starts_with('{') && text.contains(member) => {
-            match jsontext::parse(text) {
-                Ok(json) => json.get(member) == Some(&Json::Bool(true)),
-                Err(_) => true,
-            }
-        }
-        Some(AnyValue::Kv(pairs)) => pairs.iter().any(|(key, _)| *key == member),
-        _ => false,
-    }
-}
-
-/// `values.args_from` of an attribute value: JSON text of an object, a structured value;
-/// `Fallback` for bytes.
-fn value_args<'s, 'a>(rules: &Rules, value: Option<&'s AnyValue<'a>>) -> Read<Args<'s, 'a>> {
-    Ok(match value {
-        Some(AnyValue::Str(text)) => text_args(rules, text)?.map_or(Args::None, Args::Json),
-        Some(value @ AnyValue::Kv(_)) => Args::Value(value),
-        Some(AnyValue::Bytes(_)) => return Err(Fallback),
-        _ => Args::None,
-    })
-}
-
-/// `values.args_from` of a string: a placeholder or text that is not a JSON object is no
-/// arguments; text the two Python parsers might read differently is `Fallback`.
-pub(crate) fn text_args(rules: &Rules, text: &str) -> Read<Option<Json>> {
-    if rules.placeholders.contains(text) {
-        return Ok(None);
-    }
-    if jsontext::has_long_digits(text) {
-        return Err(Fallback);
-    }
-    match jsontext::parse(text)? {
-        json @ Json::Object(_) => Ok(Some(json)),
-        _ => Ok(None),
-    }
-}
-
-/// `values.ident`: a non-placeholder string, or an int as text.
-pub(crate) fn ident(rules: &Rules, value: Option<&AnyValue<'_>>) -> Option<String> {
-    match value {
-        Some(AnyValue::Str(s)) if !rules.placeholders.contains(*s) => Some((*s).to_owned()),
-        Some(AnyValue::Int(i)) => Some(i.to_string()),
-        _ => None,
-    }
-}
-
-/// `ident` of a JSON value.
-fn json_ident(rules: &Rules, value: Option<&Json>) -> Option<String> {
-    match value {
-        Some(Json::Str(s)) if !rules.placeholders.contains(s.as_str()) => Some(s.clone()),
-        Some(Json::Int(i)) => Some(i.to_string()),
-        Some(Json::UInt(u)) => Some(u.to_string()),
-        _ => None,
-    }
-}
-
 /// Python's `str.strip()` where it agrees with ASCII trimming: `Err` when either end is
 /// a character Python might count as whitespace and Rust not (or the other way round).
 fn python_strip(text: &str) -> Read<Option<&str>> {
@@ -448,11 +356,6 @@ fn exception_message<'a>(rules: &Rules, span: &Span<'a>) -> Option<&'a str> {
     text(message).or_else(|| text(kind))
 }
 
-/// The last value of `key` among `pairs` (a dict's answer).
-fn last<'s, 'a>(pairs: &'s [(&'a str, AnyValue<'a>)], key: &str) -> Option<&'s AnyValue<'a>> {
-    pairs.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| v)
-}
-
 /// `spans.agent_reply`: the first `agents.reply` key present decides (its text read by
 /// `reply_text`); without one, `model_reply`. `Err` for a row of another encoding than
 /// `reply` (MLflow's twice-encoded output) and a value that is not text (its `str()` is
@@ -515,30 +418,6 @@ fn unwrap_reply(rules: &Rules, value: &Json, depth: usize) -> Read<Option<String
 
 /// `spans._unwrap_reply`'s depth limit.
 const MAX_WRAPPERS: usize = 4;
-
-/// `values.message_text` of a parsed value that is not a string: a list's text blocks
-/// joined, an object's `text` (else `content`).
-fn message_text(rules: &Rules, value: &Json) -> Option<String> {
-    fn text<'j>(rules: &Rules, value: Option<&'j Json>) -> Option<&'j str> {
-        match value {
-            Some(Json::Str(s)) if !rules.placeholders.contains(s.as_str()) => Some(s.as_str()),
-            _ => None,
-        }
-    }
-    match value {
-        Json::Array(blocks) => {
-            let parts: Vec<&str> = blocks
-                .iter()
-                .filter_map(|b| text(rules, b.get("text")))
-                .collect();
-            (!parts.is_empty()).then(|| parts.concat())
-        }
-        Json::Object(_) => {
-            text(rules, value.get("text").or_else(|| value.get("content"))).map(str::to_owned)
-        }
-        _ => None,
-    }
-}
 
 /// `spans.model_reply`: the text of GenAI output messages, else Vercel's or OpenInference's
 /// reply key, else ADK's response's, else the reply events'.
@@ -649,7 +528,7 @@ fn vercel_calls(rules: &Rules, text: &str) -> Read<Vec<ModelCall>> {
         let raw = v.args.iter().find_map(|key| item.get(key));
         let args = match raw {
             Some(Json::Str(text)) => text_args(rules, text)?,
-            Some(Json::Object(_)) => Some(copy(raw.expect("matched"))),
+            Some(object @ Json::Object(_)) => Some(object.clone()),
             _ => None,
         };
         calls.push(ModelCall {
@@ -660,100 +539,6 @@ fn vercel_calls(rules: &Rules, text: &str) -> Read<Vec<ModelCall>> {
         });
     }
     Ok(calls)
-}
-
-/// What `gen_ai.output.messages` holds: JSON text of a list read by `genai_output`; any
-/// other text or value is no calls and no reply; `Err` for an empty value or a list value.
-fn genai_value(rules: &Rules, value: &AnyValue<'_>) -> Read<(Vec<ModelCall>, Option<String>)> {
-    match value {
-        AnyValue::Str(text) if text.starts_with('[') => genai_output(rules, text),
-        // JSON text of anything but a list, or a structured value that is no list
-        AnyValue::Str(_) | AnyValue::Kv(_) | AnyValue::Int(_) | AnyValue::Double(_) => {
-            Ok((Vec::new(), None))
-        }
-        AnyValue::Bool(_) | AnyValue::Bytes(_) => Ok((Vec::new(), None)),
-        AnyValue::None | AnyValue::Array(_) => Err(Fallback),
-    }
-}
-
-/// `spans.genai_output` of JSON text starting with `[`.
-fn genai_output(rules: &Rules, text: &str) -> Read<(Vec<ModelCall>, Option<String>)> {
-    let messages = jsontext::parse(text)?;
-    let mut calls = Vec::new();
-    let mut texts: Vec<&str> = Vec::new();
-    let Json::Array(messages) = &messages else {
-        return Ok((calls, None));
-    };
-    fn text_of<'j>(rules: &Rules, value: Option<&'j Json>) -> Option<&'j str> {
-        match value {
-            Some(Json::Str(s)) if !rules.placeholders.contains(s.as_str()) => Some(s.as_str()),
-            _ => None,
-        }
-    }
-    for message in messages {
-        if !matches!(message, Json::Object(_)) {
-            continue;
-        }
-        let Some(Json::Array(parts)) = message.get("parts") else {
-            if let Some(content) = text_of(rules, message.get("content")) {
-                texts.push(content);
-            }
-            continue;
-        };
-        for part in parts {
-            if !matches!(part, Json::Object(_)) {
-                continue;
-            }
-            match part.get("type") {
-                Some(Json::Str(kind)) if kind == "tool_call" => {
-                    let Some(name) = text_of(rules, part.get("name")) else {
-                        continue;
-                    };
-                    let args = match part.get("arguments") {
-                        None | Some(Json::Null) => Some(Json::Object(Vec::new())),
-                        Some(Json::Str(text)) => text_args(rules, text)?,
-                        Some(Json::Object(_)) => Some(take(part, "arguments")),
-                        Some(_) => None,
-                    };
-                    calls.push(ModelCall {
-                        name: name.to_owned(),
-                        call_id: json_ident(rules, part.get("id")),
-                        args,
-                        source: rules.genai_output_source,
-                    });
-                }
-                Some(Json::Str(kind)) if kind == "text" => {
-                    if let Some(content) = text_of(rules, part.get("content")) {
-                        texts.push(content);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let reply = (!texts.is_empty()).then(|| texts.concat());
-    Ok((calls, reply))
-}
-
-/// A copy of an object member (the arguments a model listed), kept apart from the messages.
-fn take(object: &Json, key: &str) -> Json {
-    object.get(key).map_or(Json::Null, copy)
-}
-
-/// A copy of a parsed value.
-fn copy(value: &Json) -> Json {
-    match value {
-        Json::Null => Json::Null,
-        Json::Bool(b) => Json::Bool(*b),
-        Json::Int(i) => Json::Int(*i),
-        Json::UInt(u) => Json::UInt(*u),
-        Json::Float(f) => Json::Float(*f),
-        Json::Str(s) => Json::Str(s.clone()),
-        Json::Array(items) => Json::Array(items.iter().map(copy).collect()),
-        Json::Object(members) => {
-            Json::Object(members.iter().map(|(k, v)| (k.clone(), copy(v))).collect())
-        }
-    }
 }
 
 /// `spans.asked_for_tools`: a finish reason that says the response asked for tools.
@@ -885,27 +670,5 @@ fn truthy(value: &AnyValue<'_>) -> bool {
         AnyValue::Bytes(b) => !b.is_empty(),
         AnyValue::Array(items) => !items.is_empty(),
         AnyValue::Kv(pairs) => !pairs.is_empty(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn marked(text: &str) -> bool {
-        may_mark_failure(Some(&AnyValue::Str(text)), "isError")
-    }
-
-    #[test]
-    fn a_result_is_handed_on_only_when_its_top_may_mark_it_failed() {
-        assert!(marked(r#"{"content": [], "isError": true}"#));
-        assert!(marked(r#"{"isError": NaN}"#)); // not parsed exactly: the Python readers'
-        assert!(!marked(r#"{"content": [], "isError": false}"#));
-        assert!(!marked(r#"{"content": [{"text": "isError"}]}"#));
-        assert!(!marked(r#" {"isError": true}"#)); // no object to `values.json_value`
-        assert!(!marked("isError: true"));
-        let pairs = vec![("isError", AnyValue::Bool(false))];
-        assert!(may_mark_failure(Some(&AnyValue::Kv(pairs)), "isError"));
-        assert!(!may_mark_failure(None, "isError"));
     }
 }

@@ -14,7 +14,7 @@ use crate::wire::{Fallback, Read};
 /// Nesting the core parses at most (orjson's own limit is 1024).
 pub const MAX_DEPTH: usize = 64;
 
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Json {
     Null,
     Bool(bool),

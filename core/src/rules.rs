@@ -907,7 +907,8 @@ mod tests {
             .iter()
             .any(|row| row.declined && row.decides));
         // every row of `models` is read; the response records of `messages` are Python's
-        let elsewhere = ["llm.openai.choices", "output.value"].map(|k| rules.slot(k).unwrap());
+        let elsewhere = ["llm.openai.choices", "output.value", "gen_ai.tool.args"]
+            .map(|k| rules.slot(k).unwrap());
         assert_eq!(rules.reply_elsewhere, elsewhere);
         assert_eq!(rules.reply_elsewhere_prefixes, ["gen_ai.completion."]);
         let oi = &rules.openinference;

@@ -12,11 +12,24 @@
 //! byte values, JSON text the two Python parsers might read differently, built-in
 //! final-answer tools.
 
-use crate::facts::{ident, may_mark_failure, text_args, Args, Call};
 use crate::jsontext::{self, Json};
 use crate::rules::{Rules, Slots};
 use crate::traces::{AnyValue, Span};
+use crate::values::{ident, literal_args, text_args, Args};
 use crate::wire::{Fallback, Read};
+
+/// A tool call a span recorded (`tools.DialectCall`): what every tool reader gives, GenAI's
+/// (`facts.rs`) and the other conventions' here.
+#[derive(Debug)]
+pub struct Call<'s, 'a> {
+    pub name: String,
+    pub args: Args<'s, 'a>,
+    pub call_id: Option<String>,
+    /// Its `source`: an index into `Rules::sources`.
+    pub source: usize,
+    /// A failure the span records besides its status (`DialectCall.failure`: Strands').
+    pub failure: Option<String>,
+}
 
 /// The call of a tool span that `reader` reads: `Ok(None)` for a span that is not a call,
 /// `Err` for a reader not ported or a case the port does not cover.
@@ -39,6 +52,24 @@ pub fn call<'s, 'a>(
         // `roles.classify` asks the scope whether the name is its final answer: left to Python
         Some(call) if rules.final_names.contains(&call.name) => Err(Fallback),
         found => Ok(found),
+    }
+}
+
+/// Whether `value` may be a result marked failed by `member` (`true` at its top level): JSON
+/// text of an object that names it and parses to `true` there, or that the core does not
+/// parse exactly, or a structured value with it as a key. Such a span is the Python readers'
+/// (`tools._mcp_tool_error`, `tools._traceloop_failure`); any other value marks no failure,
+/// as those readers find (text not starting with `{` is no object to them).
+pub(crate) fn may_mark_failure(value: Option<&AnyValue<'_>>, member: &str) -> bool {
+    match value {
+        Some(AnyValue::Str(text)) if text.starts_with('{') && text.contains(member) => {
+            match jsontext::parse(text) {
+                Ok(json) => json.get(member) == Some(&Json::Bool(true)),
+                Err(_) => true,
+            }
+        }
+        Some(AnyValue::Kv(pairs)) => pairs.iter().any(|(key, _)| *key == member),
+        _ => false,
     }
 }
 
@@ -239,21 +270,6 @@ fn langsmith<'s, 'a>(
     }))
 }
 
-/// `values.args_from(text, literal=True)`: JSON text of an object, else no arguments; text
-/// that may be a Python literal (`{` after whitespace, not JSON) is declined.
-pub(crate) fn literal_args(rules: &Rules, text: &str) -> Read<Option<Json>> {
-    if rules.placeholders.contains(text) {
-        return Ok(None);
-    }
-    let rest = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    match rest.chars().next() {
-        Some('{') => text_args(rules, text),
-        // whitespace to Python's `str.lstrip` (other scripts', `\x1c`..`\x1f`), not to Rust's
-        Some(c) if !c.is_ascii() || c.is_ascii_control() => Err(Fallback),
-        _ => Ok(None), // no object in JSON, and no literal tried
-    }
-}
-
 /// `values.unwrap_single_input`: an object whose one member is `input` holding text: the
 /// arguments that text holds, when it holds an object; any other object as it is.
 fn single_input(rules: &Rules, args: Json) -> Read<Json> {
@@ -362,6 +378,23 @@ const LANGCHAIN_KEYS: [&str; 2] = ["input_str", "inputs"];
 mod tests {
     use super::*;
     use crate::jsontext::parse;
+
+    fn marked(text: &str) -> bool {
+        may_mark_failure(Some(&AnyValue::Str(text)), "isError")
+    }
+
+    #[test]
+    fn a_result_is_handed_on_only_when_its_top_may_mark_it_failed() {
+        assert!(marked(r#"{"content": [], "isError": true}"#));
+        assert!(marked(r#"{"isError": NaN}"#)); // not parsed exactly: the Python readers'
+        assert!(!marked(r#"{"content": [], "isError": false}"#));
+        assert!(!marked(r#"{"content": [{"text": "isError"}]}"#));
+        assert!(!marked(r#" {"isError": true}"#)); // no object to `values.json_value`
+        assert!(!marked("isError: true"));
+        let pairs = vec![("isError", AnyValue::Bool(false))];
+        assert!(may_mark_failure(Some(&AnyValue::Kv(pairs)), "isError"));
+        assert!(!may_mark_failure(None, "isError"));
+    }
 
     fn unwrapped(text: &str) -> Read<Json> {
         call_envelope(parse(text).expect("JSON"))

@@ -6,10 +6,11 @@
 //! Values the Python readers would take apart as decoded lists or dicts (a structured
 //! message, a list value of messages) are `Fallback`.
 
-use super::{copy, genai_value, ident, json_ident, last, message_text, text_args, Args, ModelCall};
+use super::output::{genai_value, ModelCall};
 use crate::jsontext::{self, Json};
 use crate::rules::{Rules, Slots};
 use crate::traces::{AnyValue, Span};
+use crate::values::{ident, json_ident, last, message_text, text_args, Args};
 use crate::wire::{Fallback, Read};
 
 /// The fields of an event's body the Python readers name in code, as they name a message's
@@ -126,7 +127,7 @@ fn called<'s, 'a>(
             }
             let args = match part.get("arguments") {
                 Some(Json::Str(text)) => text_args(rules, text)?,
-                Some(object @ Json::Object(_)) => Some(copy(object)),
+                Some(object @ Json::Object(_)) => Some(object.clone()),
                 _ => None,
             };
             return Ok(Some(Found {

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use super::{copy, json_ident, text_args, ModelCall};
+use super::output::ModelCall;
 use crate::jsontext::{self, Json};
 use crate::rules::Rules;
-use crate::tools::literal_args;
 use crate::traces::AnyValue;
+use crate::values::{ident, json_ident, literal_args, text_args};
 use crate::wire::{Fallback, Read};
 
 /// The members of an `LlmResponse` the Python reader walks (the response's shape: code on
@@ -58,7 +58,7 @@ pub(super) fn adk_response(
                     let args = match call.get(ARGS) {
                         None | Some(Json::Null) => Some(Json::Object(Vec::new())),
                         Some(Json::Str(text)) => text_args(rules, text)?,
-                        Some(object @ Json::Object(_)) => Some(copy(object)),
+                        Some(object @ Json::Object(_)) => Some(object.clone()),
                         Some(_) => None,
                     };
                     calls.push(ModelCall {
@@ -152,7 +152,7 @@ pub(super) fn openinference_calls(
         };
         calls.push(ModelCall {
             name: name.to_owned(),
-            call_id: super::ident(rules, call_id),
+            call_id: ident(rules, call_id),
             args,
             source: flat.source,
         });

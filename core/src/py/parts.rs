@@ -1,7 +1,8 @@
 //! What the facts mode reads of a span the converter needs only the facts of (a head, or a
 //! span the facts port covers), held in Rust: `PartSpan`. `Reader.traces` makes the
 //! `FactSpan` / `SpanHead` of each at once; `Reader.trace_parts` groups consecutive ones of a
-//! trace into a `TracePart`, which `CoreTrace.add` (`corepy.rs`) records without making them.
+//! trace into a `TracePart`, which `CoreTrace.add` (`coretrace.rs`) records without making
+//! them.
 //! Only the Python values made at read time (tool arguments, label values) and the objects
 //! shared per record (resource dicts, scope names, the origin) are Python objects.
 
@@ -11,10 +12,14 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use crate::FactsMode;
+use super::mode::FactsMode;
+use super::objects::{hex, json_value, value_of, JsonKeys, Keys};
+use crate::facts::Facts;
+use crate::ids::id_bytes;
+use crate::values::Args;
 
 /// A tool call a span recorded (`DialectCall`).
-pub(crate) struct PartCall {
+pub(super) struct PartCall {
     pub name: Box<str>,
     pub args: PyObject,
     pub call_id: Option<Box<str>>,
@@ -24,7 +29,7 @@ pub(crate) struct PartCall {
 }
 
 /// A call a model asked for (`ModelCall`); its position is its index.
-pub(crate) struct PartAsked {
+pub(super) struct PartAsked {
     pub name: Box<str>,
     pub call_id: Option<Box<str>>,
     pub args: PyObject,
@@ -32,10 +37,10 @@ pub(crate) struct PartAsked {
 }
 
 /// (input tokens, output tokens, model) of a model span.
-pub(crate) type Usage = (u64, u64, Option<Box<str>>);
+pub(super) type Usage = (u64, u64, Option<Box<str>>);
 
 /// The `SpanFact` of a span, but for the fields its span has (ids, name, times, status).
-pub(crate) struct PartFact {
+pub(super) struct PartFact {
     pub role: i64,
     pub error: Option<Box<str>>,
     pub call: Option<Box<PartCall>>,
@@ -50,7 +55,7 @@ pub(crate) struct PartFact {
 }
 
 /// A fact span's fact and the notes its trace takes of it.
-pub(crate) struct Found {
+pub(super) struct Found {
     pub fact: Box<PartFact>,
     pub noted: bool,
     /// The ids it names, if any (few spans do: kept apart from the fact).
@@ -58,13 +63,13 @@ pub(crate) struct Found {
 }
 
 /// The conversation and case ids a span names.
-pub(crate) struct Notes {
+pub(super) struct Notes {
     pub conversation: Option<Box<str>>,
     pub case_id: Option<Box<str>>,
 }
 
 /// One span read for its facts: a head (`fact` is `None`) or a fact span.
-pub(crate) struct PartSpan {
+pub(super) struct PartSpan {
     pub span_id: u64,
     /// `0`: a root.
     pub parent: u64,
@@ -79,7 +84,7 @@ pub(crate) struct PartSpan {
 }
 
 /// The objects the spans of one record share.
-pub(crate) struct Shared {
+pub(super) struct Shared {
     pub mode: Arc<FactsMode>,
     pub origin: Py<PyString>,
     /// Each resource's attributes, and whether it has any.
@@ -88,31 +93,8 @@ pub(crate) struct Shared {
 }
 
 /// A span id as Python holds it: 16 hex digits, `""` for none.
-pub(crate) fn hex_id(py: Python<'_>, id: u64) -> Bound<'_, PyString> {
-    crate::hex(py, id_bytes(&id.to_be_bytes(), id))
-}
-
-/// A span id as text (`hex_id` in Rust): 16 hex digits, `""` for none.
-pub(crate) fn id_hex(id: u64) -> String {
-    let mut buf = [0u8; 32];
-    crate::hex_text(id_bytes(&id.to_be_bytes(), id), &mut buf).to_owned()
-}
-
-/// The bytes of id number `id` (`bytes`, its big-endian form), none for `0` (no id).
-fn id_bytes(bytes: &[u8; 8], id: u64) -> &[u8] {
-    if id == 0 {
-        &[]
-    } else {
-        bytes
-    }
-}
-
-/// An id's 8 bytes as a `u64` (big-endian, so its hex is the bytes' hex); `0`: none.
-pub(crate) fn id_number(bytes: &[u8]) -> u64 {
-    let mut buf = [0u8; 8];
-    let n = bytes.len().min(8);
-    buf[..n].copy_from_slice(&bytes[..n]);
-    u64::from_be_bytes(buf)
+pub(super) fn hex_id(py: Python<'_>, id: u64) -> Bound<'_, PyString> {
+    hex(py, id_bytes(&id.to_be_bytes(), id))
 }
 
 fn text_or_none<'py>(py: Python<'py>, text: Option<&str>) -> Bound<'py, PyAny> {
@@ -124,7 +106,7 @@ fn text_or_none<'py>(py: Python<'py>, text: Option<&str>) -> Bound<'py, PyAny> {
 
 /// The `SpanFact` of `fact` (`SPAN_FACT_FIELDS`, by position); `usage` only when `usage`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn span_fact<'py>(
+pub(super) fn span_fact<'py>(
     py: Python<'py>,
     mode: &FactsMode,
     ids: (&Bound<'py, PyString>, &Bound<'py, PyString>),
@@ -211,7 +193,7 @@ pub(crate) fn span_fact<'py>(
 impl PartSpan {
     /// The `FactSpan` (a fact span) or `SpanHead` (a head) `Reader.traces` hands out for it,
     /// with its record's objects: `(resource, scope name, origin)`.
-    pub(crate) fn object<'py>(
+    pub(super) fn object<'py>(
         &self,
         py: Python<'py>,
         classes: (&Bound<'py, PyAny>, Option<&FactsMode>),
@@ -258,6 +240,84 @@ impl PartSpan {
     }
 }
 
+/// The facts of `found` kept for its `PartSpan`: the Python values made now (arguments,
+/// labels), the rest as Rust values.
+pub(super) fn found_of<'a, 'py>(
+    py: Python<'py>,
+    found: &Facts<'a, 'a>,
+    scope_name: &Bound<'py, PyString>,
+    keys: &mut Keys<'a, 'py>,
+    names: &mut JsonKeys<'py>,
+) -> PyResult<Found> {
+    let boxed = |text: Option<&str>| text.map(Box::<str>::from);
+    let call = match &found.call {
+        None => None,
+        Some(call) => {
+            let args = match &call.args {
+                Args::None => py.None(),
+                Args::Json(json) => json_value(py, json, names)?.unbind(),
+                Args::Value(value) => value_of(py, value, keys)?.unbind(),
+            };
+            Some(Box::new(PartCall {
+                name: call.name.as_str().into(),
+                args,
+                call_id: boxed(call.call_id.as_deref()),
+                source: call.source,
+                failure: boxed(call.failure.as_deref()),
+            }))
+        }
+    };
+    let mut model_calls = Vec::with_capacity(found.model_calls.len());
+    for asked in &found.model_calls {
+        let args = match &asked.args {
+            None => py.None(),
+            Some(json) => json_value(py, json, names)?.unbind(),
+        };
+        model_calls.push(PartAsked {
+            name: asked.name.as_str().into(),
+            call_id: boxed(asked.call_id.as_deref()),
+            args,
+            source: asked.source,
+        });
+    }
+    let labels = match &found.labels {
+        None => None,
+        Some(pairs) => {
+            let dict = PyDict::new(py);
+            for (key, value) in pairs {
+                dict.set_item(keys.get(py, key), value_of(py, value, keys)?)?;
+            }
+            Some(dict.unbind())
+        }
+    };
+    let usage = found
+        .usage
+        .map(|(tokens_in, tokens_out, model)| Box::new((tokens_in, tokens_out, boxed(model))));
+    let scope = (!model_calls.is_empty()).then(|| scope_name.clone().unbind());
+    let notes = (found.conversation.is_some() || found.case_id.is_some()).then(|| {
+        Box::new(Notes {
+            conversation: boxed(found.conversation.as_deref()),
+            case_id: boxed(found.case_id),
+        })
+    });
+    Ok(Found {
+        fact: Box::new(PartFact {
+            role: found.role,
+            error: boxed(found.error.as_deref()),
+            call,
+            agent: boxed(found.agent.as_deref()),
+            reply: boxed(found.reply.as_deref()),
+            model_calls,
+            labels,
+            usage,
+            scope,
+            asked_unlisted: found.asked_unlisted,
+        }),
+        noted: found.noted,
+        notes,
+    })
+}
+
 /// A run of consecutive spans of one trace of one record, read for their facts.
 #[pyclass(module = "tooltrail_core")]
 pub struct TracePart {
@@ -268,7 +328,7 @@ pub struct TracePart {
 }
 
 impl TracePart {
-    pub(crate) fn new(
+    pub(super) fn new(
         py: Python<'_>,
         trace_id: Py<PyString>,
         shared: &Arc<Shared>,
@@ -283,13 +343,13 @@ impl TracePart {
     }
 
     /// The part's spans, taken: a part is recorded once.
-    pub(crate) fn take(&mut self) -> PyResult<(Arc<Shared>, Vec<PartSpan>)> {
+    pub(super) fn take(&mut self) -> PyResult<(Arc<Shared>, Vec<PartSpan>)> {
         self.content
             .take()
             .ok_or_else(|| PyValueError::new_err("this part was already taken"))
     }
 
-    pub(crate) fn trace_id_of<'py>(&self, py: Python<'py>) -> &Bound<'py, PyString> {
+    pub(super) fn trace_id_of<'py>(&self, py: Python<'py>) -> &Bound<'py, PyString> {
         self.trace_id.bind(py)
     }
 }
@@ -338,19 +398,5 @@ impl TracePart {
             self.count,
             self.content.is_none()
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_read_as_their_bytes_hex() {
-        let bytes = [0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd];
-        let id = id_number(&bytes);
-        assert_eq!(id_hex(id), "0af7651916cd43dd");
-        assert_eq!(id_hex(0), "");
-        assert_eq!(id_number(&[]), 0);
     }
 }

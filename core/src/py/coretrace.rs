@@ -9,11 +9,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
+use super::handles::{keep, keep_any, pairs, resource_into};
+use super::mode::FactsMode;
+use super::parts::{hex_id, span_fact, PartFact, TracePart};
 use crate::build::{Asked, Call, Decline, Fact, Trace, Val, ABSENT, ROOT};
-use crate::buildpy::{keep, keep_any, pairs, resource_into};
 use crate::collect::{Arrival, Book};
-use crate::parts::{hex_id, id_hex, PartFact, TracePart};
-use crate::FactsMode;
+use crate::ids::id_hex;
 
 /// A fact span recorded: what its `SpanFact` is made of.
 struct Kept {
@@ -29,7 +30,7 @@ struct Kept {
 /// The spans of one trace, recorded from `TracePart`s as `TraceFacts.add` records the same
 /// spans one by one.
 #[pyclass(module = "tooltrail_core")]
-pub struct CoreTrace {
+pub(super) struct CoreTrace {
     trace_id: Py<PyString>,
     /// `trace_id`'s text, to check each part against.
     trace_text: String,
@@ -172,7 +173,7 @@ impl CoreTrace {
                 let name = PyString::new(py, &kept.name);
                 let times = (kept.start_ns, kept.end_ns, kept.status_code);
                 let fact = &kept.fact;
-                let made = crate::parts::span_fact(py, mode, ids, &name, times, fact, true)?;
+                let made = span_fact(py, mode, ids, &name, times, fact, true)?;
                 facts.set_item(&span_id, made)?;
             }
         }
@@ -211,7 +212,7 @@ impl CoreTrace {
     }
 }
 
-/// Span id numbers as `buildpy`'s loader gives them (`build::Trace::parents`, `index`): in
+/// Span id numbers as the loader (`loader.rs`) gives them (`build::Trace::parents`, `index`): in
 /// the order the ids are met, parents after their child.
 struct Numbers {
     numbers: HashMap<u64, u32>,
@@ -235,7 +236,7 @@ impl Numbers {
 
 /// The builder's `Trace` of `core`, as the loader reads the `TraceFacts` `core` exports,
 /// values pushed to `values`.
-pub(crate) fn trace_of<'py>(
+pub(super) fn trace_of<'py>(
     py: Python<'py>,
     core: &CoreTrace,
     values: &mut Vec<Bound<'py, PyAny>>,
