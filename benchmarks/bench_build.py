@@ -11,7 +11,7 @@ collected`` and ``--stop built``, and divide the difference by the spans::
 Usage: ``python benchmarks/bench_build.py DUMP [--usage-content] [--facts] [--builder B]
 [--repeat R] [--stop S]``; make a dump with ``bench_eval.write_dumps`` (``bench_core.py --dir
 DIR`` leaves one there). ``--facts`` collects as ``tooltrail eval`` does when the compiled core
-is installed (``convert.facts.READ_FACTS``: the core builds each span's facts); without it the
+is installed (``convert.engine.READ_PARTS``: the core builds each span's facts); without it the
 spans are read with ``dialects.INTEREST`` and their facts built by ``TraceFacts.add``.
 ``--builder python`` builds with the Python builder (``convert.build.build_in_python``),
 ``core`` with the compiled core's port (``core/src/build.rs``; a trace it declines is built by
@@ -27,11 +27,12 @@ import statistics
 import time
 from collections.abc import Callable
 
-from tooltrail import dialects
-from tooltrail.convert.build import build_counts, build_eval_trace, build_in_python, core_builder
+from tooltrail.convert import engine as core
+from tooltrail.convert.build import build_eval_trace, build_in_python
 from tooltrail.convert.collect import TraceCollector
 from tooltrail.convert.decoded import is_log_record
-from tooltrail.convert.facts import TraceFacts, interest_for
+from tooltrail.convert.engine import SPANS, Needs, decoding_for
+from tooltrail.convert.facts import TraceFacts
 from tooltrail.model import EvalTrace
 from tooltrail.otlp.read.mixed import read_spans_and_logs
 
@@ -39,8 +40,9 @@ from tooltrail.otlp.read.mixed import read_spans_and_logs
 def collect(path: str, usage_content: bool, facts: bool = False) -> list[TraceFacts]:
     """The facts of every trace of ``path`` (``facts``: read in the core's facts mode)."""
     collector = TraceCollector(usage=usage_content, content=usage_content)
-    interest = interest_for(usage_content) if facts else dialects.INTEREST
-    for item in read_spans_and_logs([path], interest=interest):
+    decoding = decoding_for(Needs(content=usage_content)) if facts else SPANS
+    decoders = core.engine().decoders(decoding)
+    for item in read_spans_and_logs([path], interest=decoding.interest, decoders=decoders):
         if is_log_record(item):
             collector.add_log(item)
         else:
@@ -79,7 +81,7 @@ def main() -> None:
     print(
         f"{options.builder} builder: {median * 1e6 / spans:.3f} us CPU per span, median of "
         f"{options.repeat} ({len(traces)} traces, {spans} spans); core builds (built, "
-        f"declined: shape, value, empty): {build_counts()}"
+        f"declined: shape, value, empty): {core.build_counts()}"
     )
 
 
@@ -89,15 +91,15 @@ def _builder(which: str) -> Callable[[list[TraceFacts]], EvalTrace]:
         return build_in_python
     if which == "auto":
         return build_eval_trace
-    builder = core_builder()
+    builder = core.engine().builder()
     if builder is None:
         raise SystemExit("--builder core: the compiled core (with its builder) is not in use")
 
-    def core(traces: list[TraceFacts]) -> EvalTrace:
+    def in_core(traces: list[TraceFacts]) -> EvalTrace:
         built: EvalTrace | None = builder.build(traces)
         return built if built is not None else build_in_python(traces)
 
-    return core
+    return in_core
 
 
 if __name__ == "__main__":

@@ -37,13 +37,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: 
 )
 
 from tooltrail import dialects  # noqa: E402
+from tooltrail.convert import engine as core  # noqa: E402
 from tooltrail.convert import read_traces  # noqa: E402
 from tooltrail.convert.facts import READ_FACTS  # noqa: E402
 from tooltrail.otlp import Limits  # noqa: E402
 from tooltrail.otlp.decode.lazy import Where  # noqa: E402
 from tooltrail.otlp.decode.pb import spans_from_bytes  # noqa: E402
 from tooltrail.otlp.decode.span import FactSpan, Span, SpanEvent, SpanHead  # noqa: E402
-from tooltrail.otlp.read import core  # noqa: E402
 
 
 def cpu_seconds(fn: Callable[[], object], repeat: int = 3) -> float:

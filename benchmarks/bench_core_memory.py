@@ -37,13 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_eval import write_dumps  # noqa: E402
 
-from tooltrail.otlp.read import core  # noqa: E402
+from tooltrail.convert import engine as core  # noqa: E402
 
 #: The child: warm up on a tiny dump, take the baseline, read the dump, print the figures.
 CHILD = """
 import json, sys
 from tooltrail.convert import read_traces
-from tooltrail.otlp.read.core import reading_path
+from tooltrail.convert.engine import reading_path
 def kib(field):
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith(field + ":"))

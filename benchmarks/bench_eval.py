@@ -79,8 +79,8 @@ cases:
 def child(suite_path: str, dump: str, workers: int) -> None:
     """One measured batch pass, in a fresh process; prints its figures as JSON."""
     from tooltrail.batch import run_batch
-    from tooltrail.evaluate import EvaluationReport
     from tooltrail.report import write_text
+    from tooltrail.results import EvaluationReport
     from tooltrail.suite import TestSuite
 
     if workers == 0:  # reference: the converter alone, read_traces, in one process
@@ -129,8 +129,8 @@ def split(suite_path: str, dump: str) -> dict[str, float]:
     import tooltrail.batch.tasks as tasks
     from tooltrail.batch import run_batch
     from tooltrail.convert.facts import TraceFacts
-    from tooltrail.evaluate import EvaluationReport
     from tooltrail.report import write_text
+    from tooltrail.results import EvaluationReport
     from tooltrail.suite import TestSuite
 
     clock = time.process_time

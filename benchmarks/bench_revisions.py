@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tooltrail.serve.config import ServeConfig
-from tooltrail.serve.pipeline import TracePipeline
+from tooltrail.serve.stages import TracePipeline
 from tooltrail.suite import TestSuite
 
 SCHEDULE_DELAY_S = 5.0

@@ -38,10 +38,11 @@ from tooltrail.batch.outcomes import GroupOutcome
 from tooltrail.batch.spill import RowSpill, SpilledRows
 from tooltrail.checks import default_registry
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import CasePlans, EvaluationReport, Summarizer, evaluate_cases
 from tooltrail.model import EvalTrace
 from tooltrail.report.json import write_json
 from tooltrail.report.text import write_text_summarizing
+from tooltrail.results import EvaluationReport, Summarizer
+from tooltrail.score import CasePlans, evaluate_cases
 from tooltrail.settings import redaction_from_env
 from tooltrail.suite import TestSuite
 

@@ -24,7 +24,7 @@ from bench_serve import SPANS_PER_TRACE, SUITE, TRACES_PER_REQUEST, build_reques
 
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.outcome import Throttled
-from tooltrail.serve.pipeline import TracePipeline
+from tooltrail.serve.stages import TracePipeline
 from tooltrail.suite import TestSuite
 
 

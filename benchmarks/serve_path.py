@@ -4,12 +4,12 @@
     valgrind --tool=callgrind python benchmarks/serve_path.py 40   # [off]: --revision-window 0
 
 Decodes and groups each of ``bench_serve.py``'s requests (``TraceIntake``, 510 spans each),
-then judges each trace (``ReceivedTraceEvaluator.export_trace``, revisions kept as serve keeps
-them), with serve's defaults. The difference between the counts of 40 and 20 requests, over
-the 10,200 spans between them, is the path's instructions per span, start-up left out; the
-machine's load does not change it (docs/serve.md, Revisions). Run it with ``PYTHONPATH``
-naming another tree to compare. The garbage collector is set as a ``tooltrail serve`` process
-sets it (``serve.collector``), in a tree that has that module.
+then judges each trace (``serve.sinks.received_evaluator``'s ``export_trace``, revisions kept
+as serve keeps them), with serve's defaults. The difference between the counts of 40 and 20
+requests, over the 10,200 spans between them, is the path's instructions per span, start-up
+left out; the machine's load does not change it (docs/serve.md, Revisions). Run it with
+``PYTHONPATH`` naming another tree to compare. The garbage collector is set as a ``tooltrail
+serve`` process sets it (``serve.collector``), in a tree that has that module.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from bench_serve import SUITE, build_requests
 from tooltrail.pipeline.buffer import CompletedTrace
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.intake import Received, TraceIntake
-from tooltrail.serve.sinks import ReceivedTraceEvaluator, ResultsFile
+from tooltrail.serve.sinks import ResultsFile, received_evaluator
 from tooltrail.suite import TestSuite
 
 try:
@@ -51,7 +51,7 @@ def main() -> int:
         Path(tmp, "suite.yaml").write_text(SUITE, encoding="utf-8")
         suite = TestSuite.load(Path(tmp, "suite.yaml"))
         bodies, _ = build_requests(n, seed=1)
-        evaluator = ReceivedTraceEvaluator(
+        evaluator = received_evaluator(
             suite, ReceiverCounters(), results=ResultsFile(Path(tmp, "results.jsonl")), **off
         )
         set_for_serving()

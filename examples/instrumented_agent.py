@@ -25,9 +25,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 
 from tooltrail import EvalTrace
-from tooltrail.evaluate import CaseResult, EvaluationReport
 from tooltrail.live import install, tool
 from tooltrail.report import render_text
+from tooltrail.results import CaseResult, EvaluationReport
 from tooltrail.suite import TestSuite
 
 SUITE = Path(__file__).parent / "refund" / "suite.yaml"

@@ -3,7 +3,7 @@
 Tests are grouped in folders by layer, the way ``src/tooltrail`` is (docs/architecture.md,
 "The layers"): a test goes in the folder of the layer whose rule it holds, even when it drives
 that rule through a command or a receiver (``tooltrail serve``'s limits in ``serve``, a check's
-texts in ``checks``). The folders: ``core`` (layer 0: the model, redaction), ``otlp``,
+texts in ``checks``). The folders: ``model`` (layer 0: the model, redaction), ``otlp``,
 ``convert`` (dialects too), ``suite``, ``judge``, ``checks``, ``evaluate`` (``evaluate``,
 ``judging``, ``scores``), ``pipeline``, ``live``, ``report`` (``annotate`` too), ``batch``,
 ``serve``, ``pytest``, ``cli``; ``docs`` runs the pages' and examples' code as printed, and
@@ -60,7 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
     core its one notice goes to the session's stderr, not into the first test that reads
     (tests/test_core_switch.py checks the notice in a process of its own). And SIGINT as usual
     (``sigint_as_usual``)."""
-    from tooltrail.otlp.read.core import core_module
+    from tooltrail.convert.engine import core_module
 
     core_module()
     sigint_as_usual()

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
-from tooltrail.otlp.read import core
+from tooltrail.convert import engine as core
 
 try:
     import tooltrail_core  # noqa: F401
@@ -38,3 +39,9 @@ def reading_with(monkeypatch: pytest.MonkeyPatch, which: str) -> Iterator[None]:
             yield
         finally:
             core.reset()
+
+
+def engine_reading(decoding: core.Decoding = core.SPANS) -> dict[str, Any]:
+    """The keyword arguments of an ``otlp.read`` reader decoding as the engine in use does for
+    ``decoding`` (``convert.engine``): its interest, and its decoders (the core's, if any)."""
+    return {"interest": decoding.interest, "decoders": core.engine().decoders(decoding)}

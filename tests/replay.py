@@ -39,10 +39,10 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from tooltrail.checks.plugins import load_plugins
 from tooltrail.convert import read_traces, to_eval_trace
-from tooltrail.evaluate import evaluate_cases
 from tooltrail.otlp import LogRecord, Span
 from tooltrail.otlp.read.mixed import read_spans_and_logs
 from tooltrail.pipeline.inline import verdict_of
+from tooltrail.score import evaluate_cases
 from tooltrail.suite import TestSuite
 
 PLUGIN = "replay_checks"

@@ -13,32 +13,32 @@ from tooltrail.version import __version__
 
 #: Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
-    "CaseResult": "tooltrail.evaluate",
+    "CaseResult": "tooltrail.results",
     "default_registry": "tooltrail.checks",
     "EvalSpan": "tooltrail.model",
     "EvalTrace": "tooltrail.model",
-    "evaluate_cases": "tooltrail.evaluate",
-    "evaluate_suite": "tooltrail.evaluate",
-    "evaluate_trace": "tooltrail.evaluate",
-    "EvaluationReport": "tooltrail.evaluate",
-    "EvaluationSample": "tooltrail.evaluate",
+    "evaluate_cases": "tooltrail.score",
+    "evaluate_suite": "tooltrail.score",
+    "evaluate_trace": "tooltrail.score",
+    "EvaluationReport": "tooltrail.results",
+    "EvaluationSample": "tooltrail.results",
     "EvaluatorConfig": "tooltrail.suite",
     "Expect": "tooltrail.suite",
     "Gate": "tooltrail.suite.gate",
     "GateResult": "tooltrail.suite.gate",
     "Match": "tooltrail.suite",
-    "MetricSummary": "tooltrail.evaluate",
+    "MetricSummary": "tooltrail.results",
     "parse_args": "tooltrail.model",
     "Registry": "tooltrail.checks",
     "render_json": "tooltrail.report",
     "render_junit": "tooltrail.report",
     "render_markdown": "tooltrail.report",
     "render_text": "tooltrail.report",
-    "RunVerdict": "tooltrail.evaluate",
+    "RunVerdict": "tooltrail.results",
     "Score": "tooltrail.checks",
     "scorer": "tooltrail.checks",
     "SuiteError": "tooltrail.suite",
-    "Summary": "tooltrail.evaluate",
+    "Summary": "tooltrail.results",
     "TestCase": "tooltrail.suite",
     "TestSuite": "tooltrail.suite",
     "ToolCall": "tooltrail.model",
@@ -60,7 +60,7 @@ _EXPORTS: dict[str, str] = {
     "make_rubric": "tooltrail.checks",
     "use_judge": "tooltrail.judge",
     # agentic-evals' and pytest-agent-eval's names (docs/judge.md)
-    "aevaluate_suite": "tooltrail.evaluate",
+    "aevaluate_suite": "tooltrail.score",
     "BATTLE": "tooltrail.checks.rubric_templates",
     "BusinessRuleEvaluator": "tooltrail.checks.peer_evaluators",
     "CallableEvaluator": "tooltrail.checks.peer_evaluators",
@@ -125,18 +125,6 @@ if TYPE_CHECKING:
         TRANSLATION,
         RubricTemplate,
     )
-    from tooltrail.evaluate import (
-        CaseResult,
-        EvaluationReport,
-        EvaluationSample,
-        MetricSummary,
-        RunVerdict,
-        Summary,
-        aevaluate_suite,
-        evaluate_cases,
-        evaluate_suite,
-        evaluate_trace,
-    )
     from tooltrail.judge import use_judge
     from tooltrail.model import EvalSpan, EvalTrace, ToolCall, parse_args
     from tooltrail.report import (
@@ -151,6 +139,15 @@ if TYPE_CHECKING:
         write_markdown,
         write_text,
     )
+    from tooltrail.results import (
+        CaseResult,
+        EvaluationReport,
+        EvaluationSample,
+        MetricSummary,
+        RunVerdict,
+        Summary,
+    )
+    from tooltrail.score import aevaluate_suite, evaluate_cases, evaluate_suite, evaluate_trace
     from tooltrail.suite import (
         EvaluatorConfig,
         Expect,

@@ -32,7 +32,7 @@ from tooltrail.redact import DEFAULT_REDACTION, Redaction
 
 if TYPE_CHECKING:
     from tooltrail.checks.score import Score
-    from tooltrail.evaluate import CaseResult
+    from tooltrail.results import CaseResult
 
 #: Rows taken from the walk at a time.
 BLOCK = 4096

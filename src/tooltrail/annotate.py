@@ -23,7 +23,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooltrail.evaluate import CaseResult
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import (
     Diagnostic,
@@ -40,6 +39,7 @@ from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, ZERO_HEX
 from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_UNSET
 from tooltrail.pipeline.span_redaction import redacted
 from tooltrail.redact import Redaction
+from tooltrail.results import CaseResult
 from tooltrail.scores import (
     CASE_SCORE_NAME,
     EVALUATION_NAME,

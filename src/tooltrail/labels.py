@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from tooltrail.hints import did_you_mean
-from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import MAX_FILE_BYTES, FieldReader, KeyPath, read_document
+from tooltrail.suite.suite_error import SuiteError
 
 #: Every column (CSV) or key (JSON) a label may have, in the order the docs list them.
 LABEL_FIELDS = ("trace_id", "case_id", "check", "verdict", "notes")

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tooltrail.checks.judge_prompts import INTRODUCTION
+from tooltrail.checks.needs import needs_of
 from tooltrail.checks.registry import Registry, default_registry, is_builtin
 from tooltrail.checks.rubrics import resolve_rubric
 from tooltrail.judge.verdict import VERDICT_INSTRUCTIONS
@@ -255,7 +256,7 @@ class Origins:
             built = self._registry.build(evaluator)
         except Exception:  # noqa: BLE001
             return False
-        return getattr(built, "asks_judge", False) is True
+        return needs_of(built).judge
 
 
 class _CaseOrigins:

@@ -22,7 +22,7 @@ Free text made from arguments (a check's explanation, a reply, an error) goes th
 ``Redaction.redact_text``: each ``key: value`` or ``key=value`` of a secret key, in any quoting
 (JSON, Python repr, escaped inside nested text), has its value replaced by the marker.
 
-This module sits in layer 0 so that evaluation (``tooltrail.evaluate``), evaluation events and
+This module sits in layer 0 so that evaluation (``tooltrail.score``), evaluation events and
 reports apply the same rules as the live processor and the receiver.
 """
 
@@ -572,6 +572,6 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-#: The rules used when a caller names none: explanations (``tooltrail.evaluate``) and what a
+#: The rules used when a caller names none: explanations (``tooltrail.score``) and what a
 #: judge check sends (``checks.judge_prompts``) are redacted with the same default.
 DEFAULT_REDACTION = Redaction()

@@ -36,12 +36,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from tooltrail.checks.score import Score
-from tooltrail.evaluate import CaseResult
 from tooltrail.model import EvalTrace
+from tooltrail.results import CaseResult
 from tooltrail.settings import TEST_MARK
 from tooltrail.suite.case import EvaluatorConfig, TestCase
-from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.sample import Sample, read_sample
+from tooltrail.suite.suite_error import SuiteError
 
 #: Attributes that mark a trace as a test run when set (to anything but ``false`` or ``""``)
 #: on its resource or its root or agent span: tooltrail's own mark

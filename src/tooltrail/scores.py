@@ -85,7 +85,7 @@ class ScoreLike(Protocol):
 
 
 class CaseResultLike(Protocol):
-    """What an event needs of ``tooltrail.evaluate.CaseResult``."""
+    """What an event needs of ``tooltrail.results.CaseResult``."""
 
     @property
     def case_id(self) -> str: ...

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from import_graphs import cycles
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "tooltrail"
 
@@ -31,13 +32,16 @@ LAYERS: list[tuple[str, ...]] = [
         "redact",
         "settings",
         "trials",
+        "results",
+        "registries",
+        "config_error",
     ),
     ("otlp",),
     ("dialects",),
     ("convert",),
     ("suite", "judge"),
     ("checks",),
-    ("evaluate", "judging", "labels", "agreement", "sampling", "origins"),
+    ("score", "labels", "agreement", "sampling", "origins"),
     ("scores",),
     ("pipeline",),
     ("live",),
@@ -114,37 +118,7 @@ def test_every_import_goes_down_or_sideways() -> None:
 
 
 def test_no_import_cycle_among_modules() -> None:
-    cycles: list[list[str]] = []
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-
-    def strong(v: str) -> None:  # Tarjan's strongly connected components
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(GRAPH.get(v, ())):
-            if w not in index:
-                strong(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                cycles.append(sorted(component))
-
-    for module in sorted(GRAPH):
-        if module not in index:
-            strong(module)
-    assert cycles == []
+    assert cycles(GRAPH) == []
 
 
 def test_the_layers_are_the_ones_the_architecture_page_lists() -> None:
@@ -302,40 +276,8 @@ def test_an_otlp_wing_uses_only_the_wings_it_may() -> None:
     assert wrong == []
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan)."""
-    cycles: list[list[str]] = []
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-
-    def strong(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                strong(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                cycles.append(sorted(component))
-
-    for module in sorted(graph):
-        if module not in index:
-            strong(module)
-    return cycles
-
-
 def test_no_import_cycle_in_otlp_counting_type_only_imports() -> None:
-    assert _cycles(OTLP_GRAPH) == []
+    assert cycles(OTLP_GRAPH) == []
 
 
 def test_the_otlp_graph_sees_a_cycle_through_a_type_only_import() -> None:
@@ -344,7 +286,7 @@ def test_the_otlp_graph_sees_a_cycle_through_a_type_only_import() -> None:
     graph = {k: set(v) for k, v in OTLP_GRAPH.items()}
     graph[f"{OTLP}.decode.span"].add(f"{OTLP}.write.encode")
     pair = {f"{OTLP}.decode.span", f"{OTLP}.write.encode"}
-    assert any(pair <= set(cycle) for cycle in _cycles(graph))
+    assert any(pair <= set(cycle) for cycle in cycles(graph))
 
 
 def _private_imports(path: Path) -> list[str]:

@@ -46,7 +46,7 @@ def test_this_score_fails_its_case_is_defined_once() -> None:
         if isinstance(node, (ast.BoolOp, ast.Compare, ast.UnaryOp))
         and {"required", "skipped", "passed"} <= _attributes(node)
     ]
-    assert [where.partition(":")[0] for where in found] == ["checks/score.py"], found
+    assert [where.partition(":")[0] for where in found] == ["results/score.py"], found
 
 
 #: Modules still telling spans from log records themselves: ``serve``'s and the span

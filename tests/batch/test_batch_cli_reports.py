@@ -25,10 +25,10 @@ import tooltrail.cli.eval as eval_cli
 from tooltrail.batch import BatchResult, run_batch
 from tooltrail.batch.spill import SpilledRows
 from tooltrail.cli import main
-from tooltrail.evaluate import CaseResult, EvaluationReport
 from tooltrail.report import Gate, render_json, render_junit, render_markdown, render_text
 from tooltrail.report.html import render_html
 from tooltrail.report.trajectory import collect_trajectories
+from tooltrail.results import CaseResult, EvaluationReport
 from tooltrail.suite import TestSuite
 
 CASES = [

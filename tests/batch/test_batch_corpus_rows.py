@@ -11,8 +11,8 @@ from fixtures import CORPUS, refund_case, refund_suite
 
 from tooltrail.batch import BatchResult, run_batch
 from tooltrail.batch.spill import SpilledRows
-from tooltrail.evaluate import EvaluationReport
 from tooltrail.report import render_json, render_junit, render_markdown, render_text
+from tooltrail.results import EvaluationReport
 
 SUITE = refund_suite(
     refund_case(

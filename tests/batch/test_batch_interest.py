@@ -12,8 +12,9 @@ from test_batch_support import SEED_RUNS, Run, jsonl, prefixed_pb, record, write
 from tooltrail.batch import plan_chunks, run_batch
 from tooltrail.batch.tasks import read_chunk
 from tooltrail.convert import read_traces, to_eval_trace
-from tooltrail.evaluate import CaseResult, evaluate_cases
 from tooltrail.otlp import Diagnostic, Span, SpanHead, read_spans
+from tooltrail.results import CaseResult
+from tooltrail.score import evaluate_cases
 
 SUITE = refund_suite(
     recorded_refund_case(

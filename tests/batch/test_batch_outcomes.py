@@ -15,7 +15,7 @@ from tooltrail.batch import plan_chunks
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome
 from tooltrail.batch.tasks import ChunkTask, EvalSettings, evaluate_chunk
 from tooltrail.checks import Score
-from tooltrail.evaluate import CaseResult
+from tooltrail.results import CaseResult
 
 SUITE = refund_suite(
     recorded_refund_case(

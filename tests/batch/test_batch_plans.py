@@ -1,4 +1,4 @@
-"""A batch task compiles each case once (``evaluate.CasePlans``) and forgets it with the task:
+"""A batch task compiles each case once (``score.CasePlans``) and forgets it with the task:
 two suites run one after the other in one process, with a case of the same id and different
 expectations, each get their own verdicts (a plan cached past its task, or by case id, would
 give the second suite the first one's checks)."""

@@ -13,7 +13,7 @@ from fixtures import recorded_refund_case, refund_suite
 from test_batch_support import SEED_RUNS, Run, interleaved, jsonl, prefixed_pb, record, write
 
 from tooltrail.batch import BatchResult, run_batch
-from tooltrail.otlp.read import core
+from tooltrail.convert import engine as core
 
 try:
     import tooltrail_core
@@ -22,7 +22,7 @@ except ImportError:
 
 needs_core = pytest.mark.skipif(
     tooltrail_core is None,
-    reason="the compiled core is not installed (CI requires it: test_core_differential.py)",
+    reason="the compiled core is not installed (CI requires it: test_engine_differential.py)",
 )
 
 SUITE = refund_suite(

@@ -29,9 +29,9 @@ import tooltrail.batch.driver as driver
 from tooltrail.batch import BatchResult, run_batch
 from tooltrail.batch.spill import SpilledRows
 from tooltrail.cli import main
-from tooltrail.evaluate import CaseResult, EvaluationReport, summarize
 from tooltrail.otlp import read_log_records, read_spans
 from tooltrail.report import render_json, render_junit, render_markdown, render_text
+from tooltrail.results import CaseResult, EvaluationReport, summarize
 from tooltrail.suite import TestSuite
 
 SUITE = suite_yaml(

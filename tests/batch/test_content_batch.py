@@ -15,7 +15,7 @@ from tooltrail.checks.protocol import CheckContext
 from tooltrail.checks.registry import Registry, default_registry
 from tooltrail.checks.score import Score
 from tooltrail.cli import main
-from tooltrail.evaluate import reads_content
+from tooltrail.score import reads_content
 from tooltrail.suite import TestSuite
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "budgets" / "a_refund_ok.otlp.jsonl"

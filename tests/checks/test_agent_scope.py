@@ -21,10 +21,11 @@ import tooltrail.pytest.yaml_items  # noqa: F401
 from tooltrail.checks import Registry
 from tooltrail.checks.agents import AgentScoped
 from tooltrail.checks.registry import is_builtin
-from tooltrail.evaluate import CaseResult, evaluate_trace
 from tooltrail.live import InlineEvaluator, ToolArgsProcessor, TraceBuffer, tool
 from tooltrail.model import EvalTrace, ToolCall
 from tooltrail.otlp import encode_request, read_spans
+from tooltrail.results import CaseResult
+from tooltrail.score import evaluate_trace
 from tooltrail.serve import ServeConfig, start_in_thread
 from tooltrail.suite import EvaluatorConfig, Expect, SuiteError, TestCase, TestSuite, Turn
 from tooltrail.suite.handoffs import Handoffs, HandoffTo

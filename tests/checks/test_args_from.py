@@ -20,8 +20,8 @@ from tooltrail.checks.provenance import ArgsFrom, appears
 from tooltrail.checks.score import Score
 from tooltrail.convert import read_traces
 from tooltrail.equality import Tolerance
-from tooltrail.evaluate import evaluate_trace, reads_content
 from tooltrail.model import EvalTrace, ToolCall, Turn
+from tooltrail.score import evaluate_trace, reads_content
 from tooltrail.suite import SuiteError, TestCase, TestSuite
 from tooltrail.suite.argrules import ArgSource
 

@@ -18,9 +18,9 @@ from serve_helpers import results_of_one_run
 import tooltrail.pytest.trail  # noqa: F401 - imported once here, not again by every inner run
 import tooltrail.pytest.yaml_items  # noqa: F401
 from tooltrail.cli import main
-from tooltrail.evaluate import CaseResult
 from tooltrail.live import InlineEvaluator, TraceBuffer
 from tooltrail.model import EvalTrace
+from tooltrail.results import CaseResult
 from tooltrail.suite import TestSuite
 
 pytest_plugins = ["pytester"]

@@ -27,8 +27,8 @@ from tooltrail.checks.protocol import case_context
 from tooltrail.checks.score import Score
 from tooltrail.cli import main
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import evaluate_trace
 from tooltrail.model import EvalTrace, ToolCall, Turn
+from tooltrail.score import evaluate_trace
 from tooltrail.suite import TestCase, TestSuite
 from tooltrail.suite.case import EvaluatorConfig
 from tooltrail.suite.contains import ContainsOptions
@@ -266,7 +266,7 @@ def test_contains_looks_in_the_replies_the_options_name(
 
 
 def test_every_reply_is_read_with_content_and_the_plain_options_keep_the_plain_check() -> None:
-    from tooltrail.evaluate import reads_content
+    from tooltrail.score import reads_content
 
     every = TestCase(id="c", expected_contains=["x"], contains_options={"replies": "all"})
     assert reads_content([every]) is True

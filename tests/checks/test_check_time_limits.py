@@ -30,7 +30,7 @@ from fixtures import REFUND_DUMP
 
 from tooltrail import EvalTrace, EvaluatorConfig, Score, TestCase, evaluate_cases
 from tooltrail.checks import Registry, default_registry, threadstop, timelimit
-from tooltrail.evaluate import evaluation_time_limit
+from tooltrail.score import evaluation_time_limit
 
 T = TypeVar("T")
 TOOLTRAIL = [sys.executable, "-c", "from tooltrail.cli import main; main()"]
@@ -633,7 +633,7 @@ def test_serve_and_live_do_not_call_the_evaluator_stuck_before_the_time_limits_a
 
     from tooltrail import live
     from tooltrail.serve.config import ServeConfig
-    from tooltrail.serve.pipeline import TracePipeline
+    from tooltrail.serve.stages import TracePipeline
     from tooltrail.suite import TestSuite
 
     default_registry().register("ct_judge_one", lambda t, c, k: [], replace=True)

@@ -22,8 +22,8 @@ from opentelemetry.trace import set_span_in_context
 from tooltrail.checks.budgets import MaxCost
 from tooltrail.cli import main
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import evaluate_trace, reads_usage
 from tooltrail.otlp import json_line
+from tooltrail.score import evaluate_trace, reads_usage
 from tooltrail.suite import SuiteError, TestCase, TestSuite
 from tooltrail.suite.case import ModelPrice
 

@@ -60,9 +60,9 @@ from tooltrail.checks import (
 from tooltrail.checks.outcomes import NotRun, Raised, TimedOut
 from tooltrail.checks.protocol import CheckContext, case_context
 from tooltrail.checks.timelimit import outcome_score
-from tooltrail.evaluate import evaluate_trace
 from tooltrail.judge import JudgeOutcome, set_model_resolver, use_judge
 from tooltrail.model import EvalTrace, ToolCall, Turn
+from tooltrail.score import evaluate_trace
 from tooltrail.suite.case import EvaluatorConfig, ModelPrice, TestCase
 from tooltrail.suite.reference import Reference
 
@@ -527,7 +527,12 @@ def test_the_docstrings_that_name_the_contract_point_at_the_page() -> None:
     src = PAGE.parents[1] / "src" / "tooltrail"
     naming = [p for p in src.rglob("*.py") if "CHECKS.md" in p.read_text(encoding="utf-8")]
     assert naming == []
-    for module in ("checks/__init__.py", "checks/expectations.py", "equality.py", "evaluate.py"):
+    for module in (
+        "checks/__init__.py",
+        "checks/expectations.py",
+        "equality.py",
+        "results/summary.py",
+    ):
         assert "docs/checks.md" in (src / module).read_text(encoding="utf-8"), module
 
 
@@ -535,7 +540,7 @@ def test_the_docstrings_that_name_the_contract_point_at_the_page() -> None:
 
 SRC = PAGE.parents[1] / "src" / "tooltrail"
 #: Where explanations are written (``_could_not`` is the budgets' "could not be evaluated").
-WRITERS = [*sorted((SRC / "checks").glob("*.py")), SRC / "evaluate.py"]
+WRITERS = [*sorted((SRC / "checks").glob("*.py")), *sorted((SRC / "score").glob("*.py"))]
 #: Calls whose argument at this position is an explanation.
 EXPLAINING = {"passing": 2, "failing": 2, "config_error": 2, "Broken": 1}
 

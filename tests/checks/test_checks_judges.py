@@ -12,10 +12,10 @@ from judge_double import ScriptedJudge, verdict
 from tooltrail import EvalTrace, EvaluatorConfig, TestCase, ToolCall, evaluate_trace
 from tooltrail.checks import default_registry
 from tooltrail.checks.judge_prompts import MAX_RUN_CHARS, MAX_VALUE_CHARS
-from tooltrail.evaluate import reads_content
 from tooltrail.judge import JudgeOutcome, set_model_resolver, use_judge
 from tooltrail.model import Turn as TraceTurn
 from tooltrail.redact import Redaction
+from tooltrail.score import reads_content
 from tooltrail.suite import SuiteError, TestSuite
 from tooltrail.suite.reference import Reference
 

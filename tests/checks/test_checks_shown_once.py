@@ -1,6 +1,6 @@
 """The checks whose texts show a list or mapping of their configuration spell it once, when
 built, not on every trace they judge (a batch task keeps its checks for every trace:
-``evaluate.CasePlans``); the texts are those of docs/checks.md whichever way they are made.
+``score.CasePlans``); the texts are those of docs/checks.md whichever way they are made.
 The texts that depend on the configuration alone (a score's name, what a pass and the usual
 failures say) are spelled once too: every trace's score holds the same string object."""
 

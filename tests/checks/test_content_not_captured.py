@@ -23,8 +23,8 @@ from tooltrail.checks import CheckContext, Score
 from tooltrail.checks.registry import Registry
 from tooltrail.cli import main
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import evaluate_trace
 from tooltrail.otlp import json_line
+from tooltrail.score import evaluate_trace
 from tooltrail.suite import TestCase
 from tooltrail.suite.case import EvaluatorConfig
 

@@ -17,9 +17,9 @@ from fixtures import CORPUS, REFUND_DUMP, ROOT
 from judge_double import ScriptedJudge
 from judge_server import JudgeServer, judge_server_fixture  # noqa: F401
 
-from tooltrail.evaluate import evaluate_trace
 from tooltrail.judge import use_judge
 from tooltrail.model import EvalTrace, ToolCall, Turn
+from tooltrail.score import evaluate_trace
 from tooltrail.suite.case import EvaluatorConfig, TestCase
 
 NOT_CAPTURED = "Content not captured: the trace records no tool result to ground the reply in."

@@ -30,8 +30,8 @@ from tooltrail.checks.protocol import case_context
 from tooltrail.cli import main
 from tooltrail.convert import read_traces
 from tooltrail.convert.handoffs import find_handoffs
-from tooltrail.evaluate import evaluate_trace
 from tooltrail.model import AgentSpan, EvalTrace, Handoff, ToolCall
+from tooltrail.score import evaluate_trace
 from tooltrail.suite import TestCase
 from tooltrail.suite.handoffs import HandoffTo
 

@@ -30,8 +30,8 @@ from tooltrail import (
     make_rubric,
 )
 from tooltrail import Registry as EvaluatorRegistry
-from tooltrail.evaluate import reads_content
 from tooltrail.judge import set_model_resolver
+from tooltrail.score import reads_content
 
 
 def refund_suite(*evaluators: EvaluatorConfig) -> TestSuite:

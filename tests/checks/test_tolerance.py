@@ -14,8 +14,8 @@ from tooltrail.checks import Registry, default_registry
 from tooltrail.checks.argmatch import difference
 from tooltrail.checks.score import Score
 from tooltrail.equality import Tolerance, numbers_close, values_close
-from tooltrail.evaluate import evaluate_trace
 from tooltrail.model import EvalTrace, ToolCall
+from tooltrail.score import evaluate_trace
 from tooltrail.suite import Expect, SuiteError, TestCase, TestSuite, ToolCallArgs, Turn
 from tooltrail.suite.argrules import CompareArgs
 from tooltrail.suite.case import EvaluatorConfig

@@ -42,11 +42,12 @@ from tooltrail.checks import (
 from tooltrail.checks.protocol import case_context
 from tooltrail.cli import main
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import CaseResult, evaluate_trace
 from tooltrail.judge import JudgeOutcome, set_model_resolver, use_judge
 from tooltrail.live import InlineEvaluator, ToolArgsProcessor, TraceBuffer, tool
 from tooltrail.model import EvalTrace, ToolCall
 from tooltrail.otlp import encode_request, read_spans
+from tooltrail.results import CaseResult
+from tooltrail.score import evaluate_trace
 from tooltrail.serve import ServeConfig, start_in_thread
 from tooltrail.suite import EvaluatorConfig, SuiteError, TestCase, TestSuite
 

@@ -14,8 +14,8 @@ from tooltrail.checks import default_registry
 from tooltrail.checks.protocol import case_context
 from tooltrail.checks.score import Score
 from tooltrail.checks.similarity import TrajectorySimilarity
-from tooltrail.evaluate import evaluate_trace
 from tooltrail.model import EvalTrace, ToolCall
+from tooltrail.score import evaluate_trace
 from tooltrail.suite import SuiteError, TestCase, TestSuite
 from tooltrail.suite.case import EvaluatorConfig
 from tooltrail.suite.reference import Reference

@@ -16,9 +16,10 @@ from test_batch_support import SEED_RUNS, jsonl, record, write
 
 from tooltrail.checks.registry import Registry
 from tooltrail.cli import main
-from tooltrail.evaluate import EvaluationSample, evaluate_suite
 from tooltrail.model import EvalSpan, EvalTrace
 from tooltrail.report import render_text
+from tooltrail.results import EvaluationSample
+from tooltrail.score import evaluate_suite
 from tooltrail.suite import SuiteError, TestSuite
 
 #: Line 7 of its file is ``- {name: tool_call_precision, threshold: 1.0}``.

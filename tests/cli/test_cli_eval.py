@@ -19,7 +19,7 @@ from fixtures import CORPUS, LOOKUP, REFUND, VERIFY, refund_case, suite_yaml
 from test_batch_support import SEED_RUNS, Run, jsonl, record, write
 
 from tooltrail.cli import main
-from tooltrail.evaluate import EvaluationReport
+from tooltrail.results import EvaluationReport
 
 #: The refund policy for the recorded runs (agent ``refund-agent``).
 SEED_SUITE = suite_yaml(

@@ -18,7 +18,7 @@ from fixtures import REFUND_DUMP
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome
 from tooltrail.checks.score import Score
 from tooltrail.cli.progress import judge_requests, progress_wanted
-from tooltrail.evaluate import CaseResult
+from tooltrail.results import CaseResult
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals")
 

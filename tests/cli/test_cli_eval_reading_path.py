@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fixtures import REFUND_DUMP, REFUND_SUITE
 
-from tooltrail.otlp.read.core import CORE_ENV, PYTHON, PYTHON_NO_CORE
+from tooltrail.convert.engine import CORE_ENV, PYTHON, PYTHON_NO_CORE
 
 try:
     import tooltrail_core

@@ -11,7 +11,7 @@ import pytest
 
 from tooltrail.cli import COMMANDS, main
 
-PIPELINE = ("tooltrail.evaluate", "tooltrail.otlp", "tooltrail.convert", "tooltrail.serve")
+PIPELINE = ("tooltrail.score", "tooltrail.otlp", "tooltrail.convert", "tooltrail.serve")
 
 
 def _loaded_after(code: str) -> list[str]:
@@ -36,7 +36,7 @@ def test_help_imports_no_subcommand() -> None:
 
 def test_import_tooltrail_loads_the_api_on_first_use() -> None:
     assert _loaded_after("import tooltrail") == []
-    assert "tooltrail.evaluate" in _loaded_after("import tooltrail\ntooltrail.evaluate_trace")
+    assert "tooltrail.score" in _loaded_after("import tooltrail\ntooltrail.evaluate_trace")
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from tooltrail.checks.suggest import suggest_cases
 from tooltrail.cli import main
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import evaluate_cases
 from tooltrail.model import EvalTrace, ToolCall
+from tooltrail.score import evaluate_cases
 from tooltrail.suite import TestSuite
 from tooltrail.suite.draft import render_draft, yaml_scalar
 

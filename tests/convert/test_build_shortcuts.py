@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tooltrail.convert import build, calls, to_eval_trace
+from tooltrail.convert.engine import PythonEngine
 from tooltrail.otlp.decode.span import Span
 
 MS = 1_000_000
@@ -56,7 +57,7 @@ def _agent_trace(trace: str, starts: list[int], resource: dict[str, Any]) -> lis
 @pytest.fixture(autouse=True)
 def python_builder(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests watch the Python builder's steps: the core's builder is not asked."""
-    monkeypatch.setattr(build, "core_builder", lambda: None)
+    monkeypatch.setattr(build, "engine", PythonEngine)
 
 
 @pytest.fixture

@@ -253,7 +253,7 @@ def test_a_result_only_the_next_model_request_records_completes_its_call() -> No
 
 
 def test_prompt_log_records_give_the_input_and_tool_results_only_with_content() -> None:
-    from tooltrail.otlp.decode.logs import LogRecord
+    from tooltrail.otlp.decode.log_records import LogRecord
 
     model_id = "m".ljust(16, "0")
     spans = [

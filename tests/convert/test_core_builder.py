@@ -15,16 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from core_paths import engine_reading
 from replay import fixture_name, fixture_paths
 
-from tooltrail import dialects
-from tooltrail.convert.build import build_counts, build_eval_trace, build_in_python, core_builder
+from tooltrail.convert import engine as core
+from tooltrail.convert.build import build_eval_trace, build_in_python
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import is_log_record
-from tooltrail.convert.facts import OpenTrace, TraceFacts, as_trace_facts, interest_for
+from tooltrail.convert.engine import SPANS, Needs, decoding_for
+from tooltrail.convert.facts import OpenTrace, TraceFacts, as_trace_facts
 from tooltrail.convert.logjoin import join_logs
 from tooltrail.model import EvalTrace
-from tooltrail.otlp.read import core
 from tooltrail.otlp.read.mixed import read_spans_and_logs
 
 try:
@@ -44,7 +45,7 @@ def with_core(monkeypatch: pytest.MonkeyPatch) -> Any:
     """The core in use (the switch cleared), chosen afresh; its builder."""
     monkeypatch.delenv(core.CORE_ENV, raising=False)
     core.reset()
-    yield core_builder()
+    yield core.engine().builder()
     core.reset()
 
 
@@ -52,8 +53,8 @@ def collect(path: Path, facts: bool, usage: bool, content: bool) -> list[OpenTra
     """The facts of every trace of ``path``, log content joined (``facts``: the core's mode,
     in parts: a trace made only of parts stays a ``CoreTrace``)."""
     collector = TraceCollector(usage=usage, content=content, diagnostics=[])
-    interest = interest_for(content) if facts else dialects.INTEREST
-    for item in read_spans_and_logs([path], interest=interest, diagnostics=[]):
+    decoding = decoding_for(Needs(content=content)) if facts else SPANS
+    for item in read_spans_and_logs([path], **engine_reading(decoding), diagnostics=[]):
         if is_log_record(item):
             collector.add_log(item)
         else:
@@ -96,7 +97,7 @@ def _fixtures() -> list[Any]:
 @needs_builder
 @pytest.mark.parametrize("path", _fixtures())
 def test_fixture_builds_the_same_both_ways(path: Path, with_core: Any) -> None:
-    before = build_counts()
+    before = core.build_counts()
     built = 0
     for facts, usage, content in (
         (True, False, False),  # ``eval``'s default
@@ -110,7 +111,7 @@ def test_fixture_builds_the_same_both_ways(path: Path, with_core: Any) -> None:
         for group in conversations(collect(path, facts, usage, content)):
             assert_same_build(with_core, group)
             built += 1
-    after = build_counts()
+    after = core.build_counts()
     assert after[0] - before[0] == built and after[1:] == before[1:]
 
 
@@ -121,20 +122,20 @@ def test_the_python_switch_builds_in_python(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv(core.CORE_ENV, core.PYTHON)
     core.reset()
     try:
-        assert core_builder() is None
+        assert core.engine().builder() is None
         traces = collect(path, False, False, False)
-        before = build_counts()
+        before = core.build_counts()
         built = build_eval_trace(traces)
-        assert build_counts() == before
+        assert core.build_counts() == before
         assert built.tool_calls
     finally:
         core.reset()
     monkeypatch.delenv(core.CORE_ENV)
     core.reset()
     try:
-        before = build_counts()
+        before = core.build_counts()
         assert repr(build_eval_trace(traces)) == repr(built)
-        assert build_counts()[0] == before[0] + 1  # the core built it
+        assert core.build_counts()[0] == before[0] + 1  # the core built it
     finally:
         core.reset()
 
@@ -148,12 +149,12 @@ def test_a_declined_trace_is_built_by_python(with_core: Any) -> None:
     want = build_in_python([trace])
     trace.dropped = 0.0  # type: ignore[assignment]
     assert with_core.build([trace]) is None
-    before = build_counts()
+    before = core.build_counts()
     got = build_eval_trace([trace])
-    assert build_counts()[1] == before[1] + 1 and build_counts()[0] == before[0]
+    assert core.build_counts()[1] == before[1] + 1 and core.build_counts()[0] == before[0]
     assert repr(got) == repr(want)
     assert with_core.build([]) is None  # no trace: the Python builder's (empty) trace
-    assert build_counts()[3] == before[3] + 1
+    assert core.build_counts()[3] == before[3] + 1
     assert repr(build_eval_trace([])) == repr(build_in_python([]))
 
 
@@ -167,9 +168,9 @@ def test_traces_the_core_builds_share_their_repeated_strings(with_core: Any) -> 
     from fixtures import REFUND_DUMP
 
     traces = collect(REFUND_DUMP, facts=True, usage=True, content=False)
-    before = build_counts()[0]  # (the process's count: other tests built traces before)
+    before = core.build_counts()[0]  # (the process's count: other tests built traces before)
     built = [build_eval_trace([trace]) for trace in traces]
-    assert build_counts()[0] - before == len(traces) > 1
+    assert core.build_counts()[0] - before == len(traces) > 1
     seen: dict[str, int] = {}
     for trace in built:
         assert trace.metadata["trace_ids"][0] is trace.trace_id

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_core_builder import assert_same_trace, needs_builder
 
-from tooltrail.convert.build import build_in_python, core_builder
+from tooltrail.convert import engine as core
+from tooltrail.convert.build import build_in_python
 from tooltrail.convert.facts import SpanFact, TraceFacts
 from tooltrail.dialects import DialectCall, ModelCall
-from tooltrail.otlp.read import core
 
 ROLES = st.sampled_from([0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 5, 5])
 #: Few distinct times: ties are common, as clocks cut to the millisecond make them.
@@ -179,7 +179,7 @@ def builder() -> Any:
         patch.delenv(core.CORE_ENV, raising=False)
         core.reset()
         try:
-            yield core_builder()
+            yield core.engine().builder()
         finally:
             core.reset()
 

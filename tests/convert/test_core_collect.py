@@ -1,13 +1,13 @@
 """Traces the compiled core collects convert as the Python path's do, whatever else arrives.
 
-With the core, the converter's readers (``convert.facts.READ_PARTS``) hand out runs of the
+With the core, the converter's readers (``convert.engine.READ_PARTS``) hand out runs of the
 spans the core read (``TracePart``), and ``TraceCollector`` keeps a trace made only of those in
 the core (``CoreTrace``) until the core's builder builds it (``Builder.build_core``). Anything
 else for such a trace moves it into a ``TraceFacts`` first: a span the core declined (amid its
 parts, or read from a JSON document by the Python decoder), a log record with content, a part
 arriving for a trace Python already holds. These tests read such inputs both ways, through the
 core and with ``TOOLTRAIL_CORE=python``, and require the same traces and diagnostics;
-``tests/otlp/test_core_differential.py`` does the same for every fixture file alone.
+``tests/convert/test_engine_differential.py`` does the same for every fixture file alone.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_paths import reading_with
+from core_paths import engine_reading, reading_with
 
+from tooltrail.convert import engine as core
 from tooltrail.convert import read_traces
-from tooltrail.convert.build import build_counts
 from tooltrail.convert.collect import TraceCollector
 from tooltrail.convert.decoded import is_log_record
-from tooltrail.convert.facts import READ_FACTS, READ_PARTS, TraceFacts
+from tooltrail.convert.engine import READ_FACTS, READ_PARTS, build_counts
+from tooltrail.convert.facts import TraceFacts
 from tooltrail.otlp import Limits, encode_request, frame, read_spans
 from tooltrail.otlp.decode.span import Diagnostic
-from tooltrail.otlp.read import core
 from tooltrail.otlp.read.mixed import read_spans_and_logs
 
 try:
@@ -75,7 +75,7 @@ def _collected(paths: list[Path], monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     """The class of each open trace after collecting ``paths`` through the core, by trace id."""
     with reading_with(monkeypatch, core.CORE):
         collector = TraceCollector(diagnostics=[])
-        for item in read_spans_and_logs(paths, interest=READ_PARTS, diagnostics=[]):
+        for item in read_spans_and_logs(paths, **engine_reading(READ_PARTS), diagnostics=[]):
             if is_log_record(item):
                 collector.add_log(item)
             else:
@@ -102,7 +102,10 @@ def test_the_core_keeps_the_traces_it_reads_whole(monkeypatch: pytest.MonkeyPatc
     """Every span of the fixture is read by the port: each trace is kept in the core, handed
     out in parts (no span object at all) and built by the core from what it keeps."""
     with reading_with(monkeypatch, core.CORE):
-        kinds = {type(item).__name__ for item in read_spans_and_logs([REFUND], interest=READ_PARTS)}
+        kinds = {
+            type(item).__name__
+            for item in read_spans_and_logs([REFUND], **engine_reading(READ_PARTS))
+        }
     assert kinds == {"TracePart"}
     held = _collected([REFUND], monkeypatch)
     assert list(held.values()) == ["CoreTrace"]
@@ -181,7 +184,10 @@ def test_a_core_without_parts_hands_out_facts(monkeypatch: pytest.MonkeyPatch) -
     time, and the collector keeps its traces in Python."""
     monkeypatch.setattr(tooltrail_core, "FACTS_MODE", 1)
     with reading_with(monkeypatch, core.CORE):
-        kinds = {type(item).__name__ for item in read_spans_and_logs([REFUND], interest=READ_PARTS)}
+        kinds = {
+            type(item).__name__
+            for item in read_spans_and_logs([REFUND], **engine_reading(READ_PARTS))
+        }
     assert kinds == {"FactSpan"}
     assert set(_collected([REFUND], monkeypatch).values()) == {"TraceFacts"}
     assert_same([RETRY, REFUND], monkeypatch)
@@ -194,7 +200,7 @@ def test_read_parts_is_read_facts_in_parts() -> None:
 def test_the_python_path_keeps_traces_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
     with reading_with(monkeypatch, core.PYTHON):
         collector = TraceCollector(diagnostics=[])
-        for item in read_spans_and_logs([REFUND], interest=READ_PARTS, diagnostics=[]):
+        for item in read_spans_and_logs([REFUND], **engine_reading(READ_PARTS), diagnostics=[]):
             assert not is_log_record(item)
             collector.add(item)
     assert collector.part_class is None

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from fixtures import CORPUS, DATA
 
+from tooltrail.convert import engine as core
 from tooltrail.convert import read_traces
-from tooltrail.otlp.read import core
 
 try:
     import tooltrail_core

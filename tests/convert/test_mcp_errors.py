@@ -29,14 +29,14 @@ from typing import Any
 import pytest
 from core_paths import needs_core, reading_with
 from fixtures import DATA
-from test_core_differential import assert_same
+from test_engine_differential import assert_same
 
 from tooltrail import dialects
+from tooltrail.convert import engine as core
 from tooltrail.convert import read_traces
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import encode_for_file, encode_request, read_spans
 from tooltrail.otlp.decode.span import Span
-from tooltrail.otlp.read import core
 
 FIXTURE = DATA / "dialects" / "mcp_is_error.json"
 TRACE = "0af7651916cd43dd8448eb211c80319c"

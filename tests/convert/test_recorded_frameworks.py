@@ -18,8 +18,8 @@ from core_paths import HAVE_CORE, reading_with
 from fixtures import DATA, RECORDED_GAPS
 
 from tooltrail.cli import main
+from tooltrail.convert import engine as core
 from tooltrail.dialects.values import PLACEHOLDERS
-from tooltrail.otlp.read import core
 
 RECORDED = DATA / "recorded"
 #: (The multi-agent recordings' truth says which agent made each call and which handoffs

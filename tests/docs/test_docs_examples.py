@@ -45,7 +45,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL = ("bash", "sh")
 RUNNABLE = ("python", *SHELL, "console")
 #: Every fence says what it holds, so no command hides in an untagged block.
-KNOWN_LANGS = (*RUNNABLE, "text", "yaml", "json")
+KNOWN_LANGS = (*RUNNABLE, "text", "yaml", "json", "toml")
 INSTALL_STEP = re.compile(r"^(python3? -m venv\b|(\.|source) \S*activate$|pip3? install\b)")
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.S | re.M)
 MARKER = re.compile(r"<!--\s*docs-test:\s*(.*?)\s*-->")
@@ -360,6 +360,19 @@ OUTSIDE_ON_PURPOSE = {
     "../shared/external/agentevals-otlp": "agentevals' corpus (docs/convert.md), read by "
     "tests/convert/test_external_corpus.py when it lies beside the checkout, never copied into it",
 }
+
+
+def test_every_toml_block_parses() -> None:
+    """A ``toml`` block (a ``pyproject.toml`` table to copy) is valid TOML as printed."""
+    import tomllib
+
+    problems = []
+    for block in (b for b in ALL_BLOCKS if b.lang == "toml"):
+        try:
+            tomllib.loads(block.body)
+        except tomllib.TOMLDecodeError as problem:
+            problems.append(f"{block.where}: {problem}")
+    assert problems == []
 
 
 def test_relative_links_stay_inside_the_repository() -> None:

@@ -15,7 +15,7 @@ from fixtures import CORPUS
 from tooltrail import EvaluatorConfig, Registry, Score, TestCase, evaluate_cases
 from tooltrail.checks.expectations import RequiredTool
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import CasePlans
+from tooltrail.score import CasePlans
 
 LOOPING = CORPUS / "pydantic-ai" / "d_loop_web_search.otlp.jsonl"
 

@@ -19,7 +19,8 @@ from tooltrail import (
     evaluate_suite,
     evaluate_trace,
 )
-from tooltrail.evaluate import ReportError, meets
+from tooltrail.results import ReportError
+from tooltrail.trials import meets
 
 
 def trace_of(*tools, trace_id="t"):

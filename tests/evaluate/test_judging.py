@@ -1,4 +1,4 @@
-"""The judge of one run (``tooltrail.judging``): a suite's ``judge:`` block read strictly,
+"""The judge of one run (``tooltrail.score.run_judge``): a suite's ``judge:`` block read strictly,
 overrides over it, the suite's prices, installed per context, totalled, closed."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from judge_server import JudgeServer, judge_server_fixture, verdict  # noqa: F401
 
 from tooltrail.judge import JudgeTotals, active_judge, judge_for_model
-from tooltrail.judging import add_totals, judging, parallel_map, run_judge_settings
+from tooltrail.score import add_totals, judging, parallel_map, run_judge_settings
 from tooltrail.suite import SuiteError, TestSuite
 
 JUDGED = """\
@@ -139,7 +139,7 @@ def test_totals_add_up() -> None:
 
 def test_the_judge_summary_is_added_up_from_the_scores_and_survives_a_json_round_trip() -> None:
     from tooltrail import Score
-    from tooltrail.evaluate import CaseResult, EvaluationReport
+    from tooltrail.results import CaseResult, EvaluationReport
 
     def judged(**record: object) -> Score:
         base = {"model": "openai:m", "attempts": 1, "input_tokens": 100, "output_tokens": 20,

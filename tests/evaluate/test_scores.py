@@ -11,7 +11,7 @@ from fixtures import CORPUS, refund_test_case
 
 from tooltrail import EvalSpan, EvalTrace, EvaluatorConfig, Score, TestCase, evaluate_trace
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import CaseResult
+from tooltrail.results import CaseResult
 from tooltrail.scores import (
     CASE_SCORE_NAME,
     EventOptions,

@@ -16,7 +16,7 @@ from fractions import Fraction
 import pytest
 
 from tooltrail import EvalSpan, EvalTrace, EvaluationSample, TestCase, TestSuite, evaluate_suite
-from tooltrail.evaluate import CaseResult, EvaluationReport, Summarizer
+from tooltrail.results import CaseResult, EvaluationReport, Summarizer
 from tooltrail.trials import (
     Trials,
     count_flips,

@@ -1,5 +1,5 @@
 """The inline evaluator (live and ``serve``) compiles each case of its fixed suite once, not
-once per trace: compiling was about a quarter of evaluating a trace (``evaluate.CasePlans``)."""
+once per trace: compiling was about a quarter of evaluating a trace (``score.CasePlans``)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import ClassVar
 from opentelemetry.sdk.trace import TracerProvider
 
 from tooltrail import EvaluatorConfig, Registry, Score, TestCase
-from tooltrail.evaluate import CaseResult
 from tooltrail.live import InlineEvaluator, ToolArgsProcessor, TraceBuffer, tool
 from tooltrail.model import EvalTrace
+from tooltrail.results import CaseResult
 from tooltrail.suite import TestSuite
 
 

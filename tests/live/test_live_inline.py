@@ -14,7 +14,6 @@ from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
 from opentelemetry.sdk.trace import TracerProvider
 
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import CaseResult, evaluate_trace
 from tooltrail.live import (
     CompletedTrace,
     InlineEvaluator,
@@ -25,6 +24,8 @@ from tooltrail.live import (
 )
 from tooltrail.model import EvalTrace
 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter
+from tooltrail.results import CaseResult
+from tooltrail.score import evaluate_trace
 from tooltrail.suite import TestSuite
 
 SUITE = refund_suite(

@@ -1,12 +1,13 @@
 """The compiled core's facts mode reads what the Python dialect readers read.
 
-With ``convert.facts.READ_FACTS`` the core classifies each span with ``rules.json`` and hands
+With ``convert.engine.READ_FACTS`` the core classifies each span with ``rules.json`` and hands
 out the converter's ``SpanFact`` ready (a ``FactSpan``) for the spans its port covers; every
 other span comes as a ``Span`` and the Python readers classify it. These tests hold the two
 equal on generated GenAI traces, argument JSON the two JSON parsers could read differently
 (ints near 2**63 and 2**64, floats, nesting, unicode, lone surrogates, repeated keys), byte
 ranges of the batch pass, and check that the facts mode is used at all
-(``otlp.read.core.facts_counts``). ``test_core_differential.py`` compares every fixture.
+(``convert.engine.facts_counts``). ``tests/convert/test_engine_differential.py`` compares
+every fixture.
 """
 
 from __future__ import annotations
@@ -23,17 +24,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Status, TracesData
-from test_core_differential import HAVE_CORE, assert_same
+from test_engine_differential import HAVE_CORE, assert_same
 
 from tooltrail.batch.chunks import Chunk
 from tooltrail.batch.tasks import read_chunk
+from tooltrail.convert import engine as core
 from tooltrail.convert import read_traces, reading
 from tooltrail.convert.collect import TraceCollector
-from tooltrail.convert.facts import READ_FACTS, SpanFact, TraceFacts
-from tooltrail.dialects import INTEREST, DialectCall, ModelCall
+from tooltrail.convert.engine import READ_FACTS, READ_PARTS, SPANS
+from tooltrail.convert.facts import FactSpan, SpanFact, TraceFacts
+from tooltrail.dialects import DialectCall, ModelCall, rules
 from tooltrail.otlp import encode_for_file, frame, json_line
-from tooltrail.otlp.decode.span import Diagnostic, FactSpan, Span, SpanEvent, SpanHead
-from tooltrail.otlp.read import core
+from tooltrail.otlp.decode.span import Diagnostic, Span, SpanEvent, SpanHead
 
 needs_core = pytest.mark.skipif(
     not HAVE_CORE, reason="the compiled core (tooltrail-core, core/) is not installed"
@@ -84,7 +86,7 @@ def test_the_core_checks_the_fields_it_builds() -> None:
     the ones it fills is refused when the reader is made, not filled wrongly."""
     import tooltrail_core
 
-    text = (Path(core.__file__).parents[2] / "dialects" / "rules.json").read_text()
+    text = rules.TEXT
     sizes = (1 << 20, 32, 128, 128)
     good = (text, FactSpan, SpanFact, DialectCall, ModelCall)
     tooltrail_core.Reader(Span, SpanHead, SpanEvent, None, sizes, good)
@@ -405,7 +407,7 @@ def _batch_traces(path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> li
         collector = TraceCollector(None, diagnostics)
         framing = "lines" if path.suffix == ".jsonl" else "prefixed"
         chunk = Chunk(index=0, path=str(path), framing=framing, end=path.stat().st_size)
-        for _, spans in read_chunk(chunk, None, diagnostics, facts=True):
+        for _, spans in read_chunk(chunk, None, diagnostics, READ_PARTS):
             for span in spans:
                 collector.add(span)
         traces = [repr(collector.build([t])) for t in collector.take_all()]
@@ -432,14 +434,14 @@ def test_batch_chunks_read_the_same_both_ways(
 
 @needs_core
 def test_batch_chunks_hand_out_facts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``read_chunk(facts=True)`` (the chunk and merge tasks of ``tooltrail eval`` when the
+    """``read_chunk(READ_PARTS)`` (the chunk and merge tasks of ``tooltrail eval`` when the
     suite reads no content) reads in the facts mode, in parts (``READ_PARTS``: every span of
     this fixture is the core's); without ``facts``, spans as before."""
     monkeypatch.delenv(core.CORE_ENV, raising=False)
     core.reset()
     try:
         chunk = Chunk(index=0, path=str(GENAI), framing="whole")
-        read = read_chunk(chunk, None, [], facts=True)
+        read = read_chunk(chunk, None, [], READ_PARTS)
         kinds = {type(s).__name__ for _, spans in read for s in spans}
         assert kinds == {"TracePart"}
         kinds = {type(s).__name__ for _, spans in read_chunk(chunk, None, []) for s in spans}
@@ -451,8 +453,8 @@ def test_batch_chunks_hand_out_facts(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_read_facts_is_the_converter_interest_in_the_facts_mode() -> None:
     from tooltrail import dialects
 
-    assert READ_FACTS.facts and not dialects.INTEREST.facts
-    assert (READ_FACTS.names, READ_FACTS.keys) == (dialects.INTEREST.names, dialects.INTEREST.keys)
+    assert READ_FACTS.facts and not READ_FACTS.parts
+    assert READ_FACTS.interest is dialects.INTEREST
 
 
 def test_a_core_built_before_the_facts_mode_reads_spans() -> None:
@@ -465,12 +467,10 @@ def test_a_core_built_before_the_facts_mode_reads_spans() -> None:
     class Now:
         FACTS_MODE = 1
 
-    from tooltrail import dialects
-
-    assert core._facts_mode(Before(), READ_FACTS) is None
-    assert core._facts_mode(Now(), READ_FACTS) is READ_FACTS.facts
-    assert core._facts_mode(Now(), dialects.INTEREST) is None
-    assert core._facts_mode(Now(), None) is None
+    assert core.CoreEngine(Before())._facts_terms(READ_FACTS) is None
+    terms = core.CoreEngine(Now())._facts_terms(READ_FACTS)
+    assert terms is not None and terms[1] is FactSpan
+    assert core.CoreEngine(Now())._facts_terms(core.SPANS) is None
 
 
 # -- tool spans of other conventions: OpenInference, Vercel, Traceloop (``core/src/tools.rs``) --
@@ -929,7 +929,7 @@ def one_by_one(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """``read_traces`` inside the block reads in the facts mode one span at a time
     (``READ_FACTS``, every span through ``TraceFacts.add``), not in parts."""
     with monkeypatch.context() as m:
-        m.setattr(reading, "interest_for", lambda content: INTEREST if content else READ_FACTS)
+        m.setattr(reading, "decoding_for", lambda needs: SPANS if needs.content else READ_FACTS)
         yield
 
 

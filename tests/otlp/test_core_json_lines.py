@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_core_differential import _SMALL, _line, _Part, _reader, assert_same, needs_core
+from test_engine_differential import _SMALL, _line, _Part, _reader, assert_same, needs_core
 
 from tooltrail import dialects
+from tooltrail.convert import engine as core
 from tooltrail.otlp import Limits
-from tooltrail.otlp.read import core, ranges, records
+from tooltrail.otlp.read import ranges, records
 from tooltrail.otlp.read.ranges import read_range
 from tooltrail.otlp.read.records import iter_records
 

@@ -5,8 +5,9 @@ consecutive heads and fact spans of one trace, and whole ``Span``s for the rest;
 ``CoreTrace`` records parts as ``TraceFacts.add`` records their spans one by one, and
 ``Builder.build_core`` builds it as ``Builder.build`` builds the ``TraceFacts`` it exports.
 The references are the spans ``Reader.traces`` makes of the same records, ``TraceFacts.add``
-and the builders of ``convert/build.py``, over every fixture ``test_core_differential.py``
-reads (each record a reader in the facts mode reads in ``read_traces``).
+and the builders of ``convert/build.py``, over every fixture
+``tests/convert/test_engine_differential.py`` reads (each record a reader in the facts mode
+reads in ``read_traces``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from hypothesis import strategies as st
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 from replay import fixture_name, fixture_paths
-from test_core_differential import HAVE_CORE
 from test_core_facts import (
     genai_traces,
     listed_traces,
@@ -31,15 +31,17 @@ from test_core_facts import (
     reply_traces,
     strands_traces,
 )
+from test_engine_differential import HAVE_CORE
 
-from tooltrail.convert import build as build_module
+from tooltrail.convert import engine as core
 from tooltrail.convert import read_traces
 from tooltrail.convert.build import build_in_python
-from tooltrail.convert.facts import READ_FACTS, TraceFacts, _facts_terms
+from tooltrail.convert.engine import READ_FACTS
+from tooltrail.convert.facts import FactSpan, SpanFact, TraceFacts
+from tooltrail.dialects import DialectCall, ModelCall, rules
 from tooltrail.otlp import json_line
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS
-from tooltrail.otlp.decode.span import FactSpan, Span, SpanEvent, SpanHead
-from tooltrail.otlp.read import core
+from tooltrail.otlp.decode.span import Span, SpanEvent, SpanHead
 
 if HAVE_CORE:
     import tooltrail_core
@@ -219,7 +221,7 @@ def test_a_core_trace_records_what_trace_facts_records(
 
 
 def _builder() -> Any:
-    b = build_module
+    b = core
     return tooltrail_core.Builder(
         (b.EvalTrace, b.ToolCall, b.Turn, b.deferred_spans, b.AgentSpan),
         (b.fits, b.lost_precision, b.is_final_answer, b.final_text),
@@ -267,7 +269,7 @@ def test_build_core_builds_what_build_builds(path: Path, monkeypatch: pytest.Mon
 
 
 def _facts_reader() -> Any:
-    interest = READ_FACTS
+    interest = READ_FACTS.interest
     terms = (sorted(interest.names), list(interest.name_prefixes), list(interest.keys))
     limits = DEFAULT_LIMITS
     sizes = (
@@ -276,7 +278,8 @@ def _facts_reader() -> Any:
         limits.max_attributes,
         limits.max_events_per_span,
     )
-    return tooltrail_core.Reader(Span, SpanHead, SpanEvent, terms, sizes, _facts_terms())
+    facts = (rules.TEXT, FactSpan, SpanFact, DialectCall, ModelCall)
+    return tooltrail_core.Reader(Span, SpanHead, SpanEvent, terms, sizes, facts)
 
 
 def _text(key: str, value: str) -> KeyValue:

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from core_paths import engine_reading
 from fixtures import REFUND_DUMP
 
-from tooltrail.otlp.read.core import CORE_ENV, NOT_INSTALLED, PYTHON, PYTHON_NO_CORE
+from tooltrail.convert.engine import CORE_ENV, NOT_INSTALLED, PYTHON, PYTHON_NO_CORE
 
 try:
     import tooltrail_core
@@ -31,7 +32,7 @@ def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 _BLOCK_CORE = "import sys\nsys.modules['tooltrail_core'] = None  # as if not installed\n"
 _READ_TWICE = (
     "from tooltrail.convert import read_traces\n"
-    "from tooltrail.otlp.read.core import reading_path\n"
+    "from tooltrail.convert.engine import reading_path\n"
     f"for _ in range(2):\n    n = len(list(read_traces({str(REFUND_DUMP)!r})))\n"
     "print(n, reading_path())\n"
 )
@@ -97,7 +98,6 @@ def test_readers_without_an_interest_keep_the_wire_form(tmp_path: Path) -> None:
     core serves only readers with an interest (the converter's)."""
     from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
-    from tooltrail import dialects
     from tooltrail.otlp import frame
     from tooltrail.otlp.read.mixed import read_spans_and_logs
 
@@ -109,7 +109,7 @@ def test_readers_without_an_interest_keep_the_wire_form(tmp_path: Path) -> None:
     path.write_bytes(frame(data.SerializeToString()))
     (kept,) = read_spans_and_logs(path)
     assert kept.wire is not None and kept.wire_group is not None
-    (converted,) = read_spans_and_logs(path, interest=dialects.INTEREST)
+    (converted,) = read_spans_and_logs(path, **engine_reading())
     assert converted.wire is None  # read by the core: what the converter reads, no more
 
 
@@ -117,7 +117,7 @@ def test_readers_without_an_interest_keep_the_wire_form(tmp_path: Path) -> None:
 #: counts (facts, spans, heads), after the lines of set-up it is given.
 _READ_ALL = (
     "from tooltrail.convert import read_traces\n"
-    "from tooltrail.otlp.read.core import facts_counts, reading_path\n"
+    "from tooltrail.convert.engine import facts_counts, reading_path\n"
     f"traces = list(read_traces({str(REFUND_DUMP)!r}))\n"
     "print(repr([(t.trace_id, t.tool_calls, t.output, t.metadata, t.turns) for t in traces]))\n"
     "print(reading_path())\n"
@@ -180,7 +180,7 @@ def test_a_core_whose_builder_refuses_the_packages_classes_leaves_building_to_py
         "    raise ValueError('EvalTrace has no field spans_count')\n"
         "tooltrail_core.Builder = Builder  # as a core of another release would answer\n"
     )
-    done = _run(refusing + _READ_ALL + "from tooltrail.convert.build import build_counts\n"
+    done = _run(refusing + _READ_ALL + "from tooltrail.convert.engine import build_counts\n"
                 "print(*build_counts())\n")  # fmt: skip
     assert done.returncode == 0, done.stderr
     found, path, _, built = done.stdout.splitlines()

@@ -9,9 +9,9 @@ from pathlib import Path
 from opentelemetry.sdk.trace import TracerProvider
 from serve_helpers import results_of_one_run
 
-from tooltrail.evaluate import CaseResult
 from tooltrail.live import InlineEvaluator, ToolArgsProcessor, TraceBuffer, tool
 from tooltrail.model import EvalTrace
+from tooltrail.results import CaseResult
 from tooltrail.suite import TestSuite
 
 BUDGETS = TestSuite.from_dict(

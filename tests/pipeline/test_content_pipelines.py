@@ -12,9 +12,9 @@ from serve_helpers import results_of_one_run
 from test_content_batch import SaysWhatItSaw
 
 from tooltrail.checks.registry import Registry, default_registry
-from tooltrail.evaluate import CaseResult
 from tooltrail.live import InlineEvaluator, TraceBuffer
 from tooltrail.model import EvalTrace
+from tooltrail.results import CaseResult
 from tooltrail.suite import TestSuite
 
 

@@ -19,12 +19,12 @@ from serve_helpers import LogsReceiver, attributes_of, post, write_suite
 from serve_traces import PROTOBUF, agent_trace, body_of
 
 from tooltrail.cli import main
-from tooltrail.evaluate import evaluate_cases
 from tooltrail.live import install, tool
 from tooltrail.model import EvalTrace, ToolCall
 from tooltrail.origins import METRIC_FIELDS, Origins
 from tooltrail.otlp import OtlpFileWriter, read_log_records
 from tooltrail.sampling import in_sample
+from tooltrail.score import evaluate_cases
 from tooltrail.scores import EventOptions, evaluation_events
 from tooltrail.serve import ServeConfig, start_in_thread
 from tooltrail.suite import TestSuite

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tooltrail.checks.score import Score
-from tooltrail.evaluate import CaseResult
 from tooltrail.model import EvalTrace, ToolCall
+from tooltrail.results import CaseResult
 from tooltrail.sampling import (
     Sampler,
     TestTraffic,
@@ -114,7 +114,7 @@ SUITE = {
 
 
 def test_a_check_sampled_out_is_not_run_gives_no_verdict_and_is_named() -> None:
-    from tooltrail.evaluate import evaluate_cases
+    from tooltrail.score import evaluate_cases
 
     suite = TestSuite.from_dict(SUITE)
     sampler = Sampler(suite.cases)
@@ -143,7 +143,7 @@ def test_a_check_sampled_out_is_not_run_gives_no_verdict_and_is_named() -> None:
 
 
 def test_test_traffic_runs_every_check_whatever_the_sample() -> None:
-    from tooltrail.evaluate import evaluate_cases
+    from tooltrail.score import evaluate_cases
 
     suite = TestSuite.from_dict(SUITE)
     sampler = Sampler(suite.cases)

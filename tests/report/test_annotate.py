@@ -22,9 +22,9 @@ from tooltrail.annotate import (
     write_annotations,
 )
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import CaseResult
 from tooltrail.otlp import read_log_records, read_spans
 from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_UNSET
+from tooltrail.results import CaseResult
 from tooltrail.scores import attach_evaluations
 
 ADK = CORPUS / "google-adk"

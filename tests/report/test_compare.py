@@ -13,8 +13,8 @@ from test_report_html import parse
 
 from tooltrail.checks.score import Score
 from tooltrail.cli import main
-from tooltrail.evaluate import CaseResult, EvaluationReport
 from tooltrail.report.compare import NEWLY_FAILING, STILL_FAILING, compare_reports
+from tooltrail.results import CaseResult, EvaluationReport
 
 GOOD_REFUND = {"order_id": "ORD-7731", "amount": 49.99}
 

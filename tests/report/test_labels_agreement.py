@@ -12,9 +12,9 @@ from labelled_runs import LABELS_CSV, LABELS_JSON, make_labels
 
 from tooltrail.agreement import Agreement, CheckAgreement, measure
 from tooltrail.checks.score import Score
-from tooltrail.evaluate import CaseResult
 from tooltrail.labels import Label, LabelSet, labels_from_csv_text, read_labels
 from tooltrail.redact import Redaction
+from tooltrail.results import CaseResult
 
 
 def row(trace_id: str, *scores: Score, case_id: str = "refund") -> CaseResult:

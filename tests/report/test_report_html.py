@@ -21,9 +21,9 @@ from refund_variants import REFUND_DUMP, REFUND_SUITE, refund_variant
 
 from tooltrail.checks.score import Score
 from tooltrail.cli import main
-from tooltrail.evaluate import CaseResult, EvaluationReport
 from tooltrail.report.html import render_html
 from tooltrail.report.trajectory import TimelineSpan, Trajectory
+from tooltrail.results import CaseResult, EvaluationReport
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

@@ -11,9 +11,9 @@ from dataclasses import replace
 from typing import overload
 
 from tooltrail import CaseResult, EvaluationReport, Score, TestCase, TestSuite, render_text
-from tooltrail.evaluate import SUMMARY_BLOCK, Summarizer, Summary
 from tooltrail.report import render_junit
 from tooltrail.report.text import iter_text_summarizing
+from tooltrail.results import SUMMARY_BLOCK, Summarizer, Summary
 
 SUITE = TestSuite("s", cases=[TestCase(id="refund", required_tools=["a"])])
 ROWS = [

@@ -11,8 +11,8 @@ from fixtures import CORPUS, refund_case, refund_suite
 
 from tooltrail.batch import run_batch
 from tooltrail.batch.spill import SpilledRows
-from tooltrail.evaluate import CaseResult
 from tooltrail.report.trajectory import collect_trajectories, embedded_rows, picked_rows
+from tooltrail.results import CaseResult
 
 SUITE = refund_suite(refund_case(match="all"))
 DUMPS = sorted(str(path) for path in CORPUS.glob("*/*.otlp.*"))

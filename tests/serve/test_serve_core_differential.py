@@ -36,8 +36,8 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from replay import fixture_paths
 from serve_helpers import post
 
+from tooltrail.convert.engine import CORE_ENV, PYTHON
 from tooltrail.otlp import encode_request, json_line
-from tooltrail.otlp.read.core import CORE_ENV, PYTHON
 from tooltrail.otlp.read.records import iter_records
 
 try:

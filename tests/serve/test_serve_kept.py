@@ -22,7 +22,7 @@ from core_paths import needs_core
 from external_truth import EXTERNAL
 from fixtures import DATA, SHARED_CORPUS
 
-from tooltrail.evaluate import evaluate_cases
+from tooltrail.convert.facts import FactSpan
 from tooltrail.otlp import (
     LogRecord,
     Span,
@@ -33,14 +33,16 @@ from tooltrail.otlp import (
     read_spans,
 )
 from tooltrail.otlp.decode.limits import Limits
-from tooltrail.otlp.decode.span import FactSpan
 from tooltrail.pipeline.buffer import LATE, CompletedTrace
+from tooltrail.pipeline.inline import InlineEvaluator
 from tooltrail.pipeline.revisions import WINDOW_PASSED, Judged, RevisionStore
+from tooltrail.score import evaluate_cases
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.intake import ReceivedLog, ReceivedRequest, ReceivedSpan, decode_body
 from tooltrail.serve.kept import KeptBodies, pack, unpack
-from tooltrail.serve.logs import decode_logs
-from tooltrail.serve.sinks import LogsSeen, ReceivedTraceEvaluator
+from tooltrail.serve.logs_intake import decode_logs
+from tooltrail.serve.received_items import LogsSeen, ReceivedItems
+from tooltrail.serve.sinks import received_evaluator
 from tooltrail.suite import TestSuite
 
 FIXTURES = sorted(
@@ -70,10 +72,13 @@ SUITE = TestSuite.from_dict(
 )
 
 
-def evaluator() -> ReceivedTraceEvaluator:
-    logs = LogsSeen()
-    logs.seen = True
-    return ReceivedTraceEvaluator(SUITE, ReceiverCounters(), logs=logs)
+def evaluator(items: ReceivedItems | None = None) -> InlineEvaluator:
+    counters = ReceiverCounters()
+    if items is None:
+        logs = LogsSeen()
+        logs.seen = True
+        items = ReceivedItems(counters, logs=logs)
+    return received_evaluator(SUITE, counters, items)
 
 
 def received(
@@ -114,7 +119,7 @@ def judged(items: list[Any], trace_id: int) -> bytes:
     """The converted trace and its results, as canonical bytes (``True`` is not ``1``)."""
     judge = evaluator()
     trace = CompletedTrace(trace_id, items)
-    eval_trace = judge._convert(trace, items, False)
+    eval_trace = judge.items.convert(trace, items, False, judge.usage, judge.content)
     if eval_trace is None:
         return b"not converted"
     results = evaluate_cases(SUITE.cases_for(eval_trace), eval_trace)
@@ -250,18 +255,21 @@ def test_a_revision_from_the_packed_form_is_the_whole_traces_verdict(held: bool)
     late = [i for i in spans if i is not root][-2:]
     first = [i for i in items if not any(i is x for x in late)]
     seen: list[tuple[Any, Any]] = []
-    judge = evaluator()
+    logs = LogsSeen()
+    logs.seen = True
+    received_items = ReceivedItems(ReceiverCounters(), logs=logs)
+    judge = evaluator(received_items)
     judge.add_callback(lambda t, r: seen.append((t, r)))
     judge.export_trace(CompletedTrace(trace_id, first))
     kept = judge.revisions.find(trace_id)
     assert not isinstance(kept, str)
     gc.collect()
     assert kept.kept.__class__ is (tuple if held else bytes) and not gc.is_tracked(kept.kept)
-    assert judge.bodies.bodies_held == int(held)
+    assert received_items.bodies.bodies_held == int(held)
     judge.export_trace(CompletedTrace(trace_id, late, reason=LATE, continued=True))
     assert judge.traces_revised == 1
     assert judge.revisions.items_kept == len(items)
-    assert judge.bodies.bodies_held == int(held), "the revision holds the same body, once"
+    assert received_items.bodies.bodies_held == int(held), "the revision holds the same body, once"
     revised_trace, revised = seen[-1]
     whole = evaluator()
     whole.add_callback(lambda t, r: seen.append((t, r)))
@@ -307,11 +315,14 @@ def test_a_judged_traces_body_is_let_go_with_it() -> None:
     if not fixture.exists():
         pytest.skip("no shared corpus")
     (trace_id, items), *_ = received(fixture, "protobuf", held=True).items()
-    judge = ReceivedTraceEvaluator(SUITE, ReceiverCounters(), max_kept_spans=len(items))
-    judge.bodies = KeptBodies(1 << 20)  # room for two bodies; the cap on items lets one go
+    counters = ReceiverCounters()
+    received_items = ReceivedItems(counters, max_kept_items=len(items))
+    received_items.bodies = KeptBodies(1 << 20)  # room for two bodies; the cap lets one go
+    judge = received_evaluator(SUITE, counters, received_items)
     judge.export_trace(CompletedTrace(trace_id, items))
     body = items[0].request.body
-    assert (judge.bodies.bodies_held, judge.bodies.bytes_held) == (1, len(body))
+    bodies = received_items.bodies
+    assert (bodies.bodies_held, bodies.bytes_held) == (1, len(body))
     copy = bytes(bytearray(body))  # another request with the same bytes
     assert copy is not body
     request = ReceivedRequest(copy, "protobuf")
@@ -320,4 +331,4 @@ def test_a_judged_traces_body_is_let_go_with_it() -> None:
     assert judge.revisions.traces_evicted == 1
     kept = judge.revisions.find(trace_id + 1)
     assert not isinstance(kept, str) and kept.kept[1] is copy
-    assert judge.bodies.bodies_held == 1 and judge.bodies.bytes_held == len(body)
+    assert bodies.bodies_held == 1 and bodies.bytes_held == len(body)

@@ -18,9 +18,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from serve_helpers import ANY_TRACE_SUITE, post, wait_for_stat, write_suite
 
+from tooltrail.convert import engine as core
+from tooltrail.convert.engine import Needs
+from tooltrail.convert.facts import FactSpan
 from tooltrail.otlp import Span, SpanHead
-from tooltrail.otlp.decode.span import FactSpan
-from tooltrail.otlp.read import core
 from tooltrail.serve import ServeConfig, start_in_thread
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.intake import WIRE_PATH, TraceIntake
@@ -67,7 +68,7 @@ def taken(wire: bool, facts: bool = False) -> tuple[list[Any], str]:
         max_traces=10,
         retry_after=1,
         wire=wire,
-        facts=facts,
+        needs=Needs(content=not facts),
     )
     assert intake("protobuf", request()).accepted == 3
     return [item.decoded for item in buffer.items], intake.reading_path
@@ -100,7 +101,7 @@ def test_with_the_wire_form_kept_the_intake_reads_every_span_whole_with_the_pyth
 @needs_core
 def test_serve_reads_in_the_facts_mode_when_no_check_reads_content(tmp_path: Path) -> None:
     """The default suite reads no content: a served request's spans come as facts (counted by
-    the core's readers, ``otlp.read.core.facts_counts``), and the trace is judged."""
+    the core's readers, ``convert.engine.facts_counts``), and the trace is judged."""
     receiver = start_in_thread(
         ServeConfig(suite=write_suite(tmp_path, ANY_TRACE_SUITE), grpc_port=None, http_port=0)
     )

@@ -26,7 +26,7 @@ from serve_helpers import post, write_suite
 from test_evaluation_events import LogsReceiver, attributes_of
 
 from tooltrail.convert import read_traces
-from tooltrail.otlp.decode.logs import LogRecord
+from tooltrail.otlp.decode.log_records import LogRecord
 from tooltrail.scores import CASE_SCORE_NAME
 from tooltrail.serve import ServeConfig, start_in_thread
 
@@ -287,7 +287,7 @@ def test_a_logs_request_retried_after_503_is_read_once(serve, tmp_path: Path) ->
 
 def test_the_key_of_a_log_record_is_what_a_retry_keeps() -> None:
     """Equal records share it; a changed body, attribute, time, span or event does not."""
-    from tooltrail.serve.logs import record_key
+    from tooltrail.serve.logs_intake import record_key
 
     record = LogRecord(
         trace_id="ab" * 16, span_id="cd" * 8, time_ns=5, event_name="gen_ai.choice",

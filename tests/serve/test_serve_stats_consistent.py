@@ -20,7 +20,7 @@ from tooltrail.otlp import encode_request, read_spans
 from tooltrail.pipeline.buffer import LATE, CompletedTrace
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.intake import ReceivedSpan, decode_body
-from tooltrail.serve.sinks import ReceivedTraceEvaluator
+from tooltrail.serve.sinks import received_evaluator
 from tooltrail.serve.workers import read_rows, write_row
 from tooltrail.suite import TestSuite
 
@@ -56,7 +56,7 @@ def items_of_a_trace() -> tuple[int, list[Any]]:
 
 def test_a_reader_never_sees_a_trace_evaluated_before_its_cases() -> None:
     counters = RecordingCounters()
-    judge = ReceivedTraceEvaluator(SUITE, counters)
+    judge = received_evaluator(SUITE, counters)
     trace_id, items = items_of_a_trace()
     judge.export_trace(CompletedTrace(trace_id, items))
     assert counters.seen, "nothing counted"
@@ -145,7 +145,7 @@ def test_stats_count_every_trace_whose_spans_they_count_released(
     """``/stats`` of one process read the counters, then the spans released: a trace
     evaluated and released in between was counted released and not evaluated (the revision
     test saw every span released, ``traces_revised`` one short)."""
-    from tooltrail.serve import pipeline as serve_pipeline
+    from tooltrail.serve import stages as serve_pipeline
     from tooltrail.serve.config import ServeConfig
 
     held: Any = held_counters()
@@ -182,7 +182,7 @@ def test_a_trace_counted_evaluated_has_its_results_line_written(tmp_path: Any) -
             lines_when.append((self.snapshot(), len(path.read_bytes().splitlines())))
 
     counters = LineCheckingCounters()
-    judge = ReceivedTraceEvaluator(SUITE, counters, results=ResultsFile(path))
+    judge = received_evaluator(SUITE, counters, results=ResultsFile(path))
     trace_id, items = items_of_a_trace()
     try:
         judge.export_trace(CompletedTrace(trace_id, items[:-1]))
@@ -208,7 +208,7 @@ def test_spans_are_counted_received_before_they_can_be_released(
     and its spans released, ``spans_released`` past ``spans_received``. Here the thread is
     held there until the spans are released (at most 2 s: after the fix nothing is released
     until they are counted)."""
-    from tooltrail.serve import pipeline as serve_pipeline
+    from tooltrail.serve import stages as serve_pipeline
     from tooltrail.serve.config import ServeConfig
 
     seen: list[tuple[int, int]] = []  # (released, received) when spans are counted received
@@ -282,7 +282,7 @@ def test_log_records_are_counted_received_before_they_can_be_released(
     the request thread is held there until they are released (at most 2 s)."""
     import json
 
-    from tooltrail.serve import pipeline as serve_pipeline
+    from tooltrail.serve import stages as serve_pipeline
     from tooltrail.serve.config import ServeConfig
 
     seen: list[tuple[int, int]] = []  # (released, received) when records are counted
@@ -382,7 +382,7 @@ def test_a_results_line_that_cannot_be_written_is_a_sink_error_not_an_evaluation
     """The line is written inside judging (before the counts): a write that fails must not
     count the judged trace as an evaluation error, nor lose its counts."""
     counters = ReceiverCounters()
-    judge = ReceivedTraceEvaluator(SUITE, counters, results=FullDisk())  # type: ignore[arg-type]
+    judge = received_evaluator(SUITE, counters, results=FullDisk())  # type: ignore[arg-type]
     trace_id, items = items_of_a_trace()
     judge.export_trace(CompletedTrace(trace_id, items))
     seen = counters.snapshot()

@@ -17,7 +17,7 @@ from operator import attrgetter
 from typing import Any
 
 from tooltrail.checks import Score
-from tooltrail.evaluate import CaseResult
+from tooltrail.results import CaseResult
 
 #: Distinct strings and scores remembered; past this, rows are kept as they are.
 MAX_SHARED = 200_000

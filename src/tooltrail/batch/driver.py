@@ -45,10 +45,10 @@ from tooltrail.batch.tasks import (
     evaluate_chunk,
     evaluate_merge,
 )
-from tooltrail.evaluate import CaseResult
 from tooltrail.gc_pause import gc_paused
-from tooltrail.judging import close_process_judges
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits, expand_paths
+from tooltrail.results import CaseResult
+from tooltrail.score import close_process_judges
 from tooltrail.suite import TestSuite
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ class BatchResult:
     chunk_count: int = 0
     #: Groups read in several chunks (or files) and evaluated once, merged.
     merged_count: int = 0
-    #: How the records were read (``otlp.read.core.reading_path()`` in each task's process),
+    #: How the records were read (``convert.engine.reading_path()`` in each task's process),
     #: sorted: one path, unless workers' environments differ (``docs/core-path.md``).
     reading_paths: tuple[str, ...] = ()
 
@@ -126,7 +126,7 @@ def run_batch(
     a directory that cannot be listed is a diagnostic and its files are skipped.
     ``spill_rows``: rows kept in memory; past that, all rows go to a private temporary file and
     ``results`` reads them back in order, lazily (``None``: never).
-    ``judge``: the settings of the run's judge (``judging.run_judge_settings``); each worker
+    ``judge``: the settings of the run's judge (``score.run_judge_settings``); each worker
     process builds its own runner from them, and tasks run in this process close theirs here.
     ``on_outcome``: each chunk's outcome as it finishes (the CLI's progress bar).
     """

@@ -18,8 +18,8 @@ from typing import Any, SupportsIndex
 
 from tooltrail.batch.chunks import Extent
 from tooltrail.batch.matching import UnmatchedTrace
-from tooltrail.evaluate import CaseResult
 from tooltrail.otlp import Diagnostic
+from tooltrail.results import CaseResult
 
 #: Sort key of a group's rows: (chunk index, order of first appearance in that chunk).
 Position = tuple[int, int]
@@ -59,7 +59,7 @@ class ChunkOutcome:
     span_count: int
     byte_count: int
     merged: bool = False
-    #: How the task's process read its records (``otlp.read.core.reading_path()``): a
+    #: How the task's process read its records (``convert.engine.reading_path()``): a
     #: worker's own environment decides, so the driver can tell which path each worker used.
     reading_path: str = ""
 

@@ -34,8 +34,8 @@ from typing import overload
 from tooltrail.batch.chunks import Extent
 from tooltrail.batch.matching import UnmatchedTrace
 from tooltrail.batch.outcomes import GroupOutcome, Position
-from tooltrail.evaluate import CaseResult
 from tooltrail.gc_pause import gc_paused
+from tooltrail.results import CaseResult
 
 #: Rows written (and read back) as one block: ~1 MB in memory while read.
 BLOCK_ROWS = 512

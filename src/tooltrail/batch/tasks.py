@@ -22,18 +22,24 @@ from tooltrail.batch.matching import row_label, unmatched
 from tooltrail.batch.outcomes import ChunkOutcome, GroupOutcome, Position
 from tooltrail.checks import default_registry
 from tooltrail.convert.collect import TraceCollector, conversations
-from tooltrail.convert.decoded import Decoded, is_log_record
-from tooltrail.convert.facts import READ_PARTS, OpenTrace
+from tooltrail.convert.decoded import Decoded
+from tooltrail.convert.engine import SPANS, Decoding, Needs, decoding_for, engine, reading_path
+from tooltrail.convert.facts import OpenTrace
 from tooltrail.convert.transcripts import transcript_spans
-from tooltrail.dialects import INTEREST
-from tooltrail.evaluate import CasePlans, CaseResult, evaluate_cases, reads_content, reads_usage
 from tooltrail.gc_pause import collect_young, gc_paused
-from tooltrail.judging import RunJudge, parallel_map, process_judging
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import DEFAULT_LIMITS, Diagnostic, Limits
-from tooltrail.otlp.read.core import reading_path
 from tooltrail.otlp.read.ranges import read_range
+from tooltrail.results import CaseResult
 from tooltrail.sampling import Sampler, is_test_traffic
+from tooltrail.score import (
+    CasePlans,
+    RunJudge,
+    evaluate_cases,
+    parallel_map,
+    process_judging,
+    suite_needs,
+)
 from tooltrail.settings import redaction_from_env
 from tooltrail.suite import TestCase, TestSuite
 
@@ -81,17 +87,19 @@ def evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
 
 
 def read_chunk(
-    chunk: Chunk, limits: Limits | None, diagnostics: list[Diagnostic], facts: bool = False
+    chunk: Chunk,
+    limits: Limits | None,
+    diagnostics: list[Diagnostic],
+    decoding: Decoding = SPANS,
 ) -> Iterator[tuple[Extent, Sequence[Decoded]]]:
-    """The records of ``chunk``, read by ``tooltrail.otlp`` with the converter's interest
-    (``dialects.INTEREST``): a plain span comes as a ``SpanHead``, as in ``read_traces``.
-    ``facts``: the spans go to the converter's collector only and no content is read, so the
-    compiled core may keep the spans it reads and hand out runs of them
-    (``convert.facts.READ_PARTS``). A transcript's runs come as the spans they stand for
-    (``convert.transcripts``), one record a run."""
+    """The records of ``chunk``, read by ``tooltrail.otlp`` and decoded by the engine as
+    ``decoding`` says (the tasks': ``convert.engine.decoding_for`` the suite's needs): a plain
+    span comes as a ``SpanHead``, as in ``read_traces``. A transcript's runs come as the
+    spans they stand for (``convert.transcripts``), one record a run."""
     if chunk.transcript:
         return _transcript_records(chunk, limits, diagnostics)
-    return read_range(chunk, limits, diagnostics, READ_PARTS if facts else INTEREST)
+    decoders = engine().decoders(decoding)
+    return read_range(chunk, limits, diagnostics, decoding.interest, decoders)
 
 
 def _transcript_records(
@@ -107,9 +115,7 @@ def _transcript_records(
 def _evaluate_chunk(task: ChunkTask) -> ChunkOutcome:
     diagnostics: list[Diagnostic] = []
     traces = _TraceCollector(task.settings, diagnostics)
-    for extent, spans in read_chunk(
-        task.chunk, task.settings.limits, diagnostics, not traces.traces.content
-    ):
+    for extent, spans in read_chunk(task.chunk, task.settings.limits, diagnostics, traces.decoding):
         try:
             traces.add_record(extent, spans)
         except Exception as exc:  # a record the converter chokes on must not lose the chunk
@@ -146,9 +152,7 @@ def _evaluate_merge(task: MergeTask) -> ChunkOutcome:
     ignored: list[Diagnostic] = []
     traces = _TraceCollector(task.settings, ignored, wanted=task.positions.keys())
     for part in task.parts:
-        for extent, spans in read_chunk(
-            part, task.settings.limits, ignored, not traces.traces.content
-        ):
+        for extent, spans in read_chunk(part, task.settings.limits, ignored, traces.decoding):
             try:
                 traces.add_record(extent, spans)
             except Exception:  # reported by the chunk pass
@@ -183,45 +187,28 @@ class _TraceCollector:
         diagnostics: list[Diagnostic],
         wanted: Iterable[str] | None = None,
     ) -> None:
+        cases = settings.suite.cases
+        #: What each trace used, only when a budget of the suite reads it; what was said and
+        #: returned, only when a check of the suite reads it.
+        suite = suite_needs(cases, default_registry())
+        self.needs = Needs(usage=suite.usage, content=suite.content)
+        self.decoding = decoding_for(self.needs)
         self.traces = TraceCollector(
             settings.limits or DEFAULT_LIMITS,
             diagnostics,
             wanted=wanted,
-            # what each trace used, only when a budget of the suite reads it
-            usage=reads_usage(settings.suite.cases, default_registry()),
-            # what was said and returned, only when a check of the suite reads it
-            content=reads_content(settings.suite.cases, default_registry()),
+            usage=self.needs.usage,
+            content=self.needs.content,
         )
-        self.wanted = self.traces.wanted
         #: trace id -> its facts, in order of first appearance (the collector's open traces)
         self.facts = self.traces.open
         self.extents: dict[str, Extent] = {}
         self.span_count = 0
 
     def add_record(self, extent: Extent, spans: Sequence[Decoded]) -> None:
-        wanted = self.wanted
-        traces = self.traces
-        last_id = ""
-        skipped = False
-        seen_here: list[str] = []
-        for span in spans:
-            trace_id = span.trace_id
-            if is_log_record(span):  # content of a span, here or in another chunk
-                if traces.add_log(span) is not None:
-                    seen_here.append(trace_id)
-                last_id = ""
-                continue
-            if trace_id != last_id:  # one test for a run of spans of one trace
-                last_id = trace_id
-                skipped = wanted is not None and trace_id not in wanted
-                if skipped:
-                    continue
-                if not seen_here or seen_here[-1] != trace_id:
-                    seen_here.append(trace_id)
-            elif skipped:
-                continue
-            self.span_count += traces.spans_in(span)
-            traces.add(span)
+        """Collect one record's spans and log records, and note where each trace lies."""
+        seen_here, added = self.traces.add_record(spans)
+        self.span_count += added
         for trace_id in set(seen_here):
             known = self.extents.get(trace_id)
             self.extents[trace_id] = extent if known is None else known.union(extent)
@@ -259,7 +246,7 @@ def _evaluate_groups_with(
     run: RunJudge | None,
 ) -> list[GroupOutcome]:
     """Convert each group and evaluate it; with a judge, the conversions first and then the
-    evaluations side by side (``judging.parallel_map``), so judge requests overlap up to the
+    evaluations side by side (``score.parallel_map``), so judge requests overlap up to the
     runner's bound."""
     plans = CasePlans(default_registry())  # each case compiled once per task, not per trace
     redaction = redaction_from_env()  # explanations: the rules reports use
@@ -351,7 +338,7 @@ def _judge_window(
     suite: TestSuite,
     sampler: Sampler,
 ) -> None:
-    """Evaluate the held traces on ``run.concurrency`` threads (``judging.parallel_map``), so
+    """Evaluate the held traces on ``run.concurrency`` threads (``score.parallel_map``), so
     their judge requests overlap up to the runner's bound; then let them go."""
     every = parallel_map(
         lambda item: _evaluated(item[1], item[2], sampler, redaction, plans),

@@ -14,6 +14,7 @@ from tooltrail.checks.budgets import (
     MaxToolCalls,
     TurnMaxLatency,
 )
+from tooltrail.checks.entries import CheckLookup, FunctionCheck, ScorerEntry, ScorerFn
 from tooltrail.checks.expectations import (
     Contains,
     ForbiddenTool,
@@ -33,15 +34,20 @@ from tooltrail.checks.judge_shapes import (
     ToolCallArgsJudgeEvaluator,
 )
 from tooltrail.checks.judges import LlmJudge, ToolArgsJudge, TrajectoryJudge
-from tooltrail.checks.protocol import Check, CheckContext, CheckResult, case_context, run_checks
+from tooltrail.checks.needs import CheckNeedsError, needs_of
+from tooltrail.checks.protocol import (
+    Check,
+    CheckContext,
+    CheckNeeds,
+    CheckResult,
+    case_context,
+    run_checks,
+)
 from tooltrail.checks.provenance import ArgsFrom
 from tooltrail.checks.reference import ArgsComparator
 from tooltrail.checks.registry import (
     ConfiguredCheck,
-    FunctionCheck,
     Registry,
-    ScorerEntry,
-    ScorerFn,
     default_registry,
     did_you_mean,
     scorer,
@@ -78,6 +84,9 @@ __all__ = [
     "CallView",
     "Check",
     "CheckContext",
+    "CheckLookup",
+    "CheckNeeds",
+    "CheckNeedsError",
     "CheckResult",
     "ClaimsSuccessAfterError",
     "ConfiguredCheck",
@@ -119,6 +128,7 @@ __all__ = [
     "did_you_mean",
     "expect_checks",
     "is_subsequence",
+    "needs_of",
     "run_checks",
     "scorer",
     "trace_turn_count",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from tooltrail.checks.agent_scope import scope_to_agent
+from tooltrail.checks.needs import needs_of
 from tooltrail.checks.protocol import Check, CheckContext, CheckResult
 from tooltrail.checks.score import Score, config_error
 from tooltrail.checks.uncaptured import not_captured_explanation
@@ -52,26 +53,26 @@ class AgentScoped:
     def __post_init__(self) -> None:
         object.__setattr__(self, "prefix", f"agent:{self.agent}:")
 
+    # What it needs is the scoped check's (``checks.needs``).
     @property
     def reads_calls(self) -> bool:
-        """As the scoped check (``checks.uncaptured``)."""
-        return getattr(self.check, "reads_calls", True) is not False
+        return needs_of(self.check).calls
 
     @property
     def reads_reply(self) -> bool:
-        return getattr(self.check, "reads_reply", False) is True
+        return needs_of(self.check).reply
 
     @property
     def reads_usage(self) -> bool:
-        return getattr(self.check, "reads_usage", False) is True
+        return needs_of(self.check).usage
 
     @property
     def reads_content(self) -> bool:
-        return getattr(self.check, "reads_content", False) is True
+        return needs_of(self.check).content
 
     @property
     def asks_judge(self) -> bool:
-        return getattr(self.check, "asks_judge", False) is True
+        return needs_of(self.check).judge
 
     def evaluate(self, ctx: CheckContext) -> CheckResult:
         trace, view = scope_to_agent(ctx.trace, ctx.view, self.agent)

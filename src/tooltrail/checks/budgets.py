@@ -7,7 +7,7 @@ a budget is never met by a trace that cannot show it.
 The checks marked ``reads_usage`` need the facts conversion notes only when asked
 (``read_traces(..., usage=True)``: ``metadata["llm_calls"]``, ``"token_usage"``,
 ``"turn_latency_ms"``); the CLI, ``serve``, the live processor and the batch pass ask whenever
-a suite has such a check (``tooltrail.evaluate.reads_usage``).
+a suite has such a check (``tooltrail.score.suite_needs``).
 """
 
 from __future__ import annotations

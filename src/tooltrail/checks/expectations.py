@@ -49,7 +49,7 @@ def _span_ids(calls: list[ToolCall]) -> tuple[str, ...]:
 
 def _spell(check: object, **texts: str) -> None:
     """Set a frozen check's texts, spelled once when it is built. A batch task keeps its
-    checks for every trace (``evaluate.CasePlans``): a text spelled per trace costs an
+    checks for every trace (``score.CasePlans``): a text spelled per trace costs an
     f-string and a ``repr`` each time, and makes a new string that the row's redaction hashes
     and the task's ``RowCompactor`` looks up again; one spelled here is one object in every
     score (5% of the instructions of a trace's checks and row, ``benchmarks/bench_rows.py``).
@@ -249,7 +249,7 @@ class ToolArgValues:
     compare: CompareArgs | None = None
     #: ``expected`` as the texts show it, spelled once per check, not per trace: ``str`` of
     #: ``{"order_id": "ORD-7731", "amount": 49.99}`` costs about 2 us, as much as the rest of
-    #: the check, and a batch task keeps its checks for every trace (``evaluate.CasePlans``).
+    #: the check, and a batch task keeps its checks for every trace (``score.CasePlans``).
     #: The configuration is not changed once the check is built.
     shown: str = _text()
     score_name: str = _text()

@@ -362,9 +362,9 @@ class JudgeEvaluator:
     timeout: float = 30.0
     judge: Any = field(default=None, repr=False)
 
-    #: It reads the turn's input and reply (``evaluate.reads_content``).
+    #: It reads the turn's input and reply (``score.needs``: ``reads_content``).
     reads_content: ClassVar[bool] = True
-    #: It asks a judge (``evaluate.asks_judge``: serve and live judge it off the ingest path).
+    #: It asks a judge (``score.needs``; serve and live judge it off the ingest path).
     asks_judge: ClassVar[bool] = True
 
     def __post_init__(self) -> None:

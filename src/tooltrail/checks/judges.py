@@ -27,10 +27,10 @@ from tooltrail.judge.outcome import Judge, JudgeOutcome
 from tooltrail.judge.override import overriding_judge
 from tooltrail.model import ToolCall
 from tooltrail.redact import DEFAULT_REDACTION
-from tooltrail.suite.errors import SuiteError
+from tooltrail.suite.suite_error import SuiteError
 
 if TYPE_CHECKING:
-    from tooltrail.checks.registry import Registry
+    from tooltrail.checks.entries import CheckLookup
 
 #: The ``error`` of a score that got no verdict, by cause.
 NO_JUDGE = "NoJudge"
@@ -56,16 +56,16 @@ class JudgeSettings:
     policy: Any = None
     name: Any = None
 
-    #: Judge checks read what was said and returned (``evaluate.reads_content``).
+    #: Judge checks read what was said and returned (``score.needs``: ``reads_content``).
     reads_content: ClassVar[bool] = True
-    #: Judge checks ask the run's judge unless given one (``evaluate.asks_judge``).
+    #: Judge checks ask the run's judge unless given one (``score.needs``: ``asks_judge``).
     asks_judge: ClassVar[bool] = True
     #: The rubric when none is configured (``None``: one must be).
     DEFAULT_RUBRIC: ClassVar[str | None] = "task_completed"
 
     @classmethod
     def config_problem(
-        cls, config: dict[str, Any], registry: Registry
+        cls, config: dict[str, Any], registry: CheckLookup
     ) -> tuple[tuple[Any, ...], str] | None:
         """The first problem of a suite file's config, for ``Registry.check``."""
         if config.get("judge") is not None:

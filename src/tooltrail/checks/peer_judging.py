@@ -16,7 +16,7 @@ it likes and grades itself. What this module adds is agentic-evals' reliability 
 
 Every score gets ``judge_status``, ``judge_attempts`` and ``judge_latency_ms`` in its metadata,
 and a ``judge`` record (``Score.judge``) so that reports total these judgements with the
-engine's (``evaluate.JudgeSummary``): tokens and cost are those the function reported in its
+engine's (``results.JudgeSummary``): tokens and cost are those the function reported in its
 score's metadata (``judge_input_tokens``, ``judge_output_tokens``, ``judge_cost_usd``).
 """
 

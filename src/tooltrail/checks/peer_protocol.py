@@ -149,7 +149,7 @@ class TurnEvaluatorCheck:
 
     evaluator: Any
 
-    #: It reads the turn's message and reply (``evaluate.reads_content``).
+    #: It reads the turn's message and reply (``score.needs``: ``reads_content``).
     reads_content: ClassVar[bool] = True
 
     def evaluate(self, ctx: CheckContext) -> Score:

@@ -51,7 +51,7 @@ class ContainsEvaluator:
     matches_all: list[str] = field(default_factory=list)
     case_sensitive: bool = False
 
-    #: It reads the reply (``evaluate.reads_content``).
+    #: It reads the reply (``score.needs``: ``reads_content``).
     reads_content: ClassVar[bool] = True
 
     def __post_init__(self) -> None:

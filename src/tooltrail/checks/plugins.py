@@ -29,6 +29,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from tooltrail.checks.registry import Registry, default_registry
+from tooltrail.config_error import ConfigError
 
 #: The entry-point group installed packages register their checks in.
 ENTRY_POINT_GROUP = "tooltrail.checks"
@@ -45,7 +46,7 @@ _loaded: weakref.WeakKeyDictionary[Registry, tuple[tuple[str, ...], tuple[str, .
 )
 
 
-class PluginError(Exception):
+class PluginError(ConfigError):
     """A plug-in that cannot be loaded; the message names the plug-in and the reason."""
 
 

@@ -3,7 +3,9 @@
 Built-in checks are small frozen dataclasses whose fields are their configuration
 (``RequiredTool(tool="verify_identity")``); a suite's case fields and turn expectations compile
 to lists of them, and a registered scorer is built from its ``EvaluatorConfig`` the same way.
-Everything a check may look at travels in one explicit :class:`CheckContext`.
+Everything a check may look at travels in one explicit :class:`CheckContext`. What a check
+needs beyond the calls (what a trace used, what was said, a judge) it declares in boolean
+attributes, read in one place (``checks.needs.needs_of``) into a :class:`CheckNeeds`.
 """
 
 from __future__ import annotations
@@ -43,9 +45,46 @@ class CheckContext:
 
 
 class Check(Protocol):
-    """Anything with ``evaluate(ctx)``: a built-in check, a registered class, a wrapped function."""
+    """Anything with ``evaluate(ctx)``: a built-in check, a registered class, a wrapped function.
+
+    A check may also declare what it needs, each a ``bool`` attribute (a class attribute, a
+    field or a property) named in :data:`NEEDS`, the default when it is left out being that of
+    :class:`CheckNeeds`: ``reads_usage``, ``reads_content``, ``reads_calls``, ``reads_reply``,
+    ``asks_judge``. They are optional, so they are not members of this protocol (a plug-in
+    that declares none is a check all the same); a value that is not a ``bool``, or an
+    attribute named like them that is none of them (``read_usage``), is a configuration error
+    (``checks.needs``)."""
 
     def evaluate(self, ctx: CheckContext) -> CheckResult: ...
+
+
+@dataclass(slots=True, frozen=True)
+class CheckNeeds:
+    """What one check needs, each field's default the one a check that does not say gets.
+
+    ``usage``: it reads what a trace used (tokens, cost, model calls: ``checks.budgets``), so
+    traces are converted with ``usage=True``. ``content``: it reads what was said and returned
+    (tool results, each turn's input and reply), so traces are converted with
+    ``content=True``. ``calls``: it reads the tool calls, so it gives no verdict on a trace
+    recorded without their content (``checks.uncaptured``). ``reply``: it reads the reply,
+    with the same rule for a trace that records none. ``judge``: it asks the run's judge
+    (``checks.judges``), so a run builds one."""
+
+    usage: bool = False
+    content: bool = False
+    calls: bool = True
+    reply: bool = False
+    judge: bool = False
+
+
+#: The attribute a check declares each need with -> the field of ``CheckNeeds`` it sets.
+NEEDS: dict[str, str] = {
+    "reads_usage": "usage",
+    "reads_content": "content",
+    "reads_calls": "calls",
+    "reads_reply": "reply",
+    "asks_judge": "judge",
+}
 
 
 def case_context(

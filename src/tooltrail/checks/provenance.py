@@ -16,7 +16,7 @@ Sources that were not recorded (the run's user messages or the tool's results: c
 capture off, or a trace read without content) give no verdict: the score is
 ``ContentNotCaptured``, unless another value of the run fails outright. The check says it
 reads content when a source is ``user`` or ``result_of``, so a run reads results and user
-messages only for a suite that asks (``evaluate.reads_content``).
+messages only for a suite that asks (``score.needs``: ``reads_content``).
 """
 
 from __future__ import annotations

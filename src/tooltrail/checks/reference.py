@@ -29,11 +29,11 @@ from tooltrail.equality import values_equal
 from tooltrail.hints import did_you_mean
 from tooltrail.model import ToolCall
 from tooltrail.suite.argrules import OPTION_KEYS, CompareArgs, RuleError, read_compare_args
-from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.reference import Reference
+from tooltrail.suite.suite_error import SuiteError
 
 if TYPE_CHECKING:
-    from tooltrail.checks.registry import Registry
+    from tooltrail.checks.entries import CheckLookup
     from tooltrail.model import EvalTrace
     from tooltrail.otlp import Diagnostic
     from tooltrail.suite.testsuite import TestSuite
@@ -173,7 +173,7 @@ def _explain(found: Difference) -> str:
 
 
 def rules_problem(
-    args: Any, tool_args: Any, registry: Registry | None
+    args: Any, tool_args: Any, registry: CheckLookup | None
 ) -> tuple[tuple[Any, ...], str] | None:
     """The first problem of ``args`` and ``tool_args`` as (config key path, message), or
     ``None``. Comparator names are looked up in ``registry`` when one is given."""
@@ -293,7 +293,7 @@ def is_comparator(rule: Any) -> bool:
 
 def build_rules(
     tool_args: Mapping[str, Any] | None,
-    registry: Registry,
+    registry: CheckLookup,
     args: str = "exact",
     compare: CompareArgs | None = None,
 ) -> dict[str, ArgRule]:
@@ -504,7 +504,7 @@ class ReferenceCheck:
     def _options(self) -> dict[str, Any]:
         return {key: getattr(self, key) for key in OPTION_KEYS if getattr(self, key) is not None}
 
-    def _own_problem(self, registry: Registry | None) -> str | None:
+    def _own_problem(self, registry: CheckLookup | None) -> str | None:
         """Why the check's configuration (beyond its own keys) cannot run, as a score says."""
         problem = scope_error(self.tools, self.exclude_tools)
         if problem is not None:
@@ -522,7 +522,7 @@ class ReferenceCheck:
             return config_problem_text(*found)
         return None
 
-    def bind_registry(self, registry: Registry) -> ReferenceCheck:
+    def bind_registry(self, registry: CheckLookup) -> ReferenceCheck:
         """This check with its ``tool_args`` comparators built from ``registry``."""
         bound = replace(self)
         problem = self._own_problem(registry)
@@ -545,7 +545,7 @@ class ReferenceCheck:
 
     @classmethod
     def shared_config_problem(
-        cls, config: dict[str, Any], registry: Registry
+        cls, config: dict[str, Any], registry: CheckLookup
     ) -> tuple[tuple[Any, ...], str] | None:
         """The first problem of the shared keys of a suite's config (key path under
         ``config``, message), for ``Registry.check``."""

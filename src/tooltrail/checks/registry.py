@@ -18,6 +18,8 @@ from math import isnan
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.checks.agents import AgentScoped
+from tooltrail.checks.entries import ScorerEntry, ScorerFn
+from tooltrail.checks.needs import declaration_problem, needs_of
 from tooltrail.checks.protocol import Check, CheckContext, case_context
 from tooltrail.checks.score import Score
 from tooltrail.checks.scorers import BUILTIN_SCORERS
@@ -28,39 +30,6 @@ from tooltrail.suite.fields import FieldReader
 if TYPE_CHECKING:
     from tooltrail.suite.case import EvaluatorConfig, TestCase
     from tooltrail.suite.testsuite import TestSuite
-
-ScorerResult = Score | list[Score]
-ScorerFn = Callable[[EvalTrace, "TestCase", dict[str, Any]], ScorerResult]
-
-
-@dataclass(slots=True, frozen=True)
-class FunctionCheck:
-    """A plain scorer function as a check: ``fn(trace, case, config)`` on each evaluation."""
-
-    fn: ScorerFn
-    config: dict[str, Any]
-
-    def evaluate(self, ctx: CheckContext) -> ScorerResult:
-        return self.fn(ctx.trace, ctx.case, self.config)  # type: ignore[arg-type]
-
-
-@dataclass(slots=True, frozen=True)
-class ScorerEntry:
-    """One registered check: a check class or a plain function, and the config keys it reads
-    (others are a configuration error; ``None``: any key)."""
-
-    registered: type | ScorerFn
-    config_keys: frozenset[str] | None = None
-
-    def build(self, config: dict[str, Any]) -> Check:
-        """The check this entry makes of one ``config``."""
-        registered = self.registered
-        if isinstance(registered, type):
-            return registered(**config)  # type: ignore[no-any-return]
-        configured = getattr(registered, "configured", None)
-        if configured is not None:  # an evaluator object (``checks.judge_shapes``)
-            return configured(config)  # type: ignore[no-any-return]
-        return FunctionCheck(registered, config)
 
 
 @dataclass(slots=True, frozen=True)
@@ -99,26 +68,29 @@ class ConfiguredCheck:
     threshold: float | None = None
     required: bool = True
 
+    # What it needs is the registered check's (``checks.needs``), but ``reads_reply``: a
+    # configured check never said it, so a registered check of the reply is not given an
+    # error score for a missing reply (only ``contains``, a case field, is).
     @property
     def reads_usage(self) -> bool:
         """Whether the configured check reads what a trace used (``checks.budgets``)."""
-        return getattr(self.check, "reads_usage", False) is True
+        return needs_of(self.check).usage
 
     @property
     def reads_content(self) -> bool:
         """Whether the configured check reads what was said and returned (tool results, each
         turn's input and reply: ``EvalTrace.turns``)."""
-        return getattr(self.check, "reads_content", False) is True
+        return needs_of(self.check).content
 
     @property
     def reads_calls(self) -> bool:
         """Whether the configured check reads the tool calls (``checks.uncaptured``)."""
-        return getattr(self.check, "reads_calls", True) is not False
+        return needs_of(self.check).calls
 
     @property
     def asks_judge(self) -> bool:
         """Whether the configured check asks the run's judge (``checks.judges``)."""
-        return getattr(self.check, "asks_judge", False) is True
+        return needs_of(self.check).judge
 
     def evaluate(self, ctx: CheckContext) -> list[Score]:
         name = self.name
@@ -229,6 +201,9 @@ class Registry:
             elif isinstance(registered, type):
                 if not callable(getattr(registered, "evaluate", None)):
                     raise TypeError(f"check class {name!r} must have an evaluate(ctx) method")
+                problem = declaration_problem(registered)  # told now, not when it runs
+                if problem is not None:
+                    raise TypeError(problem)
             elif not callable(registered):
                 raise TypeError(f"scorer {name!r} must be callable")
             if name in self._entries and not replace:

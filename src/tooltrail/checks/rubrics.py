@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tooltrail.checks.rubric_templates import RUBRIC_TEMPLATES, RubricTemplate, make_rubric
+from tooltrail.config_error import ConfigError
 from tooltrail.hints import did_you_mean
 
 
@@ -61,7 +62,7 @@ BUILTIN_RUBRICS: dict[str, Rubric] = {
 }
 
 
-class RubricError(ValueError):
+class RubricError(ConfigError):
     """A rubric that cannot be used as configured; the message says why."""
 
 

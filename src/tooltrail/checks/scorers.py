@@ -28,7 +28,7 @@ from tooltrail.checks.view import CallView
 from tooltrail.hints import did_you_mean
 
 if TYPE_CHECKING:
-    from tooltrail.checks.registry import Registry
+    from tooltrail.checks.entries import CheckLookup
 
 #: The scoring modes of ``trajectory_match`` over tool names (an F1 for the ordered pair).
 TRAJECTORY_MODES = ("exact", "in_order", "any_order")
@@ -98,7 +98,7 @@ class ToolCallPrecision:
 
     @classmethod
     def config_problem(
-        cls, config: dict[str, Any], registry: Registry
+        cls, config: dict[str, Any], registry: CheckLookup
     ) -> tuple[tuple[Any, ...], str] | None:
         """A suite file's bad scope, for ``Registry.check`` (file, line and key)."""
         return _scope_config_problem(config)
@@ -154,7 +154,7 @@ class ToolCallRecall:
 
     @classmethod
     def config_problem(
-        cls, config: dict[str, Any], registry: Registry
+        cls, config: dict[str, Any], registry: CheckLookup
     ) -> tuple[tuple[Any, ...], str] | None:
         """A suite file's bad scope, for ``Registry.check`` (file, line and key)."""
         return _scope_config_problem(config)
@@ -204,7 +204,7 @@ class NoRedundantToolCalls:
 
     @classmethod
     def config_problem(
-        cls, config: dict[str, Any], registry: Registry
+        cls, config: dict[str, Any], registry: CheckLookup
     ) -> tuple[tuple[Any, ...], str] | None:
         """A suite file's bad scope, for ``Registry.check`` (file, line and key)."""
         return _scope_config_problem(config)
@@ -255,7 +255,7 @@ class TrajectoryMatch(ReferenceCheck):
 
     @classmethod
     def config_problem(
-        cls, config: dict[str, Any], registry: Registry
+        cls, config: dict[str, Any], registry: CheckLookup
     ) -> tuple[tuple[Any, ...], str] | None:
         """The first problem of a suite's config (key path under ``config``, message), for
         ``Registry.check``: modes, argument rules, comparator names, the scope."""

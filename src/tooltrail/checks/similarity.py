@@ -24,7 +24,7 @@ from tooltrail.checks.reference import ComparatorError, Matcher, ReferenceCheck
 from tooltrail.checks.score import Score, config_error
 
 if TYPE_CHECKING:
-    from tooltrail.checks.registry import Registry
+    from tooltrail.checks.entries import CheckLookup
 
 #: What a replacement of a call by a call of the same tool with other arguments costs.
 DEFAULT_ARGUMENT_COST = 0.5
@@ -134,7 +134,7 @@ class TrajectorySimilarity(ReferenceCheck):
 
     @classmethod
     def config_problem(
-        cls, config: dict[str, Any], registry: Registry
+        cls, config: dict[str, Any], registry: CheckLookup
     ) -> tuple[tuple[Any, ...], str] | None:
         """The first problem of a suite's config (key path, message), for ``Registry.check``."""
         if _cost_problem(config.get("argument_cost", DEFAULT_ARGUMENT_COST)):

@@ -29,7 +29,7 @@ from tooltrail.checks.uncaptured import not_captured_explanation
 from tooltrail.model import ToolCall
 
 if TYPE_CHECKING:
-    from tooltrail.checks.registry import Registry
+    from tooltrail.checks.entries import CheckLookup
 
 #: Characters of a call's error text an explanation quotes.
 MAX_ERROR_CHARS = 200
@@ -140,7 +140,7 @@ class ToolErrors(_Scoped):
 
     @classmethod
     def config_problem(
-        cls, config: dict[str, Any], registry: Registry
+        cls, config: dict[str, Any], registry: CheckLookup
     ) -> tuple[tuple[Any, ...], str] | None:
         """A suite file's bad value, for ``Registry.check`` (file, line and key)."""
         limit = config.get("max", 0)
@@ -189,7 +189,7 @@ class ToolErrorsRecovered(_Scoped):
 
     @classmethod
     def config_problem(
-        cls, config: dict[str, Any], registry: Registry
+        cls, config: dict[str, Any], registry: CheckLookup
     ) -> tuple[tuple[Any, ...], str] | None:
         """A suite file's bad value, for ``Registry.check`` (file, line and key)."""
         return _scope_problem(config)
@@ -290,7 +290,7 @@ class ClaimsSuccessAfterError(_Scoped):
 
     @property
     def asks_judge(self) -> bool:
-        """Whether it asks a judge (``evaluate.asks_judge``: a run builds its judge then)."""
+        """Whether it asks a judge (``score.needs``: a run builds its judge then)."""
         return self.judge_claim is True or any(
             getattr(self, key) is not None for key in _JUDGE_KEYS
         )
@@ -302,7 +302,7 @@ class ClaimsSuccessAfterError(_Scoped):
 
     @classmethod
     def config_problem(
-        cls, config: dict[str, Any], registry: Registry
+        cls, config: dict[str, Any], registry: CheckLookup
     ) -> tuple[tuple[Any, ...], str] | None:
         """A suite file's bad value, for ``Registry.check`` (file, line and key); the judge's
         keys as ``llm_judge`` checks them."""

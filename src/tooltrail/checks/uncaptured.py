@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tooltrail.checks.needs import needs_of
 from tooltrail.checks.protocol import Check, CheckContext, CheckResult
 from tooltrail.checks.score import Score
 
@@ -22,7 +23,7 @@ CONTENT_NOT_CAPTURED = "ContentNotCaptured"
 
 def reads_calls(check: Check) -> bool:
     """Whether ``check`` reads the tool calls (true unless it says ``reads_calls = False``)."""
-    return getattr(check, "reads_calls", True) is not False
+    return needs_of(check).calls
 
 
 def not_captured_explanation(reason: str) -> str:
@@ -59,9 +60,9 @@ class Uncaptured:
 def guarded(checks: list[Check], reason: str, no_reply: bool) -> list[Check]:
     """``checks`` with each one that reads calls (or, with ``no_reply``, the missing reply)
     wrapped in ``Uncaptured``."""
-    return [
-        Uncaptured(check, reason)
-        if reads_calls(check) or (no_reply and getattr(check, "reads_reply", False) is True)
-        else check
-        for check in checks
-    ]
+    wrapped: list[Check] = []
+    for check in checks:
+        needs = needs_of(check)
+        uncaptured = needs.calls or (no_reply and needs.reply)
+        wrapped.append(Uncaptured(check, reason) if uncaptured else check)
+    return wrapped

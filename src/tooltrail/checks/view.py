@@ -15,15 +15,7 @@ from orjson import OPT_SORT_KEYS, JSONEncodeError, dumps
 
 from tooltrail.equality import args_fingerprint
 from tooltrail.model import EvalTrace, ToolCall
-
-try:  # the C helper behind collections.Counter, without Counter's per-instance overhead
-    from collections import _count_elements as tally  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - other Pythons
-
-    def tally(counts: dict[str, int], items: list[str]) -> None:
-        """Add one to ``counts[item]`` per item."""
-        for item in items:
-            counts[item] = counts.get(item, 0) + 1
+from tooltrail.results.tally import tally
 
 
 class CallView:

@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from tooltrail.cli.errors import show_usage_error
+from tooltrail.cli.error_lines import fail, show_usage_error
+from tooltrail.config_error import ConfigError
 from tooltrail.version import __version__
 
 #: Click's "no arguments: here is the help" is not an error to re-word (click >= 8.2).
@@ -70,7 +71,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 class _Commands(click.Group):
     """The ``tooltrail`` group: subcommands imported when used (``COMMANDS``), and a usage
     error of any subcommand printed with the same ``tooltrail COMMAND:`` prefix as the errors
-    the commands print themselves."""
+    the commands print themselves; a configuration that cannot work (``ConfigError``, from
+    any command) is caught here, once, and printed the same way (exit 2)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -96,6 +98,8 @@ class _Commands(click.Group):
                 raise
             show_usage_error(error)
             sys.exit(error.exit_code)
+        except ConfigError as error:
+            fail(ctx.invoked_subcommand or "", str(error))
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -111,7 +115,7 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     core is imported here, not for ``--help``."""
     if not value or ctx.resilient_parsing:
         return
-    from tooltrail.otlp.read.core import reading_path
+    from tooltrail.convert.engine import reading_path
 
     click.echo(f"tooltrail, version {__version__} (reading path: {reading_path()})")
     ctx.exit()

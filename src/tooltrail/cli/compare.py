@@ -14,15 +14,15 @@ import sys
 import click
 import orjson
 
-from tooltrail.cli.errors import error_line, fail
+from tooltrail.cli.error_lines import error_line, fail
 from tooltrail.cli.report import write_file_or_stdout
-from tooltrail.evaluate import ReportError
 from tooltrail.report.compare import (
     compare_reports,
     iter_comparison_markdown,
     iter_comparison_text,
 )
 from tooltrail.report.stream import TextSink, write_pieces
+from tooltrail.results import ReportError
 
 
 @click.command("compare")

@@ -32,7 +32,7 @@ from typing import Any
 import click
 import orjson
 
-from tooltrail.cli.errors import error_line, standard_input
+from tooltrail.cli.error_lines import error_line, standard_input
 from tooltrail.convert import GROUPS, read_traces
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Diagnostic, expand_paths

@@ -33,30 +33,22 @@ from tooltrail.batch import (
     run_batch,
 )
 from tooltrail.checks import default_registry
-from tooltrail.checks.plugins import ENV_PLUGINS, PluginError, load_plugins
+from tooltrail.checks.plugins import ENV_PLUGINS, load_plugins
 from tooltrail.checks.reference import load_references, with_references
 from tooltrail.checks.timelimit import DEFAULT_CHECK_TIMEOUT_S
-from tooltrail.cli.errors import fail, standard_input
+from tooltrail.cli.error_lines import fail, standard_input
 from tooltrail.cli.gates import gate_exit_code, load_gate, with_kappa_floor
 from tooltrail.cli.judge_flags import judge_options, judge_overrides
 from tooltrail.cli.progress import eval_progress, progress_wanted
-from tooltrail.cli.report import write_file_or_stdout, write_rich_report
+from tooltrail.cli.report import FormatChoice, write_file_or_stdout, write_rich_report
 from tooltrail.convert import read_traces
-from tooltrail.evaluate import EvaluationReport, ReportError, Summarizer, Summary
 from tooltrail.gc_pause import gc_paused
-from tooltrail.judge.errors import JudgeConfigError
-from tooltrail.judging import check_judge, run_judge_settings
 from tooltrail.labels import LabelSet, read_labels
 from tooltrail.otlp import Diagnostic
-from tooltrail.report import (
-    Gate,
-    GateResult,
-    write_json,
-    write_junit,
-    write_markdown,
-    write_text,
-)
+from tooltrail.report import Gate, GateResult
 from tooltrail.report.text import write_text_summarizing
+from tooltrail.results import EvaluationReport, ReportError, Summarizer, Summary
+from tooltrail.score import check_judge, run_judge_settings
 from tooltrail.settings import redaction_from_env
 from tooltrail.suite import SuiteError, TestSuite
 
@@ -68,16 +60,6 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
 #: Diagnostics printed before the rest are only counted.
 MAX_DIAGNOSTICS_SHOWN = 100
-
-#: Report writers by ``--format``: each streams its document to a text sink piece by piece
-#: (the same text as the matching ``render_*``), so a big report never exists as one string;
-#: each takes the run's agreement with labels as ``agreement=``.
-WRITERS: dict[str, Callable[..., None]] = {
-    "text": write_text,
-    "json": write_json,
-    "junit": write_junit,
-    "markdown": write_markdown,
-}
 
 
 @click.command("eval")
@@ -93,7 +75,7 @@ WRITERS: dict[str, Callable[..., None]] = {
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(sorted([*WRITERS, "html"])),
+    type=FormatChoice(),
     default="text",
     show_default=True,
     help="Report format (html: one self-contained page with the failing runs' timelines).",
@@ -225,27 +207,26 @@ def eval_command(
     A case with `match:` applies to every trace it selects; a case without applies to traces
     tagged with its id (tooltrail.case_id). Each (case, trace) evaluation is one report row.
     """
-    try:
-        suite = TestSuite.load(suite_path)
-        if check_timeout is not None:
-            suite = suite.with_check_timeout(check_timeout)
-        load_plugins(plugins)
-        default_registry().check(suite)
-        suite = load_references(suite)
-        if reference_path is not None:
-            suite = _with_reference(suite, reference_path, group)
-        gate = with_kappa_floor(Gate.load(gate_path) if gate_path else suite.gate, min_judge_kappa)
-        labels = read_labels(labels_path) if labels_path is not None else None
-        judge = run_judge_settings(
-            suite,
-            judge_overrides(
-                judge_model, judge_cache_path, no_judge_cache, judge_concurrency, judge_budget
-            ),
-        )
-        if judge is not None:
-            check_judge(judge)
-    except (SuiteError, PluginError, JudgeConfigError) as exc:
-        fail("eval", str(exc))
+    # A suite, gate, labels file, plug-in or judge setting that cannot work is a
+    # ``ConfigError``: the command line prints it as one line, exit 2 (``cli._Commands``).
+    suite = TestSuite.load(suite_path)
+    if check_timeout is not None:
+        suite = suite.with_check_timeout(check_timeout)
+    load_plugins(plugins)
+    default_registry().check(suite)
+    suite = load_references(suite)
+    if reference_path is not None:
+        suite = _with_reference(suite, reference_path, group)
+    gate = with_kappa_floor(Gate.load(gate_path) if gate_path else suite.gate, min_judge_kappa)
+    labels = read_labels(labels_path) if labels_path is not None else None
+    judge = run_judge_settings(
+        suite,
+        judge_overrides(
+            judge_model, judge_cache_path, no_judge_cache, judge_concurrency, judge_budget
+        ),
+    )
+    if judge is not None:
+        check_judge(judge)
     done = _Done()
     with _on_interrupt(done), ExitStack() as cleanup:
         with _stdin_spooled(paths) as (inputs, stdin_copy):
@@ -433,12 +414,9 @@ def _report(
         return report, verdict
     report = EvaluationReport.from_results(suite, batch.results)
     gate_result = gate.check(report, agreement) if gate is not None else None
-    if fmt == "json":
-        write_rich_report(
-            report, fmt, out, trajectories=trajectories, gate=gate_result, agreement=agreement
-        )
-    else:
-        write_report(report, fmt, out, agreement)
+    write_rich_report(
+        report, fmt, out, trajectories=trajectories, gate=gate_result, agreement=agreement
+    )
     return report, gate_result
 
 
@@ -454,15 +432,6 @@ def _with_summary(suite: TestSuite, batch: BatchResult, summary: Summary) -> Eva
     return EvaluationReport(
         suite_name=suite.name, suite_version=suite.version, cases=batch.results, summary=summary
     )
-
-
-def write_report(
-    report: EvaluationReport, fmt: str, out: str | None, agreement: Agreement | None = None
-) -> None:
-    """Stream ``report`` in format ``fmt`` to the file ``out`` (created 0600: reports quote
-    argument values), or to stdout, with the agreement with labels when given."""
-    writer = WRITERS[fmt]
-    write_file_or_stdout(out, lambda sink: writer(report, sink, agreement=agreement))
 
 
 def _print_diagnostics(diagnostics: Sequence[Diagnostic], stdin_copy: str | None) -> None:

@@ -1,5 +1,5 @@
 """The judge flags ``eval`` and ``serve`` share, defined once: they override a suite's
-``judge:`` block (``judging.run_judge_settings``)."""
+``judge:`` block (``score.run_judge_settings``)."""
 
 from __future__ import annotations
 

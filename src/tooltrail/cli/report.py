@@ -8,22 +8,53 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import click
 
-from tooltrail.cli.errors import fail
-from tooltrail.evaluate import EvaluationReport, ReportError
+from tooltrail.cli.error_lines import fail
+from tooltrail.report.formats import REPORT_FORMATS, RegistryError, report_writer
 from tooltrail.report.stream import TextSink
+from tooltrail.results import EvaluationReport, ReportError
 
 if TYPE_CHECKING:
     from tooltrail.agreement import Agreement
     from tooltrail.report.trajectory import Trajectory
     from tooltrail.suite.gate import GateResult
 
-#: Formats ``tooltrail report`` writes.
-REPORT_FORMATS = ("html", "json", "junit", "markdown", "text")
+
+class FormatChoice(click.Choice):  # type: ignore[type-arg]
+    """``--format``'s choices: the names of the report formats (``report.formats``), built in
+    or installed, read when the option is parsed or shown, not when the CLI is imported (so
+    ``tooltrail --help`` scans no installed package). ``leave_out`` are formats the command
+    does not write."""
+
+    def __init__(self, leave_out: Sequence[str] = ()) -> None:
+        self.leave_out = tuple(leave_out)
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        try:
+            names = REPORT_FORMATS.names()
+        except RegistryError as exc:  # a broken plug-in: said once, as a usage error
+            raise click.UsageError(str(exc)) from None
+        return tuple(name for name in names if name not in self.leave_out)
+
+    @choices.setter
+    def choices(self, _: object) -> None:
+        """Set by ``click.Choice.__init__``; the names are the table's."""
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> object:
+        """A built-in format's name as it is (no installed package scanned), else as
+        ``click.Choice`` reads it against every name."""
+        if isinstance(value, str) and value not in self.leave_out:
+            if REPORT_FORMATS.registered(value):
+                return value
+        return super().convert(value, param, ctx)
 
 
 def write_file_or_stdout(out: str | None, write: Callable[[TextSink], None]) -> None:
@@ -45,21 +76,13 @@ def write_rich_report(
     gate: GateResult | None = None,
     agreement: Agreement | None = None,
 ) -> None:
-    """The report in ``fmt``; ``html`` and ``json`` carry the trajectories and gate verdict;
-    every format the agreement with labels, when given."""
-    from tooltrail.report import write_junit, write_markdown, write_text
-    from tooltrail.report.html import write_html
-    from tooltrail.report.json import write_json
+    """The report in ``fmt`` (a name of ``report.formats.REPORT_FORMATS``); ``html`` and
+    ``json`` carry the trajectories and gate verdict; every format the agreement with labels,
+    when given."""
+    writer = report_writer(fmt)
 
     def write(sink: TextSink) -> None:
-        if fmt == "html":
-            write_html(report, sink, trajectories=trajectories, gate=gate, agreement=agreement)
-        elif fmt == "json":
-            write_json(report, sink, trajectories=trajectories, gate=gate, agreement=agreement)
-        else:
-            {"junit": write_junit, "markdown": write_markdown, "text": write_text}[fmt](
-                report, sink, agreement=agreement
-            )
+        writer(report, sink, trajectories=trajectories, gate=gate, agreement=agreement)
 
     write_file_or_stdout(out, write)
 
@@ -74,7 +97,7 @@ class _Stdout:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(REPORT_FORMATS),
+    type=FormatChoice(),
     default="html",
     show_default=True,
     help="Output format.",

@@ -20,7 +20,7 @@ import click
 import orjson
 
 from tooltrail.checks.plugins import ENV_PLUGINS, PluginError
-from tooltrail.cli.errors import fail
+from tooltrail.cli.error_lines import fail
 from tooltrail.cli.judge_flags import judge_options
 from tooltrail.serve import ServeConfig, TraceReceiver
 from tooltrail.serve.auth import exposure_warning

@@ -20,7 +20,7 @@ import click
 import yaml
 
 from tooltrail.checks.suggest import SuggestError, suggest_cases
-from tooltrail.cli.errors import error_line, fail, standard_input
+from tooltrail.cli.error_lines import error_line, fail, standard_input
 from tooltrail.convert import GROUPS, read_traces
 from tooltrail.hints import did_you_mean
 from tooltrail.model import EvalTrace

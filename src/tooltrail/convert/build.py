@@ -20,15 +20,14 @@ from tooltrail.convert.calls import (
     CallRecord,
     Kinds,
     enclosing_models,
-    fits,
     kinds,
     lineage,
-    lost_precision,
     order_key,
     placement,
     sort_calls,
     tool_calls,
 )
+from tooltrail.convert.engine import engine
 from tooltrail.convert.facts import (
     ROLE_AGENT,
     ROLE_MODEL,
@@ -44,9 +43,7 @@ from tooltrail.convert.handoffs import (
     names_a_handoff,
     without_handoff_records,
 )
-from tooltrail.dialects.final import final_text, is_final_answer
 from tooltrail.model import AgentSpan, CallRow, EvalTrace, ToolCall, Turn, deferred_spans
-from tooltrail.otlp.read.core import core_module, say_mismatch
 
 _TurnKey = tuple[int, int, str]  # (start, trace index, span id)
 #: An agent span of a trace being built: its fact, the nearest agent above it, its turn's key
@@ -64,14 +61,13 @@ _END_ORDER = attrgetter("end_ns")
 def build_eval_trace(traces: Sequence[OpenTrace]) -> EvalTrace:
     """One ``EvalTrace`` from the facts of one trace, or of several traces of a conversation.
 
-    ``traces`` may come in any order; they are taken in start order. The one place that picks
-    the builder: the compiled core's port (``core/src/build.rs``) when the core is in use
-    (``otlp.read.core.core_module``: installed, and ``TOOLTRAIL_CORE=python`` not set), else,
-    and for every trace the port declines, ``build_in_python``, the reference. Traces the core
+    ``traces`` may come in any order; they are taken in start order. The engine's builder
+    (``convert.engine``: the compiled core's port, ``core/src/build.rs``) when it has one,
+    else, and for every trace the port declines, ``build_in_python``, the reference. Traces the core
     collected (``CoreTrace``) are built from what it keeps (``Builder.build_core``) when they
     all are, and exported otherwise.
     """
-    builder = core_builder()
+    builder = engine().builder()
     if builder is not None:
         built: EvalTrace | None
         if traces and not any(isinstance(trace, TraceFacts) for trace in traces):
@@ -99,42 +95,6 @@ def _with_handoffs(trace: EvalTrace, facts: Sequence[TraceFacts]) -> EvalTrace:
     if trace.content_missing is not None and calls:
         trace.content_missing = without_handoff_records(calls, trace.content_missing)
     return trace
-
-
-#: The core's ``Builder``, made once per core module: (module, builder).
-_builders: list[tuple[Any, Any]] = []
-
-
-def core_builder() -> Any:
-    """The compiled core's ``Builder`` when the core is in use and has one, else ``None``."""
-    module = core_module()
-    if module is None:
-        return None
-    if _builders and _builders[0][0] is module:
-        return _builders[0][1]
-    made = getattr(module, "Builder", None)
-    builder = None
-    if made is not None:  # (a core built before the builder's port has none)
-        try:
-            builder = made(
-                (EvalTrace, ToolCall, Turn, deferred_spans, AgentSpan),
-                (fits, lost_precision, is_final_answer, final_text),
-            )
-        except (TypeError, ValueError) as problem:  # a core of another release
-            say_mismatch(module, "traces are built by the Python builder", problem)
-    _builders[:] = [(module, builder)]
-    return builder
-
-
-def build_counts() -> tuple[int, int, int, int]:
-    """``(built, declined for a field's shape, for a comparison that raised, for no trace)``:
-    the traces the core's builder of this process built, and those it left to the Python
-    builder. Zeros on the Python path. To tell how much the core builds."""
-    builder = _builders[0][1] if _builders else None
-    if builder is None:
-        return 0, 0, 0, 0
-    built, shape, value, empty = builder.counts()
-    return built, shape, value, empty
 
 
 def build_in_python(traces: Sequence[TraceFacts]) -> EvalTrace:

@@ -6,7 +6,7 @@ and marked partial, log records kept with their trace until it is built and then
 its spans (``convert.logjoin``), what cannot be joined reported, traces grouped into
 conversations by one rule.
 
-With the compiled core, readers in the converter's interest (``facts.READ_PARTS``) hand out
+With the compiled core, readers decoding for the collector in the engine's parts mode hand out
 runs of spans the core read and keeps (``TracePart``); a trace made only of those stays in the
 core (``facts.CoreTrace``) until it is built there. Anything else for such a trace (a span the
 core did not read, log content) first moves it into a ``TraceFacts`` (``as_trace_facts``):
@@ -19,12 +19,20 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from tooltrail.convert.build import build_eval_trace
-from tooltrail.convert.facts import CoreTrace, OpenTrace, TraceFacts, as_trace_facts
+from tooltrail.convert.decoded import Decoded, is_log_record
+from tooltrail.convert.engine import engine
+from tooltrail.convert.facts import (
+    CoreTrace,
+    FactSpan,
+    OpenTrace,
+    TraceFacts,
+    TracePart,
+    as_trace_facts,
+)
 from tooltrail.convert.logjoin import join_logs, keep_log, log_event
 from tooltrail.model import EvalTrace
-from tooltrail.otlp.decode.logs import LogRecord
-from tooltrail.otlp.decode.span import Diagnostic, FactSpan, Span, SpanHead, TracePart
-from tooltrail.otlp.read.core import core_classes
+from tooltrail.otlp.decode.log_records import LogRecord
+from tooltrail.otlp.decode.span import Diagnostic, Span, SpanHead
 
 if TYPE_CHECKING:
     from tooltrail.otlp.decode.limits import Limits
@@ -57,12 +65,12 @@ class TraceCollector:
         self.wanted = frozenset(wanted) if wanted is not None else None
         #: Open traces in order of first arrival: kept by Python, or by the core (parts only).
         self.open: dict[str, OpenTrace] = {}
-        classes = core_classes()
+        kinds = engine().parts()
         #: The core's classes of a part and of the trace it keeps (``None``: no parts come).
         self.part_class: type | None = None
         self.core_trace: Callable[[str, int, bool], CoreTrace] | None = None
-        if classes is not None:
-            self.part_class, self.core_trace = classes
+        if kinds is not None:
+            self.part_class, self.core_trace = kinds.part, kinds.trace
 
     def new_trace(self, trace_id: str) -> TraceFacts:
         """An empty ``TraceFacts`` collected the way this collector collects."""
@@ -114,6 +122,38 @@ class TraceCollector:
         if dropped == 0 and held.dropped:
             self.report(part.origin, _over_limit(trace_id, self.max_spans))
         return held
+
+    def add_record(self, items: Sequence[Decoded]) -> tuple[list[str], int]:
+        """Add one record's spans (or the core's parts) and log records, the spans of traces
+        not ``wanted`` skipped: the ids of the traces the record brought something to (a log
+        record's only when kept), in order, a run of one trace's spans once, and how many
+        spans it added. The trace id is tested once per run of one trace's spans: the batch
+        pass reads every record through this loop."""
+        wanted = self.wanted
+        last_id = ""
+        skipped = False
+        seen: list[str] = []
+        added = 0
+        add, spans_in = self.add, self.spans_in
+        for item in items:
+            trace_id = item.trace_id
+            if is_log_record(item):  # content of a span, here or in another record
+                if self.add_log(item) is not None:
+                    seen.append(trace_id)
+                last_id = ""
+                continue
+            if trace_id != last_id:  # one test for a run of spans of one trace
+                last_id = trace_id
+                skipped = wanted is not None and trace_id not in wanted
+                if skipped:
+                    continue
+                if not seen or seen[-1] != trace_id:
+                    seen.append(trace_id)
+            elif skipped:
+                continue
+            added += spans_in(item)
+            add(item)
+        return seen, added
 
     def in_python(self, trace_id: str) -> TraceFacts:
         """The open trace ``trace_id`` as a ``TraceFacts`` from now on (exported by the core if

@@ -2,7 +2,7 @@
 
 A traces-and-logs input decodes to spans (``Span``), bare span heads (``SpanHead``: spans no
 dialect reads, see ``dialects.INTEREST``), with the compiled core the spans it read the facts
-of (``FactSpan``, or runs of them and of heads: ``TracePart``, ``convert.facts.READ_PARTS``)
+of (``FactSpan``, or runs of them and of heads: ``TracePart``; see ``convert.engine``)
 and log records (``LogRecord``: content a span's instrumentation sent as a log).
 ``is_log_record`` is a ``TypeIs``, so a type checker narrows
 both branches: a log record in one, a span in the other, with no ``type: ignore``.
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tooltrail.otlp.decode.logs import LogRecord
-from tooltrail.otlp.decode.span import FactSpan, Span, SpanHead, TracePart
+from tooltrail.convert.facts import FactSpan, TracePart
+from tooltrail.otlp.decode.log_records import LogRecord
+from tooltrail.otlp.decode.span import Span, SpanHead
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs

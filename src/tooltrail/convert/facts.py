@@ -8,7 +8,7 @@ hold every open trace of a large dump without holding its spans.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tooltrail import dialects
@@ -20,21 +20,12 @@ from tooltrail.dialects import (
     ROLE_TOOL,
     DialectCall,
     ModelCall,
-    rules,
 )
 from tooltrail.dialects.content import model_content, tool_result, user_input
 from tooltrail.dialects.final import final_text
 from tooltrail.dialects.spans import handoff_names
 from tooltrail.dialects.usage import ModelUsage, model_usage
-from tooltrail.otlp.decode.span import (
-    STATUS_ERROR,
-    FactSpan,
-    Interest,
-    Span,
-    SpanEvent,
-    SpanHead,
-    TracePart,
-)
+from tooltrail.otlp.decode.span import STATUS_ERROR, Span, SpanEvent, SpanHead
 
 #: Roles whose spans are not given the user's input themselves (a model span's is read with
 #: what else it was sent: ``model_content``).
@@ -43,19 +34,6 @@ _NOT_ASKED = (ROLE_TOOL, ROLE_EXCLUDED, ROLE_MODEL)
 #: Longest string attribute copied into ``metadata["attributes"]`` (``core/src/facts.rs``
 #: has the same number: the differential test keeps them equal).
 MAX_LABEL_CHARS = 1024
-
-
-def _facts_terms() -> tuple[Any, ...]:
-    """What the compiled core's facts mode needs: the dialect rules (the text of
-    ``dialects/rules.json``, the one statement of them) and the classes it builds."""
-    return (rules.TEXT, FactSpan, SpanFact, DialectCall, ModelCall)
-
-
-def interest_for(content: bool) -> Interest:
-    """The interest a reader feeding ``convert.collect.TraceCollector`` reads with:
-    ``READ_PARTS``, unless the traces read content (tool results, user input), which the
-    core's port does not read."""
-    return dialects.INTEREST if content else READ_PARTS
 
 
 @dataclass(slots=True)
@@ -95,14 +73,31 @@ class SpanFact:
     asked_unlisted: bool = False
 
 
-#: ``dialects.INTEREST`` in the facts mode: the compiled core hands out a ``FactSpan`` for
-#: each span its port of the dialect rules covers. For readers whose spans go to
-#: ``TraceFacts`` only, and not when content is read (``interest_for``).
-READ_FACTS = replace(dialects.INTEREST, facts=_facts_terms())
-#: ``READ_FACTS`` in parts: the core keeps the facts of the spans it reads and hands out a
-#: ``TracePart`` for each run of them, which ``convert.collect.TraceCollector`` adds to a
-#: ``CoreTrace``. For that collector only (``interest_for``).
-READ_PARTS = replace(READ_FACTS, parts=True)
+@dataclass(slots=True)
+class FactSpan:
+    """A span the compiled core read into what the converter keeps of it: the ``SpanHead``
+    fields, the ready ``SpanFact`` and the trace notes ``TraceFacts.add`` takes from the
+    span. Handed out instead of a ``Span`` only by the core's engine in the facts mode
+    (``convert.engine``), for the spans its port of the dialect rules covers; the core builds
+    it by position (its field order is checked when the core's reader is made)."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    start_ns: int
+    end_ns: int
+    status_code: int
+    #: Resource attributes, shared by every span of one ResourceSpans.
+    resource: Mapping[str, Any]
+    scope_name: str
+    origin: str
+    fact: SpanFact
+    #: Whether the trace notes this span's conversation and case ids (agent, other and root
+    #: spans, as ``TraceFacts.add`` does).
+    noted: bool
+    conversation: str | None
+    case_id: str | None
 
 
 @dataclass(slots=True)
@@ -153,7 +148,7 @@ class TraceFacts:
 
         A ``SpanHead`` (a span a reader with ``dialects.INTEREST`` did not decode) is recorded
         as what it is: a span with a parent that is neither a tool, agent nor model call. A
-        ``FactSpan`` (the compiled core's reading, ``READ_FACTS``) brings its ``SpanFact``
+        ``FactSpan`` (the compiled core's reading in the facts mode) brings its ``SpanFact``
         ready: only the trace's bookkeeping is done here."""
         span_id = span.span_id
         parents = self.parents
@@ -305,8 +300,33 @@ class TraceFacts:
         return self.conversation[2] if self.conversation is not None else None
 
 
+class TracePart(Protocol):
+    """A run of consecutive spans of one trace that the compiled core read and keeps in Rust:
+    handed out in place of their ``FactSpan`` and ``SpanHead`` objects, only by the core's
+    engine reading in parts (``convert.engine``: for the converter's collector, which adds
+    the part to the trace the core keeps). A reader of spans
+    one by one takes ``fact_spans()`` instead; a part is taken once."""
+
+    @property
+    def trace_id(self) -> str: ...
+
+    @property
+    def count(self) -> int:
+        """How many spans the part holds."""
+        ...
+
+    @property
+    def origin(self) -> str:
+        """Where its record is (``path:line`` or ``path@offset``)."""
+        ...
+
+    def fact_spans(self) -> list[FactSpan | SpanHead]:
+        """The part's spans as the facts mode hands them out one by one."""
+        ...
+
+
 class CoreTrace(Protocol):
-    """A trace the compiled core collects from ``TracePart``s (``tooltrail_core.CoreTrace``):
+    """A trace the compiled core collects from ``TracePart``s (the core's, ``convert.engine``):
     ``TraceFacts.add``'s bookkeeping done in Rust, so no span it reads becomes a Python object.
     It answers what the collector and the batch pass ask a ``TraceFacts``; ``export`` gives the
     keyword arguments of the equal ``TraceFacts`` (``as_trace_facts``) for all else: a span the

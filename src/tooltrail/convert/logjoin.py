@@ -7,7 +7,7 @@ record stays unjoined and a diagnostic says so. A record naming a span that was 
 that is not a model or agent span) is reported the same way. Nothing is dropped in silence.
 
 What a joined record adds fills only what the span's own attributes and events left empty: the
-calls a model asked for and its reply text (``dialects.logs.content_of``), and, when the trace
+calls a model asked for and its reply text (``dialects.genai_logs.content_of``), and, when the trace
 is read with content, the user's input and the tool results of the request it records
 (``gen_ai.user.message``; an inference-details record's input messages). A tool message
 record (content only) needs no span: its result joins the call with its call id when the
@@ -20,8 +20,8 @@ from operator import attrgetter
 
 from tooltrail.convert.facts import ROLE_AGENT, ROLE_MODEL, TraceFacts
 from tooltrail.dialects.content import details_content, tool_message, user_message
-from tooltrail.dialects.logs import TOOL_MESSAGE, USER_MESSAGE, as_span_event, content_of
-from tooltrail.otlp.decode.logs import LogRecord
+from tooltrail.dialects.genai_logs import TOOL_MESSAGE, USER_MESSAGE, as_span_event, content_of
+from tooltrail.otlp.decode.log_records import LogRecord
 from tooltrail.otlp.decode.span import SpanEvent
 
 _TIME = attrgetter("time_ns")

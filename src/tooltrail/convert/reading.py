@@ -30,7 +30,8 @@ from typing import Any, Literal
 from tooltrail.convert import transcripts
 from tooltrail.convert.collect import TraceCollector, conversations
 from tooltrail.convert.decoded import Decoded, is_log_record
-from tooltrail.convert.facts import as_trace_facts, interest_for
+from tooltrail.convert.engine import Decoding, Needs, decoding_for, engine
+from tooltrail.convert.facts import as_trace_facts
 from tooltrail.gc_pause import gc_paused
 from tooltrail.model import EvalTrace
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
@@ -97,34 +98,43 @@ def _spans(
     from tooltrail.otlp.read.mixed import read_files_spans_and_logs  # imported when used
 
     # Spans no dialect reader looks at (see ``dialects.INTEREST``) come as bare heads, and
-    # (with the compiled core) the spans it reads the facts of as ``FactSpan``: ``interest_for``.
-    interest = interest_for(content)
+    # (with the compiled core) the spans it reads the facts of in parts: ``decoding_for``.
+    decoding = decoding_for(Needs(content=content))
     limits = limits or DEFAULT_LIMITS
     files = list(expand_paths(items, diagnostics))
     if not any(transcripts.is_transcript_file(path, limits) for path, _ in files):
         return read_files_spans_and_logs(
-            files, limits=limits, diagnostics=diagnostics, interest=interest
+            files,
+            limits=limits,
+            diagnostics=diagnostics,
+            interest=decoding.interest,
+            decoders=engine().decoders(decoding),
         )
-    return _with_transcripts(files, limits, diagnostics, interest)
+    return _with_transcripts(files, limits, diagnostics, decoding)
 
 
 def _with_transcripts(
     files: list[tuple[str, bool]],
     limits: Limits,
     diagnostics: list[Diagnostic] | None,
-    interest: Any,
+    decoding: Decoding,
 ) -> Iterator[Decoded]:
     """The spans of ``files`` in file order, transcripts' runs read as spans
     (``convert.transcripts``) and every other file as OTLP."""
     from tooltrail.otlp.read.mixed import read_files_spans_and_logs
 
+    decoders = engine().decoders(decoding)
     for path, named in files:
         if transcripts.is_transcript_file(path, limits):
             for _, spans in transcripts.transcript_spans(path, limits, diagnostics):
                 yield from spans
         else:
             yield from read_files_spans_and_logs(
-                [(path, named)], limits=limits, diagnostics=diagnostics, interest=interest
+                [(path, named)],
+                limits=limits,
+                diagnostics=diagnostics,
+                interest=decoding.interest,
+                decoders=decoders,
             )
 
 

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from tooltrail.dialects import messages, rules
-from tooltrail.dialects.logs import TOOL_MESSAGE, USER_MESSAGE
+from tooltrail.dialects.genai_logs import TOOL_MESSAGE, USER_MESSAGE
 from tooltrail.dialects.messages import result_value
 from tooltrail.dialects.tools import SpanLike
 from tooltrail.dialects.values import double_json, ident, is_marker

@@ -174,7 +174,7 @@ def parse(text: str) -> dict[str, Any]:
 
 
 #: The text of ``rules.json`` the readers' tables come from; the compiled core is handed the
-#: same text (``convert.facts.READ_FACTS``), so both read one version of the rules.
+#: same text (``convert.engine``), so both read one version of the rules.
 TEXT: str = text_of()
 RULES: dict[str, Any] = parse(TEXT)
 

@@ -16,7 +16,7 @@ from tooltrail.judge.active import (
     use_model_resolver,
 )
 from tooltrail.judge.cache import VerdictCache, default_cache_path
-from tooltrail.judge.errors import JudgeCacheError, JudgeConfigError
+from tooltrail.judge.config_errors import JudgeCacheError, JudgeConfigError
 from tooltrail.judge.outcome import Judge, JudgeOutcome, JudgeTotals, JudgeVerdict
 from tooltrail.judge.runner import JudgeRunner
 from tooltrail.judge.settings import (

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tooltrail.judge.errors import JudgeConfigError
+from tooltrail.judge.config_errors import JudgeConfigError
 
 try:  # Python 3.11+
     import tomllib as _toml

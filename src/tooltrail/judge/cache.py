@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tooltrail.judge.errors import JudgeCacheError
+from tooltrail.judge.config_errors import JudgeCacheError
 from tooltrail.judge.outcome import JudgeVerdict
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, value TEXT NOT NULL)"

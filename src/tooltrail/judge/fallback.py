@@ -1,7 +1,7 @@
 """The judge of a model string when no run has installed one: built from the default settings.
 
 ``eval``, ``serve``, live evaluation and the pytest plugin's judge options install the run's
-judge and its model resolver (``tooltrail.judging``). Python code that names a model without
+judge and its model resolver (``tooltrail.score.run_judge``). Python code that names a model without
 doing so (pytest-agent-eval's ``JudgeEvaluator(rubric, model="openai:gpt-4o")``) gets a
 :class:`~tooltrail.judge.runner.JudgeRunner` for that model, with the default settings
 (docs/judge.md, "Settings") and the ``retries`` and ``timeout_s`` the caller gives: the

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from tooltrail.hints import did_you_mean
 from tooltrail.judge.completion import Completion, Reply, timed_out
-from tooltrail.judge.errors import JudgeConfigError
+from tooltrail.judge.config_errors import JudgeConfigError
 from tooltrail.judge.failure import AttemptFailure, retry_after_seconds
 from tooltrail.judge.prompt import prompt_parts
 from tooltrail.judge.structured import (
@@ -44,6 +44,7 @@ from tooltrail.judge.structured import (
     STRUCTURED_OUTPUT_WORDS,
     VERDICT_TOOL_NAME,
 )
+from tooltrail.registries import NamedFactories, RegistryError
 
 #: The tokens an Anthropic judge may answer with when ``max_tokens`` is not set (its API
 #: requires a bound; a verdict is short).
@@ -249,10 +250,26 @@ class AnthropicCompletion(_SDKCompletion):
         )
 
 
-PROVIDERS: dict[str, Callable[..., _SDKCompletion]] = {
-    "openai": OpenAICompletion,
-    "anthropic": AnthropicCompletion,
-}
+#: The entry-point group installed packages register judge providers in: each names a
+#: factory called as ``factory(model, name, *, base_url, timeout_s, temperature, max_tokens)``
+#: (``model`` the whole model string, ``name`` the part after ``provider:``) that returns a
+#: ``judge.completion.Completion``, as the built-in SDK adapters are.
+ENTRY_POINT_GROUP = "tooltrail.judge_providers"
+
+#: Judge providers by a model string's ``provider:``: the built-in ones, and those installed
+#: as entry points (``registries``: read only for a provider that is not built in).
+PROVIDERS: NamedFactories[Callable[..., Completion]] = NamedFactories(
+    ENTRY_POINT_GROUP, "judge provider"
+)
+PROVIDERS.register("openai", OpenAICompletion)
+PROVIDERS.register("anthropic", AnthropicCompletion)
+
+
+def _provider(model: str, provider: str) -> Callable[..., Completion] | None:
+    try:
+        return PROVIDERS.get(provider)
+    except RegistryError as exc:
+        raise JudgeConfigError(f"judge model {model!r}: {exc}") from None
 
 
 def completion_for_model(
@@ -269,14 +286,16 @@ def completion_for_model(
     if not sep or not provider or not name:
         raise JudgeConfigError(
             f"judge model {model!r} must be 'provider:model' with a provider of "
-            f"{sorted(PROVIDERS)}, for example 'openai:gpt-4o-mini'"
+            f"{_known(model)}, for example 'openai:gpt-4o-mini'"
         )
-    if provider not in PROVIDERS:
+    factory = _provider(model, provider)
+    if factory is None:
+        known = _known(model)
         raise JudgeConfigError(
             f"judge model {model!r}: unknown provider {provider!r}"
-            f"{did_you_mean(provider, PROVIDERS)}; known: {sorted(PROVIDERS)}"
+            f"{did_you_mean(provider, known)}; known: {known}"
         )
-    return PROVIDERS[provider](
+    return factory(
         model,
         name,
         base_url=base_url,
@@ -284,6 +303,14 @@ def completion_for_model(
         temperature=temperature,
         max_tokens=max_tokens,
     )
+
+
+def _known(model: str) -> list[str]:
+    """Every provider's name, sorted (the installed ones read)."""
+    try:
+        return PROVIDERS.names()
+    except RegistryError as exc:
+        raise JudgeConfigError(f"judge model {model!r}: {exc}") from None
 
 
 def _api_message(exc: Exception) -> str:

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from tooltrail.judge.cache import VerdictCache, cache_key
 from tooltrail.judge.completion import Completion, CompletionFn, FunctionCompletion
+from tooltrail.judge.config_errors import JudgeConfigError
 from tooltrail.judge.deadline import Deadline, Overdue, call_before
-from tooltrail.judge.errors import JudgeConfigError
 from tooltrail.judge.failure import AttemptFailure
 from tooltrail.judge.outcome import Judge, JudgeOutcome, JudgeTotals, JudgeVerdict
 from tooltrail.judge.prices import PriceTable, cost_usd, price_of

@@ -16,7 +16,7 @@ from typing import Any
 from tooltrail.hints import did_you_mean
 from tooltrail.judge.cache import VerdictCache, default_cache_path
 from tooltrail.judge.completion import CompletionFn, FunctionCompletion
-from tooltrail.judge.errors import JudgeConfigError
+from tooltrail.judge.config_errors import JudgeConfigError
 from tooltrail.judge.prices import PriceTable, check_price
 from tooltrail.judge.providers import completion_for_model
 from tooltrail.judge.runner import (

@@ -149,7 +149,7 @@ class LiveConfig:
         )
 
     def judge_overrides(self) -> dict[str, Any]:
-        """The judge settings given here, as ``tooltrail.judging.run_judge_settings`` takes
+        """The judge settings given here, as ``tooltrail.score.run_judge_settings`` takes
         them (``None``: the suite's ``judge:`` block decides)."""
         return {
             "model": self.judge_model,

@@ -27,7 +27,6 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
 from tooltrail.checks.plugins import load_plugins
-from tooltrail.evaluate import evaluation_time_limit
 from tooltrail.live.config import LiveConfig
 from tooltrail.live.processor import ToolArgsProcessor
 from tooltrail.pipeline.buffer import BufferStats, TraceBuffer, TraceSink, sinks_of
@@ -36,6 +35,7 @@ from tooltrail.pipeline.inline import InlineEvaluator, ResultCallback
 from tooltrail.pipeline.sdk import take_processors
 from tooltrail.pipeline.sinks import ExporterSink, OtlpFileSink
 from tooltrail.pipeline.spend_window import SpendWindow, require_price
+from tooltrail.score import evaluation_time_limit
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()

@@ -20,7 +20,7 @@ from tooltrail.lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "decode_json_request": "tooltrail.otlp.decode.otlpjson",
     "decode_request": "tooltrail.otlp.decode.pb",
-    "DecodeError": "tooltrail.otlp.decode.errors",
+    "DecodeError": "tooltrail.otlp.decode.decode_error",
     "DEFAULT_LIMITS": "tooltrail.otlp.decode.limits",
     "Diagnostic": "tooltrail.otlp.decode.span",
     "encode_for_file": "tooltrail.otlp.write.writer",
@@ -32,10 +32,10 @@ _EXPORTS: dict[str, str] = {
     "iter_records": "tooltrail.otlp.read.records",
     "json_line": "tooltrail.otlp.write.encode",
     "Limits": "tooltrail.otlp.decode.limits",
-    "LogRecord": "tooltrail.otlp.decode.logs",
+    "LogRecord": "tooltrail.otlp.decode.log_records",
     "logs_json_line": "tooltrail.otlp.write.encode",
     "OtlpFileWriter": "tooltrail.otlp.write.writer",
-    "read_log_records": "tooltrail.otlp.read.logs",
+    "read_log_records": "tooltrail.otlp.read.log_files",
     "read_spans": "tooltrail.otlp.read.records",
     "Record": "tooltrail.otlp.read.records",
     "Span": "tooltrail.otlp.decode.span",
@@ -45,13 +45,13 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from tooltrail.otlp.decode.errors import DecodeError
+    from tooltrail.otlp.decode.decode_error import DecodeError
     from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, TRUNCATED_MARKER, Limits
-    from tooltrail.otlp.decode.logs import LogRecord
+    from tooltrail.otlp.decode.log_records import LogRecord
     from tooltrail.otlp.decode.otlpjson import decode_json_request
     from tooltrail.otlp.decode.pb import decode_request
     from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanEvent, SpanHead
-    from tooltrail.otlp.read.logs import read_log_records
+    from tooltrail.otlp.read.log_files import read_log_records
     from tooltrail.otlp.read.records import Record, expand_paths, iter_records, read_spans
     from tooltrail.otlp.write.encode import (
         encode_logs_request,

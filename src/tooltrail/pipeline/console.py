@@ -30,9 +30,9 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from tooltrail.evaluate import CaseResult
 from tooltrail.model import EvalTrace
 from tooltrail.redact import DEFAULT_REDACTION, Redaction
+from tooltrail.results import CaseResult
 
 _log = logging.getLogger(__name__)
 

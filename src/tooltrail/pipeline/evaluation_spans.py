@@ -35,9 +35,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from tooltrail.evaluate import CaseResult
 from tooltrail.model import EvalTrace
 from tooltrail.pipeline.verdicts import trace_verdict
+from tooltrail.results import CaseResult
 from tooltrail.sampling import decision_of
 from tooltrail.scores import CASE_SCORE_NAME, EVALUATION_NAME, EventOptions, evaluation_events
 from tooltrail.version import __version__

@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import ExitStack
 from contextvars import Context, copy_context
 from dataclasses import replace
@@ -25,20 +25,9 @@ from typing import IO, Any
 import orjson
 
 from tooltrail.checks import default_registry
-from tooltrail.convert import to_eval_trace
-from tooltrail.evaluate import (
-    CasePlans,
-    CaseResult,
-    asks_judge,
-    evaluate_cases,
-    reads_content,
-    reads_usage,
-)
 from tooltrail.judge.active import active_judge
 from tooltrail.judge.spend import SpendAccount, use_spend_account
-from tooltrail.judging import RunJudge, judging, run_judge_settings
 from tooltrail.model import EvalTrace
-from tooltrail.pipeline.adapt import otlp_spans
 from tooltrail.pipeline.buffer import DROPPED, LATE, CompletedTrace, TraceSink, is_local_root
 from tooltrail.pipeline.judge_queue import (
     DEFAULT_DRAIN_TIMEOUT_S,
@@ -46,6 +35,7 @@ from tooltrail.pipeline.judge_queue import (
     JudgeQueue,
     workers_of,
 )
+from tooltrail.pipeline.observer import EvaluationObserver, ResultLines
 from tooltrail.pipeline.revisions import (
     DEFAULT_MAX_REVISIONS,
     DEFAULT_REVISION_WINDOW_S,
@@ -54,6 +44,7 @@ from tooltrail.pipeline.revisions import (
     RevisionStore,
 )
 from tooltrail.pipeline.throttle import ThrottledWarning
+from tooltrail.pipeline.trace_items import SdkItems, TraceItems
 from tooltrail.pipeline.verdicts import (
     ERROR_VERDICT,
     NO_VERDICT,
@@ -62,6 +53,7 @@ from tooltrail.pipeline.verdicts import (
     trace_verdict,
 )
 from tooltrail.redact import Redaction
+from tooltrail.results import CaseResult
 from tooltrail.sampling import (
     DEFAULT_TEST_TRAFFIC,
     SampledRun,
@@ -69,6 +61,16 @@ from tooltrail.sampling import (
     TestTraffic,
     annotate_trace,
     is_test_traffic,
+)
+from tooltrail.score import (
+    CasePlans,
+    RunJudge,
+    asks_judge,
+    evaluate_cases,
+    judging,
+    reads_content,
+    reads_usage,
+    run_judge_settings,
 )
 from tooltrail.suite import TestCase, TestSuite
 
@@ -239,7 +241,7 @@ class InlineEvaluator:
     ``judge_queue`` places (and at most ``judge_queue_spans`` spans waiting, when given) served
     by as many threads as the judge's ``concurrency``. The run's
     judge is built from the suite's ``judge:`` block with ``judge_overrides`` over it (the keys
-    of ``tooltrail.judging.OVERRIDE_KEYS``; ``tooltrail.judging``) when they name a model or
+    of ``tooltrail.score.OVERRIDE_KEYS``; ``tooltrail.score.run_judge``) when they name a model or
     no judge is installed where the evaluator is built; else the installed one
     (``judge.use_judge``) is used. ``judge_drain_s`` bounds how long ``shutdown`` waits for
     the queue; the judge built here is closed then.
@@ -250,6 +252,12 @@ class InlineEvaluator:
     ``spend`` is the account the judge checks spend from (``pipeline.spend_window``: a budget
     per hour or day); ``forward_to`` are sinks that get each piece once it is judged, its
     verdict on its root span (``pipeline.verdicts``), flushed and shut down after the queue.
+
+    What the traces are made of is ``items`` (``pipeline.trace_items``): the agent's SDK spans
+    unless given (``tooltrail serve`` gives ``serve.received_items.ReceivedItems``). A host
+    with counters of its own passes an ``observer`` (``pipeline.observer``), told of each
+    count, and may send the results lines to ``results`` instead of ``results_path`` (closed
+    at ``shutdown``, after the callbacks).
     """
 
     def __init__(
@@ -272,7 +280,12 @@ class InlineEvaluator:
         traffic: TestTraffic = DEFAULT_TEST_TRAFFIC,
         spend: SpendAccount | None = None,
         forward_to: Iterable[TraceSink] = (),
+        items: TraceItems[Any, Any] | None = None,
+        observer: EvaluationObserver | None = None,
+        results: ResultLines | None = None,
     ) -> None:
+        if results is not None and results_path is not None:
+            raise ValueError("give results_path or results, not both")
         self.suite = suite if isinstance(suite, TestSuite) else TestSuite.load(Path(suite))
         (registry or default_registry()).check(self.suite)
         if on_result is None:
@@ -292,6 +305,19 @@ class InlineEvaluator:
         self.content = reads_content(self.suite.cases, registry)
         self.explanations = _explanations_default() if explanations is None else explanations
         self.skip_partial = skip_partial
+        #: How the items of a trace are read and kept (``pipeline.trace_items``).
+        self.items: TraceItems[Any, Any] = SdkItems() if items is None else items
+        # Bound once: each is called per trace, ``_key`` per item of a late piece.
+        self._to_trace = self.items.convert
+        self._pack = self.items.pack
+        self._unpack = self.items.unpack
+        self._unique = self.items.unique
+        self._key = self.items.key
+        self._sizes = self.items.sizes
+        self._late_records = self.items.late_records
+        #: Told of every count and of each judged trace (``None``: nobody is).
+        self._observer = observer
+        self._counted = observer.counted if observer is not None else None
         self.results_path = os.fspath(results_path) if results_path is not None else None
         self._file: IO[bytes] | None = None
         self._file_lock = threading.Lock()
@@ -300,12 +326,15 @@ class InlineEvaluator:
             if directory:
                 os.makedirs(directory, exist_ok=True)
             self._file = open(self.results_path, "ab")  # noqa: SIM115 - closed in shutdown
+        #: The host's results lines (``results``), else this evaluator's own file.
+        self._results = results
+        self._write_line = results.append if results is not None else self._write_file
         self._warn = ThrottledWarning(_log)
         self.revisions = RevisionStore(
             window_s=revision_window_s,
             max_revisions=max_revisions,
             max_items=max_kept_spans,
-            on_release=self._release,
+            on_release=self.items.release,
         )
         self._store_lock = threading.Lock()
         self.traces_evaluated = 0
@@ -321,6 +350,11 @@ class InlineEvaluator:
         self.late_spans_unjudged = 0
         #: Spans of late pieces already judged (an exporter's retry): nothing to revise.
         self.spans_duplicate = 0
+        #: The same for log records (always 0 in-process: SDK spans are no log records):
+        #: late ones that could not revise, late ones, and repeated ones left out.
+        self.log_records_unjudged = 0
+        self.log_records_late = 0
+        self.log_records_duplicate = 0
         self._count_lock = threading.Lock()
         #: Which traces are test runs, and which checks judge a sample (``tooltrail.sampling``).
         self.traffic = traffic
@@ -338,7 +372,7 @@ class InlineEvaluator:
         #: Where traces wait for a judge model (``None``: the suite asks none).
         self.judge_queue: JudgeQueue | None = None
         self.judge_drain_s = judge_drain_s
-        #: The judge built for this evaluator (``tooltrail.judging.RunJudge``), for its totals.
+        #: The judge built for this evaluator (``tooltrail.score.RunJudge``), for its totals.
         self.run_judge: RunJudge | None = None
         self._judging = ExitStack()
         if asks_judge(self.suite.cases, registry):
@@ -394,7 +428,8 @@ class InlineEvaluator:
             outcome = self._revise(trace) if later else self._first(trace)
         except Exception as exc:  # noqa: BLE001 - an evaluation error never reaches the agent
             self._count(errors=1)
-            self._failed(trace)
+            if self._observer is not None:
+                self._observer.failed()
             self._warn.warn(
                 "evaluate", "tooltrail: could not evaluate a trace (%s)", type(exc).__name__
             )
@@ -440,16 +475,23 @@ class InlineEvaluator:
         with self._store_lock:  # named by this line: its later spans are counted only
             self.revisions.name_once(trace.trace_id, DROPPED)
         self._write_line(dropped_line(trace))
+        if self._observer is not None:
+            self._observer.dropped()
 
     # -- judging -----------------------------------------------------------------------------
 
     def _first(self, trace: CompletedTrace) -> _Outcome | None:
-        return self._judge(trace, self._unique(trace.spans), trace.partial, None)
+        items = self._unique(trace.spans)
+        if len(items) != len(trace.spans):  # repeated log records (a retried logs export)
+            self._count(log_records_duplicate=len(trace.spans) - len(items))
+        return self._judge(trace, items, trace.partial, None)
 
     def _revise(self, trace: CompletedTrace) -> _Outcome | None:
         """Merge a later piece with what was judged of its trace and judge it again."""
         self._count(late_pieces=1)
-        self._late(trace)
+        records = self._late_records(trace.spans)
+        if records:
+            self._count(log_records_late=records)
         if trace.given_up:  # the buffer's notice names the trace (``export_dropped``)
             spans, records = self._sizes(trace.spans)
             self._count(late_spans_unjudged=spans, log_records_unjudged=records)
@@ -460,20 +502,22 @@ class InlineEvaluator:
             self._unjudged(trace, found)
             return None
         items = self._unpack(found.kept, trace.trace_id)
+        key_of = self._key
         keys = found.keys
         if keys is None:
-            keys = found.keys = {self._key(item) for item in items}
+            keys = found.keys = {key_of(item) for item in items}
         new: list[Any] = []
         duplicates: list[Any] = []
         for item in trace.spans:
-            key = self._key(item)
+            key = key_of(item)
             if key in keys:
                 duplicates.append(item)
             else:
                 keys.add(key)
                 new.append(item)
-        if duplicates:
-            self._duplicates(duplicates)
+        if duplicates:  # an exporter's retry: nothing to revise
+            spans, records = self._sizes(duplicates)
+            self._count(spans_duplicate=spans, log_records_duplicate=records)
         if not new:
             return None
         # A late piece the buffer found complete that holds the root completes a trace that
@@ -485,7 +529,7 @@ class InlineEvaluator:
         self, trace: CompletedTrace, items: list[Any], partial: bool, prior: Judged | None
     ) -> _Outcome | None:
         """Judge ``items`` (a whole trace so far); keep them for a revision; the results line."""
-        eval_trace = self._convert(trace, items, partial)
+        eval_trace = self._to_trace(trace, items, partial, self.usage, self.content)
         cases = self.suite.cases_for(eval_trace) if eval_trace is not None else []
         test = eval_trace is not None and bool(cases) and is_test_traffic(eval_trace, self.traffic)
         skip = test and self.traffic.mode == "skip"
@@ -508,7 +552,8 @@ class InlineEvaluator:
             if eval_trace is not None and first_conversion:
                 if skip:  # a test run left out: counted, no line (``TestTraffic.mode``)
                     self._count(traces_test=1, traces_test_skipped=1)
-                self._judged(trace, eval_trace, bool(cases))
+                if self._observer is not None:
+                    self._observer.judged(trace.partial, bool(cases))
             return None
         first_verdict = judged.revision < 0
         verdict = verdict_of(partial, results)
@@ -563,10 +608,11 @@ class InlineEvaluator:
             self._count(traces_evaluated=1, results_count=len(results))
         if first_verdict:
             self._count_sampling(run, test)
-            # Before ``_judged``: a reader that sees a trace evaluated sees its cases too.
-            self._first_verdict(results)
-        if first_conversion:
-            self._judged(trace, eval_trace, True)
+            # Before ``judged``: a reader that sees a trace evaluated sees its cases too.
+            if self._observer is not None:
+                self._observer.first_verdict(results)
+        if first_conversion and self._observer is not None:
+            self._observer.judged(trace.partial, True)
         return eval_trace, results
 
     def _results_before(
@@ -574,7 +620,8 @@ class InlineEvaluator:
     ) -> list[CaseResult]:
         """The results of the revision a new one supersedes, judged again from the ``items``
         it was judged on: only the items are kept, so what a judged trace holds stays small."""
-        eval_trace = self._convert(trace, items, judged.verdict == "partial")
+        partial = judged.verdict == "partial"
+        eval_trace = self._to_trace(trace, items, partial, self.usage, self.content)
         if eval_trace is None:
             return []
         cases = self.suite.cases_for(eval_trace)
@@ -653,59 +700,15 @@ class InlineEvaluator:
             why,
         )
 
-    # -- what a receiver changes (``serve.sinks.ReceivedTraceEvaluator``) --------------------
-
-    def _convert(self, trace: CompletedTrace, items: list[Any], partial: bool) -> EvalTrace | None:
-        """``items`` as the trace ``tooltrail eval`` would read; ``None``: nothing to judge."""
-        eval_trace = to_eval_trace(otlp_spans(items), usage=self.usage, content=self.content)
-        eval_trace.partial = eval_trace.partial or partial
-        return eval_trace
-
-    def _pack(self, items: list[Any]) -> Any:
-        """What is kept of ``items`` for a revision: in-process, the spans themselves (the
-        agent's SDK spans, alive anyway while its exporters hold them)."""
-        return items
-
-    def _unpack(self, kept: Any, trace_id: int) -> list[Any]:
-        """The items ``_pack`` kept, as they were handed to it."""
-        return kept  # type: ignore[no-any-return]
-
-    def _release(self, kept: Any) -> None:
-        """What ``_pack`` kept is let go (in-process: nothing else to do)."""
-
-    def _unique(self, items: list[Any]) -> list[Any]:
-        """A piece's items without the copies an exporter's retry left (none in-process)."""
-        return items
-
-    def _key(self, item: Any) -> Hashable:
-        """What a retried copy of ``item`` has in common with it: the span id."""
-        return int(item.context.span_id)
-
-    def _sizes(self, items: list[Any]) -> tuple[int, int]:
-        """Spans and log records among ``items``."""
-        return len(items), 0
-
-    def _duplicates(self, items: list[Any]) -> None:
-        self._count(spans_duplicate=len(items))
-
-    def _late(self, trace: CompletedTrace) -> None:
-        """Count what a later piece brings (a receiver also counts its log records)."""
-
-    def _judged(self, trace: CompletedTrace, eval_trace: EvalTrace, matched: bool) -> None:
-        """A trace was judged for the first time (a receiver counts it)."""
-
-    def _failed(self, trace: CompletedTrace) -> None:
-        """Converting or judging a trace raised (a receiver counts it)."""
-
-    def _first_verdict(self, results: list[CaseResult]) -> None:
-        """The cases of a trace's first verdict (not a revision) were judged: a receiver
-        counts them."""
+    # -- counts and results lines ------------------------------------------------------------
 
     def _count(self, **deltas: int) -> None:
         # Judge workers count from several threads at once.
         with self._count_lock:
             for name, delta in deltas.items():
                 setattr(self, name, getattr(self, name, 0) + delta)
+        if self._counted is not None:  # after: the host's counters follow this evaluator's
+            self._counted(deltas)
 
     def judge_stats(self) -> dict[str, Any]:
         """The judge queue's counters (``judge_queue_*``) and, for a judge built here, what it
@@ -722,7 +725,8 @@ class InlineEvaluator:
             stats["judge_cost_usd"] = round(totals.cost_usd, 6)
         return stats
 
-    def _write_line(self, data: bytes) -> None:
+    def _write_file(self, data: bytes) -> None:
+        """A results line to this evaluator's own file (``results_path``), if it has one."""
         if self._file is None:
             return
         with self._file_lock:
@@ -760,3 +764,5 @@ class InlineEvaluator:
                     stop()
                 except Exception:  # noqa: BLE001
                     self._count(errors=1)
+        if self._results is not None:
+            self._results.close()

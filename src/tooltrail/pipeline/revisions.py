@@ -61,8 +61,8 @@ class Judged:
     """What was judged of one trace, and what that judgment said."""
 
     #: The spans and log records judged, as the buffer delivered them, in the evaluator's
-    #: kept form (``InlineEvaluator._pack``: the items themselves in-process, one ``bytes``
-    #: in ``tooltrail serve``, see ``serve.kept``).
+    #: kept form (``pipeline.trace_items``, ``TraceItems.pack``: the items themselves
+    #: in-process, one ``bytes`` in ``tooltrail serve``, see ``serve.kept``).
     kept: Any
     #: How many spans and log records ``kept`` holds.
     size: int

@@ -54,10 +54,10 @@ _NO_WINDOW = -1.0
 def require_price(suite: Any, overrides: Mapping[str, Any] | None = None) -> None:
     """Raise ``ValueError`` when ``suite``'s judge checks would spend from a window without
     their model's price (their cost would never count): the run's judge settings
-    (``tooltrail.judging``, ``overrides`` over the suite's ``judge:`` block) need a model and
-    its price."""
+    (``tooltrail.score.run_judge``, ``overrides`` over the suite's ``judge:`` block) need a
+    model and its price."""
     from tooltrail.judge.prices import price_of
-    from tooltrail.judging import run_judge_settings
+    from tooltrail.score import run_judge_settings
 
     settings = run_judge_settings(suite, overrides)
     if settings is None:  # no judge check: nothing to spend

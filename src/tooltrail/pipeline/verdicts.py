@@ -25,10 +25,10 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 
-from tooltrail.evaluate import CaseResult
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Span
 from tooltrail.pipeline.console import verdict_word
+from tooltrail.results import CaseResult
 
 VERDICT = "tooltrail.verdict"
 FAILED_CHECKS = "tooltrail.failed_checks"

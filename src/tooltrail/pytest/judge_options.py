@@ -3,7 +3,7 @@ session so that judge checks (a YAML turn's ``judge:``, ``Expect(judge=...)``, a
 ``tool_calls_args`` entry's ``judge:``, ``llm_judge`` evaluators) ask the configured model.
 
 Nothing is built unless a judge option is given: a session without one imports nothing of the
-judge tier. The judge is built with ``tooltrail.judging.judging`` (the run's runner and the
+judge tier. The judge is built with ``tooltrail.score.judging`` (the run's runner and the
 resolver of models that checks name) in ``pytest_configure`` and closed in
 ``pytest_unconfigure``; each pytest-xdist worker builds its own.
 """
@@ -80,7 +80,7 @@ def install(config: pytest.Config) -> None:
     if not values:
         return
     from tooltrail.judge import JudgeConfigError, read_judge_settings
-    from tooltrail.judging import judging
+    from tooltrail.score import judging
 
     stack = ExitStack()
     try:

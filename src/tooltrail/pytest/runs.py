@@ -22,7 +22,6 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 
 from tooltrail.checks.score import Score
-from tooltrail.evaluate import CaseResult, RunVerdict, evaluate_trace, meets
 from tooltrail.model import AgentSpan, EvalSpan, EvalTrace, Handoff, ToolCall
 from tooltrail.model import Turn as TraceTurn
 from tooltrail.pytest.agent_calls import (
@@ -34,9 +33,11 @@ from tooltrail.pytest.agent_calls import (
 from tooltrail.pytest.messages import format_turn_calls
 from tooltrail.redact import Redaction
 from tooltrail.report.trials import text_lines
+from tooltrail.results import CaseResult, RunVerdict
+from tooltrail.score import evaluate_trace
 from tooltrail.settings import redaction_from_env
 from tooltrail.suite.case import TestCase
-from tooltrail.trials import Trials, Verdict, count_flips
+from tooltrail.trials import Trials, Verdict, count_flips, meets
 
 #: Turns SDK spans into the trajectory (``tooltrail.pytest.trail.trace_of_spans``).
 SpanConverter = Callable[[list[ReadableSpan]], EvalTrace]

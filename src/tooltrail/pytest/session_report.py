@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from tooltrail.evaluate import CaseResult, EvaluationReport, RunVerdict, meets
 from tooltrail.report import render_json, render_junit
+from tooltrail.results import CaseResult, EvaluationReport, RunVerdict
+from tooltrail.trials import meets
 
 FORMATS = {".json": render_json, ".xml": render_junit}
 SUITE_NAME = "pytest"

@@ -17,7 +17,6 @@ from tooltrail.checks.protocol import Check, CheckContext, run_checks
 from tooltrail.checks.score import Score
 from tooltrail.checks.turns import TurnArgs, TurnOrdered, expect_checks
 from tooltrail.checks.view import CallView
-from tooltrail.evaluate import CaseResult, evaluate_trace
 from tooltrail.model import EvalTrace, ToolCall
 from tooltrail.pytest.agent_calls import Agent, is_async_agent
 from tooltrail.pytest.capture import (
@@ -38,6 +37,8 @@ from tooltrail.pytest.runs import (
 from tooltrail.pytest.sdk_spans import trace_of_spans
 from tooltrail.pytest.trials import session_confidence
 from tooltrail.redact import redacted_explanations
+from tooltrail.results import CaseResult
+from tooltrail.score import evaluate_trace
 from tooltrail.suite.case import Expect, Turn
 from tooltrail.suite.case import TestCase as Case
 from tooltrail.trials import check_confidence

@@ -21,10 +21,10 @@ from tooltrail.checks import default_registry
 from tooltrail.checks.plugins import PluginError, load_plugins
 from tooltrail.pytest.runs import TrajectoryAssertionError
 from tooltrail.suite.case import TestCase
-from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import FieldReader, KeyPath, read_document
 from tooltrail.suite.gate import confidence_of
 from tooltrail.suite.load import CASE_KEYS, read_case
+from tooltrail.suite.suite_error import SuiteError
 
 #: Keys only an agent test file has, on top of the suite case keys.
 RUN_KEYS = ("agent", "factory", "concurrency", "confidence")

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from tooltrail.evaluate import CaseResult, EvaluationReport
 from tooltrail.report.markdown import escape as md_escape
+from tooltrail.results import CaseResult, EvaluationReport
 
 NEWLY_FAILING = "newly-failing"
 NEWLY_PASSING = "newly-passing"

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from tooltrail.evaluate import SUMMARY_BLOCK, CaseResult, EvaluationReport, RunVerdict, Summarizer
 from tooltrail.report.agreement import (
     MAX_LISTED_DISAGREEMENTS,
     TITLE,
@@ -44,6 +43,7 @@ from tooltrail.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from tooltrail.report.stream import TextSink, write_pieces
 from tooltrail.report.trajectory import TimelineSpan, Trajectory
 from tooltrail.report.trials import by_k, figures_of, repeated
+from tooltrail.results import SUMMARY_BLOCK, CaseResult, EvaluationReport, RunVerdict, Summarizer
 
 if TYPE_CHECKING:
     from tooltrail.agreement import Agreement

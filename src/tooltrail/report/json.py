@@ -18,8 +18,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from tooltrail.evaluate import EvaluationReport
 from tooltrail.report.stream import TextSink, write_pieces
+from tooltrail.results import EvaluationReport
 
 if TYPE_CHECKING:
     from tooltrail.agreement import Agreement

@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
-from tooltrail.evaluate import CaseResult, EvaluationReport
 from tooltrail.report.agreement import render_agreement_text
 from tooltrail.report.stream import TextSink, write_pieces
 from tooltrail.report.trials import junit_properties, repeated
+from tooltrail.results import CaseResult, EvaluationReport
 
 if TYPE_CHECKING:
     from tooltrail.agreement import Agreement

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from tooltrail.evaluate import EvaluationReport
 from tooltrail.report.agreement import (
     MAX_LISTED_DISAGREEMENTS,
     TITLE,
@@ -23,6 +22,7 @@ from tooltrail.report.agreement import (
 )
 from tooltrail.report.stream import TextSink, write_pieces
 from tooltrail.report.trials import by_k, figures_of
+from tooltrail.results import EvaluationReport
 
 if TYPE_CHECKING:
     from tooltrail.agreement import Agreement

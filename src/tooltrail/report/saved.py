@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import orjson
 
 from tooltrail.agreement import Agreement
-from tooltrail.evaluate import EvaluationReport, ReportError
 from tooltrail.redact import Redaction, redacted_explanations
 from tooltrail.report.trajectory import Trajectory, redact_trajectory
+from tooltrail.results import EvaluationReport, ReportError
 from tooltrail.settings import redaction_from_env
 from tooltrail.suite.gate import GateResult
 

@@ -13,7 +13,10 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from tooltrail.evaluate import (
+from tooltrail.report.agreement import text_lines
+from tooltrail.report.stream import TextSink, write_pieces
+from tooltrail.report.trials import text_lines as trial_lines
+from tooltrail.results import (
     SUMMARY_BLOCK,
     CaseResult,
     EvaluationReport,
@@ -21,9 +24,6 @@ from tooltrail.evaluate import (
     Summarizer,
     Summary,
 )
-from tooltrail.report.agreement import text_lines
-from tooltrail.report.stream import TextSink, write_pieces
-from tooltrail.report.trials import text_lines as trial_lines
 
 if TYPE_CHECKING:
     from tooltrail.agreement import Agreement

@@ -21,11 +21,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooltrail.evaluate import CaseResult
 from tooltrail.model import EvalTrace
 from tooltrail.otlp import Limits
 from tooltrail.otlp.decode.span import STATUS_ERROR, STATUS_OK
 from tooltrail.redact import Redaction, clean_attribute, tool_args_text
+from tooltrail.results import CaseResult
 from tooltrail.scores import LABEL_FAIL, SCORE_LABEL, EventOptions, evaluation_events
 from tooltrail.settings import redaction_from_env
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tooltrail.evaluate import RunVerdict
+from tooltrail.results import RunVerdict
 from tooltrail.trials import DEFAULT_CONFIDENCE, Trials, shown_ks
 
 #: What the interval says of the threshold, by the verdict it gives (``Trials.verdict``).

@@ -17,6 +17,8 @@ import re
 import ssl
 from pathlib import Path
 
+from tooltrail.config_error import ConfigError
+
 _SCHEME = "bearer "
 
 
@@ -53,7 +55,7 @@ def tls_context(cert: str | os.PathLike[str], key: str | os.PathLike[str]) -> ss
     return context
 
 
-class TlsFileError(ValueError):
+class TlsFileError(ConfigError):
     """A ``--tls-cert`` or ``--tls-key`` file that cannot serve TLS; the message names the file
     and the cause."""
 

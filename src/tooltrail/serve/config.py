@@ -155,7 +155,7 @@ class ServeConfig:
         return self.dump is not None or bool(self.forward)
 
     def judge_overrides(self) -> dict[str, Any]:
-        """The judge settings given here, as ``tooltrail.judging.run_judge_settings`` takes
+        """The judge settings given here, as ``tooltrail.score.run_judge_settings`` takes
         them (``None``: not given)."""
         return {
             "model": self.judge_model,

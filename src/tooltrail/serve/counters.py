@@ -34,7 +34,7 @@ class ReceiverCounters:
     late_spans_unjudged: int = 0
     log_records_unjudged: int = 0
     #: Copies an exporter's retry sent again: left out (spans by span id, log records by
-    #: ``serve.logs.record_key``).
+    #: ``serve.logs_intake.record_key``).
     spans_duplicate: int = 0
     log_records_duplicate: int = 0
     #: Traces that no policy of the suite selected (still counted as evaluated).

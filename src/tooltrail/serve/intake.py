@@ -26,8 +26,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Union
 
-from tooltrail.convert.facts import READ_FACTS
-from tooltrail.dialects import INTEREST
+from tooltrail.convert.engine import Needs, decoding_for, engine
+from tooltrail.convert.facts import FactSpan
 from tooltrail.otlp import (
     DecodeError,
     Diagnostic,
@@ -37,8 +37,7 @@ from tooltrail.otlp import (
     decode_json_request,
     decode_request,
 )
-from tooltrail.otlp.decode.span import FactSpan, SpanHead
-from tooltrail.otlp.read.core import reading_path, request_reader
+from tooltrail.otlp.decode.span import SpanHead
 from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled, Undecodable
@@ -130,13 +129,14 @@ def decode_body(
 ) -> Sequence[Span | SpanHead | FactSpan]:
     """The spans of a traces request, as the intake reads them (raises ``DecodeError``).
 
-    The compiled core reads the body when it is in use and takes it (``otlp.read.core``
-    decides); a body it declines (anything to report, an unusual spelling) and every body
-    with ``wire`` (the dump and ``--forward`` write spans again, from their wire form) go to
-    the Python decoders, which report exactly as before. The core hands out spans no
-    dialect reads (``dialects.INTEREST``) as ``SpanHead``, without ``Span.wire``; with
+    The engine's request decoder reads the body when it has one and takes it (the compiled
+    core's, ``convert.engine``); a body it declines (anything to report, an unusual
+    spelling) and every body with ``wire`` (the dump and ``--forward`` write spans again,
+    from their wire form) go to the Python decoders, which report exactly as before. The
+    core hands out spans no dialect reads (``dialects.INTEREST``) as ``SpanHead``, without
+    ``Span.wire``; with
     ``facts`` (the suite reads no content), the spans its port of the dialect rules covers as
-    ``FactSpan`` (``convert.facts.READ_FACTS``: classified in the core, not by the converter).
+    ``FactSpan`` (the engine's facts mode: classified in the core, not by the converter).
 
     Eager on the Python path: the converter reads a couple of dozen attributes per span,
     which costs less from a plain dict than from lazily decoded attributes (measured: ~15%
@@ -144,7 +144,8 @@ def decode_body(
     core takes a body only when the Python path would read every span of it without a
     word): ``serve.kept`` decodes a kept body again."""
     if not wire and body.__class__ is bytes and len(body) <= _LIMITS.max_record_bytes:
-        reader = request_reader(encoding, READ_FACTS if facts else INTEREST)
+        decoding = decoding_for(Needs(content=not facts), collected=False)
+        reader = engine().request_decoder(encoding, decoding)
         if reader is not None:
             spans = reader(body, _ORIGIN, _LIMITS)
             if spans is not None:
@@ -161,10 +162,10 @@ WIRE_PATH = "python (--dump or --forward: spans keep their wire form)"
 
 
 def intake_reading_path(wire: bool) -> str:
-    """How the intake reads requests, for ``/stats``: ``otlp.read.core.reading_path()``
+    """How the intake reads requests, for ``/stats``: the engine's ``reading_path()``
     (``core <version>``, ``python``, ``python (the core is not installed)``), or ``WIRE_PATH``
     with ``wire``. Bodies the core declines are read by the Python path either way."""
-    return WIRE_PATH if wire else reading_path()
+    return WIRE_PATH if wire else engine().reading_path()
 
 
 class TraceIntake:
@@ -175,8 +176,9 @@ class TraceIntake:
     ``evict_rootless`` (and a buffer with ``hand_on_oldest_rootless`` and ``grace_s``), a
     request that would be refused first makes room by evicting rootless traces. With
     ``wire``, spans keep their wire form (``decode_body``): for the sinks that write them again;
-    with ``facts``, the core reads in the facts mode (``decode_body``): when no check reads
-    content.
+    else they are decoded as the engine decodes for the suite's ``needs`` and a consumer that
+    keeps its spans (``convert.engine.decoding_for``: the core's facts mode when no check reads
+    content).
 
     Each span is handed on with the request it came in (``ReceivedRequest``; its body
     ``bytes`` only, not copied, and kept only while something holds the span).
@@ -192,11 +194,12 @@ class TraceIntake:
         retry_after: float,
         evict_rootless: bool = True,
         wire: bool = False,
-        facts: bool = False,
+        needs: Needs | None = None,
     ) -> None:
         self._buffer = buffer
         self._wire = wire
-        self._facts = facts and not wire
+        decoding = decoding_for(needs or Needs(content=True), collected=False)
+        self._facts = decoding.facts and not wire
         self._counters = counters
         self._max_spans = max_buffered_spans
         self._max_traces = max_traces

@@ -35,10 +35,10 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Any, Literal
 
-from tooltrail.convert.facts import SpanFact
+from tooltrail.convert.facts import FactSpan, SpanFact
 from tooltrail.dialects import DialectCall, ModelCall
 from tooltrail.otlp import LogRecord, Span, decode_request
-from tooltrail.otlp.decode.span import FactSpan, SpanEvent, SpanHead
+from tooltrail.otlp.decode.span import SpanEvent, SpanHead
 from tooltrail.otlp.decode.wire import LeanTraces
 from tooltrail.serve.intake import Received, ReceivedLog, ReceivedRequest, ReceivedSpan, decode_body
 

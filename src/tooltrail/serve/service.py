@@ -21,8 +21,8 @@ from tooltrail.serve.auth import check_tls
 from tooltrail.serve.collector import set_for_serving
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.listeners import Listeners
-from tooltrail.serve.pipeline import TracePipeline
 from tooltrail.serve.signals import StopSignals
+from tooltrail.serve.stages import TracePipeline
 from tooltrail.suite import TestSuite
 
 

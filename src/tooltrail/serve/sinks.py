@@ -14,22 +14,21 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from tooltrail.convert import to_eval_trace
-from tooltrail.evaluate import CaseResult
-from tooltrail.model import EvalTrace
-from tooltrail.otlp import Diagnostic, LogRecord, OtlpFileWriter, Span
+from tooltrail.otlp import LogRecord, OtlpFileWriter, Span
 from tooltrail.pipeline.buffer import CompletedTrace
 from tooltrail.pipeline.inline import InlineEvaluator
 from tooltrail.pipeline.throttle import ThrottledWarning
 from tooltrail.redact import Redaction
+from tooltrail.results import CaseResult
 from tooltrail.serve.counters import ReceiverCounters
-from tooltrail.serve.intake import Received, ReceivedLog
-from tooltrail.serve.kept import BODY_BYTES_PER_KEPT_ITEM, KeptBodies, pack, unpack
-from tooltrail.serve.logs import logs_request, record_key
+from tooltrail.serve.intake import Received
+from tooltrail.serve.logs_intake import logs_request
+from tooltrail.serve.received_items import LogsSeen, ReceivedItems
 from tooltrail.serve.redaction import redacted
+from tooltrail.suite import TestSuite
 
 _log = logging.getLogger(__name__)
 
@@ -40,16 +39,6 @@ PRIVATE = 0o600
 def create_private(path: str | os.PathLike[str]) -> None:
     """Create ``path`` readable by its owner only, unless it exists (then it is left as is)."""
     os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE))
-
-
-class LogsSeen:
-    """Whether the receiver has taken any logs request: until then no trace holds a log record,
-    and every stage runs exactly as it would without logs support."""
-
-    __slots__ = ("seen",)
-
-    def __init__(self) -> None:
-        self.seen = False
 
 
 def spans_of(trace: CompletedTrace[Received]) -> list[Span | LogRecord]:
@@ -98,170 +87,72 @@ class ResultsFile:
                 self._fd = None
 
 
-class ReceivedTraceEvaluator(InlineEvaluator):
-    """The live inline evaluator, fed decoded OTLP spans (and log records) instead of SDK spans.
+class ReceiverObserver:
+    """What the receiver counts of the inline evaluator's work (``pipeline.observer``):
+    ``/stats``'s evaluation counters, and a warning for traces given up unevaluated."""
 
-    Pieces that arrive after their trace was judged (``late``: another process's spans, log
-    records past ``logs_grace``) are merged with what was judged and judged again (a revision
-    line), within the revision window and limits; past them they are counted and named in one
-    ``late_unjudged`` line. Every piece is still dumped and forwarded. Log records are
-    de-duplicated by ``serve.logs.record_key`` (an exporter's retry re-sends them), spans by
-    span id.
-    """
-
-    def __init__(
-        self,
-        suite: Any,
-        counters: ReceiverCounters,
-        *,
-        results: ResultsFile | None = None,
-        logs: LogsSeen | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(suite, **kwargs)
-        #: Request bodies the kept traces point into (``serve.kept``), bounded in bytes by
-        #: the cap on kept items.
-        self.bodies = KeptBodies(self.revisions.max_items * BODY_BYTES_PER_KEPT_ITEM)
+    def __init__(self, counters: ReceiverCounters) -> None:
         self._counters = counters
-        self._results = results
-        self._logs = logs
-        self._log_warn = ThrottledWarning(_log)
+        self._warn = ThrottledWarning(_log)
 
-    def _logs_seen(self) -> bool:
-        return self._logs is not None and self._logs.seen
-
-    def _convert(self, trace: CompletedTrace, items: list[Any], partial: bool) -> EvalTrace | None:
-        decoded = [received.decoded for received in items]
-        diagnostics: list[Diagnostic] | None = None
-        if self._logs_seen():
-            spans, records = split_logs(decoded)
-            if records:
-                if not spans:
-                    self._orphaned(trace, records)
-                    return None
-                diagnostics = []
-        eval_trace = to_eval_trace(decoded, diagnostics, usage=self.usage, content=self.content)
-        if diagnostics:
-            self._unjoined(trace, diagnostics)
-        eval_trace.partial = eval_trace.partial or partial
-        return eval_trace
-
-    def _failed(self, trace: CompletedTrace) -> None:
-        self._counters.add(evaluation_errors=1, traces_evaluated=1)
-
-    def _judged(self, trace: CompletedTrace, eval_trace: EvalTrace, matched: bool) -> None:
-        self._counters.add(
-            traces_evaluated=1,
-            traces_partial=1 if trace.partial else 0,
-            traces_unmatched=0 if matched else 1,
-        )
-
-    def _pack(self, items: list[Any]) -> Any:
-        """One ``bytes`` per judged trace, or a tuple of it and the request bodies its spans
-        are read from again (``serve.kept``), which the garbage collector never walks; the
-        items themselves only when they hold what it cannot keep exactly."""
-        packed = pack(items, self.bodies)
-        return items if packed is None else packed
-
-    def _unpack(self, kept: Any, trace_id: int) -> list[Any]:
-        if kept.__class__ is bytes or kept.__class__ is tuple:
-            return unpack(kept, trace_id)
-        return kept  # type: ignore[no-any-return]
-
-    def _release(self, kept: Any) -> None:
-        self.bodies.release(kept)
-
-    def _unique(self, items: list[Any]) -> list[Any]:
-        """The piece without repeated log records (a retried logs export); spans repeated by a
-        retry are left to the converter, which keeps the first copy of each span id."""
-        if not self._logs_seen():
-            return items
-        seen: set[Hashable] = set()
-        unique: list[Any] = []
-        repeated = 0
-        for item in items:
-            if isinstance(item, ReceivedLog):
-                key = record_key(item.decoded)
-                if key in seen:
-                    repeated += 1
-                    continue
-                seen.add(key)
-            unique.append(item)
-        if repeated:
-            self._count(log_records_duplicate=repeated)
-        return unique
-
-    def _key(self, item: Received) -> Hashable:
-        if isinstance(item, ReceivedLog):
-            return record_key(item.decoded)
-        return item.decoded.span_id
-
-    def _sizes(self, items: list[Any]) -> tuple[int, int]:
-        records = sum(1 for item in items if isinstance(item, ReceivedLog))
-        return len(items) - records, records
-
-    def _duplicates(self, items: list[Any]) -> None:
-        spans, records = self._sizes(items)
-        self._count(spans_duplicate=spans, log_records_duplicate=records)
-
-    def _late(self, trace: CompletedTrace) -> None:
-        if self._logs_seen():
-            records = self._sizes(trace.spans)[1]
-            if records:
-                self._count(log_records_late=records)
-
-    def _count(self, **deltas: int) -> None:
-        super()._count(**deltas)
+    def counted(self, deltas: Mapping[str, int]) -> None:
         counted = {k: v for k, v in deltas.items() if v and k in _COUNTED}
         if counted:  # (every judged trace counts ``traces_evaluated``, not a receiver counter)
             self._counters.add(**counted)
 
-    def _write_line(self, data: bytes) -> None:
-        if self._results is not None:
-            self._results.append(data)
+    def failed(self) -> None:
+        self._counters.add(evaluation_errors=1, traces_evaluated=1)
 
-    def export_dropped(self, trace: CompletedTrace) -> None:
-        """A trace the buffer gave up (``dropped_spans`` spans, none delivered): counted, and
-        named by one results line, so no accepted trace is silently missing."""
-        super().export_dropped(trace)
-        self._log_warn.warn(
+    def judged(self, partial: bool, matched: bool) -> None:
+        self._counters.add(
+            traces_evaluated=1,
+            traces_partial=1 if partial else 0,
+            traces_unmatched=0 if matched else 1,
+        )
+
+    def first_verdict(self, results: list[CaseResult]) -> None:
+        passed = sum(1 for r in results if r.passed)
+        self._counters.add(cases_passed=passed, cases_failed=len(results) - passed)
+
+    def dropped(self) -> None:
+        """A trace the buffer gave up (``dropped_spans`` spans, none delivered) was counted
+        and named by one results line: no accepted trace is silently missing."""
+        self._warn.warn(
             "dropped",
             "tooltrail serve: traces given up unevaluated (counter traces_dropped; a results "
             "line with reason dropped names each)",
         )
 
-    def _orphaned(self, trace: CompletedTrace, records: list[LogRecord]) -> None:
-        """Log records of a piece without spans: kept (a later piece with its spans is judged
-        with them), counted ``log_records_orphaned`` until then."""
-        self._counters.add(log_records_orphaned=len(records))
-        self._log_warn.warn(
-            "orphaned-logs",
-            "tooltrail serve: log records of trace %s found no span of it (%s; counter "
-            "log_records_orphaned)",
-            trace.trace_id_hex,
-            trace.reason,
-        )
 
-    def _unjoined(self, trace: CompletedTrace, diagnostics: list[Diagnostic]) -> None:
-        unjoined = sum(1 for d in diagnostics if d.message.startswith("log record"))
-        if unjoined:
-            self._counters.add(log_records_unjoined=unjoined)
-            self._log_warn.warn(
-                "unjoined-logs",
-                "tooltrail serve: %d log record(s) of trace %s name no model or agent span of "
-                "it (counter log_records_unjoined)",
-                unjoined,
-                trace.trace_id_hex,
-            )
+def received_evaluator(
+    suite: TestSuite | str | os.PathLike[str],
+    counters: ReceiverCounters,
+    items: ReceivedItems | None = None,
+    *,
+    results: ResultsFile | None = None,
+    **options: Any,
+) -> InlineEvaluator:
+    """The live inline evaluator, fed decoded OTLP spans (and log records) instead of SDK
+    spans: ``items`` (default: without logs, ``InlineEvaluator``'s cap on kept spans), its
+    counts in ``counters`` too, its lines in ``results``; ``options``: ``InlineEvaluator``'s,
+    but for ``max_kept_spans``, which is ``items.max_kept_items``.
 
-    def shutdown(self) -> None:
-        super().shutdown()
-        if self._results is not None:
-            self._results.close()
-
-    def _first_verdict(self, results: list[CaseResult]) -> None:
-        passed = sum(1 for r in results if r.passed)
-        self._counters.add(cases_passed=passed, cases_failed=len(results) - passed)
+    Pieces that arrive after their trace was judged (``late``: another process's spans, log
+    records past ``logs_grace``) are merged with what was judged and judged again (a revision
+    line), within the revision window and limits; past them they are counted and named in one
+    ``late_unjudged`` line. Every piece is still dumped and forwarded. Log records are
+    de-duplicated by ``serve.logs_intake.record_key`` (an exporter's retry re-sends them), spans by
+    span id.
+    """
+    items = ReceivedItems(counters) if items is None else items
+    return InlineEvaluator(
+        suite,
+        items=items,
+        observer=ReceiverObserver(counters),
+        results=results,
+        max_kept_spans=items.max_kept_items,
+        **options,
+    )
 
 
 #: Evaluator counts that are also receiver counters (``/stats``).

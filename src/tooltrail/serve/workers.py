@@ -41,10 +41,9 @@ from tooltrail.pipeline.spend_window import SpendState
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.intake import intake_reading_path
-from tooltrail.serve.logs import decode_logs, logs_request
+from tooltrail.serve.logs_intake import decode_logs, logs_request
 from tooltrail.serve.outcome import Accepted, ShuttingDown, Throttled
 from tooltrail.serve.parent import ParentGone, ParentWatch
-from tooltrail.serve.pipeline import buffer_shutdown_timeout, logs_accepted, logs_counts
 from tooltrail.serve.production import (
     flat_sampling,
     has_window,
@@ -54,6 +53,7 @@ from tooltrail.serve.production import (
 )
 from tooltrail.serve.shard import split_json, split_protobuf, worker_of
 from tooltrail.serve.signals import StartCancelled
+from tooltrail.serve.stages import buffer_shutdown_timeout, logs_accepted, logs_counts
 from tooltrail.suite import TestSuite
 
 _log = logging.getLogger(__name__)
@@ -197,7 +197,7 @@ def _serve_parts(
 ) -> None:
     from tooltrail.checks.plugins import load_plugins
     from tooltrail.serve.collector import set_for_serving
-    from tooltrail.serve.pipeline import TracePipeline
+    from tooltrail.serve.stages import TracePipeline
 
     load_plugins(config.plugins)  # a spawned process starts with only the built-in checks
     own = replace(

@@ -13,9 +13,9 @@ from tooltrail.suite.case import (
     Turn,
 )
 from tooltrail.suite.contains import ContainsOptions
-from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.match import Match
 from tooltrail.suite.reference import Reference
+from tooltrail.suite.suite_error import SuiteError
 from tooltrail.suite.testsuite import TestSuite
 
 __all__ = [

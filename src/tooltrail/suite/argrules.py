@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 from tooltrail.equality import Tolerance
 from tooltrail.hints import did_you_mean
-from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import format_key_path
+from tooltrail.suite.suite_error import SuiteError
 
 #: One step of an argument path: a key, a list index, or ``None`` for every key or item.
 PathPart = str | int | None

@@ -12,11 +12,11 @@ from typing import Any, Literal
 
 from tooltrail.suite.argrules import CompareArgs, RuleError, read_args_from, read_compare_args
 from tooltrail.suite.contains import read_contains_options
-from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.handoffs import agent_name_problem, allowed_agents_problem, read_handoffs
 from tooltrail.suite.match import Match
 from tooltrail.suite.reference import Reference
 from tooltrail.suite.sample import Sample
+from tooltrail.suite.suite_error import SuiteError
 from tooltrail.suite.vocabulary import (
     CASE_TERMS,
     TURN_TERMS,

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 import yaml
 
 from tooltrail.hints import did_you_mean
-from tooltrail.suite.errors import SuiteError
+from tooltrail.suite.suite_error import SuiteError
 
 #: Largest suite or gate file read, in bytes.
 MAX_FILE_BYTES = 16 * 1024 * 1024

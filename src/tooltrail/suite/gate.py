@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import FieldReader, KeyPath, read_document
+from tooltrail.suite.suite_error import SuiteError
 from tooltrail.trials import Trials, meets
 
 
@@ -33,7 +33,7 @@ class _Rate(Protocol):
 
 
 class _Runs(Protocol):
-    """One case's runs verdict (``tooltrail.evaluate.RunVerdict`` has it)."""
+    """One case's runs verdict (``tooltrail.results.RunVerdict`` has it)."""
 
     @property
     def case_id(self) -> str: ...
@@ -59,7 +59,7 @@ class _Summary(Protocol):
 
 
 class GatedReport(Protocol):
-    """What a gate reads of a report (``tooltrail.evaluate.EvaluationReport`` has it)."""
+    """What a gate reads of a report (``tooltrail.results.EvaluationReport`` has it)."""
 
     @property
     def summary(self) -> _Summary: ...

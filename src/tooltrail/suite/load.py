@@ -29,13 +29,13 @@ from tooltrail.suite.case import (
     Turn,
 )
 from tooltrail.suite.contains import read_contains_options
-from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import FieldReader, KeyPath, read_document
 from tooltrail.suite.gate import gate_from_data
 from tooltrail.suite.handoffs import read_handoffs
 from tooltrail.suite.match import Match
 from tooltrail.suite.reference import Reference
 from tooltrail.suite.sample import read_sample
+from tooltrail.suite.suite_error import SuiteError
 from tooltrail.suite.vocabulary import CASE_TERMS, TURN_TERMS, Term, file_keys
 
 SUITE_KEYS = (
@@ -136,7 +136,7 @@ def suite_fields(data: Any, reader: FieldReader) -> dict[str, Any]:
 
 def _judge_settings(raw: Any, reader: FieldReader) -> Any:
     """The suite's ``judge:`` block as ``JudgeSettings``, each key checked where it stands."""
-    from tooltrail.judge.errors import JudgeConfigError
+    from tooltrail.judge.config_errors import JudgeConfigError
     from tooltrail.judge.settings import read_judge_settings
 
     block = reader.free_mapping(raw, ("judge",), "a mapping of judge settings (model, ...)")

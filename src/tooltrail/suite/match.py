@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tooltrail.equality import values_equal
-from tooltrail.suite.errors import SuiteError
+from tooltrail.suite.suite_error import SuiteError
 
 if TYPE_CHECKING:
     from tooltrail.model import EvalTrace

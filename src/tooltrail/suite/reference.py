@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tooltrail.model import ToolCall
-from tooltrail.suite.errors import SuiteError
+from tooltrail.suite.suite_error import SuiteError
 
 
 @dataclass(frozen=True, slots=True)

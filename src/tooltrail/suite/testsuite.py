@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from tooltrail.hints import did_you_mean
 from tooltrail.suite.case import Prices, TestCase
-from tooltrail.suite.errors import SuiteError
 from tooltrail.suite.fields import FieldReader
 from tooltrail.suite.load import suite_fields, suite_fields_of_file
+from tooltrail.suite.suite_error import SuiteError
 
 if TYPE_CHECKING:
     from tooltrail.judge.settings import JudgeSettings
@@ -32,7 +32,7 @@ class TestSuite:
     prices: Prices | None = None
     #: Seconds each check may run, for the cases without a ``check_timeout`` of their own.
     check_timeout: float | None = None
-    #: The suite's ``judge:`` block: the judge its judge checks ask (``tooltrail.judging``).
+    #: The suite's ``judge:`` block: the judge its judge checks ask (``tooltrail.score.run_judge``).
     judge: JudgeSettings | None = None
 
     def __post_init__(self) -> None:

@@ -21,7 +21,7 @@ import binascii
 from collections.abc import Sequence
 from typing import Any
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 
 TRACE_ID_BYTES = 16
 SPAN_ID_BYTES = 8

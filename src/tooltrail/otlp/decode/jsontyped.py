@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, Struct
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.ids import (
     SPAN_ID_BYTES,
     SPAN_ID_HEX,

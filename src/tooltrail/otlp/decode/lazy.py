@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.kv import Undecodable, kv_key, kv_value
 from tooltrail.otlp.decode.limits import Limits
 from tooltrail.otlp.decode.span import Diagnostic, SpanEvent

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.ids import (
     SPAN_ID_BYTES,
     SPAN_ID_HEX,

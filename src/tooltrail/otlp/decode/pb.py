@@ -8,7 +8,7 @@ from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, ZERO_SPAN_ID, bad_id
 from tooltrail.otlp.decode.lazy import PbAttributes, PbEvents, Where, span_path
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits

@@ -25,7 +25,7 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, json_id
 from tooltrail.otlp.decode.lazy import Where, decode_json_attributes_tolerant
 from tooltrail.otlp.decode.mapped import RequestBytes

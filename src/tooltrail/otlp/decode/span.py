@@ -121,59 +121,6 @@ class SpanHead:
     origin: str
 
 
-@dataclass(slots=True)
-class FactSpan:
-    """A span the compiled core read into what the converter keeps of it: the ``SpanHead``
-    fields, the ready ``SpanFact`` (``convert.facts``) and the trace notes ``TraceFacts.add``
-    takes from the span. Handed out instead of a ``Span`` only to readers in the facts mode
-    (``Interest.facts``), for the spans the core's port of the dialect rules covers; the
-    core builds it by position (its field order is checked when the core's reader is made)."""
-
-    trace_id: str
-    span_id: str
-    parent_span_id: str
-    name: str
-    start_ns: int
-    end_ns: int
-    status_code: int
-    #: Resource attributes, shared by every span of one ResourceSpans.
-    resource: Mapping[str, Any]
-    scope_name: str
-    origin: str
-    #: The ``convert.facts.SpanFact`` (typed loosely: this module knows no converter).
-    fact: Any
-    #: Whether the trace notes this span's conversation and case ids (agent, other and root
-    #: spans, as ``TraceFacts.add`` does).
-    noted: bool
-    conversation: str | None
-    case_id: str | None
-
-
-class TracePart(Protocol):
-    """A run of consecutive spans of one trace that the compiled core read and keeps in Rust
-    (``tooltrail_core.TracePart``): handed out in place of their ``FactSpan`` and ``SpanHead``
-    objects, only to readers whose interest asks for parts (``Interest.parts``: the
-    converter's collector, which adds the part to the trace the core keeps). A reader of spans
-    one by one takes ``fact_spans()`` instead; a part is taken once."""
-
-    @property
-    def trace_id(self) -> str: ...
-
-    @property
-    def count(self) -> int:
-        """How many spans the part holds."""
-        ...
-
-    @property
-    def origin(self) -> str:
-        """Where its record is (``path:line`` or ``path@offset``)."""
-        ...
-
-    def fact_spans(self) -> list[FactSpan | SpanHead]:
-        """The part's spans as the facts mode hands them out one by one."""
-        ...
-
-
 def head_of(span: Span) -> SpanHead:
     """The ``SpanHead`` of a span a reader decoded before it knew the span was of no
     interest. By position: readers call this for most plain spans (field order pinned by
@@ -205,16 +152,6 @@ class Interest:
     name_prefixes: tuple[str, ...]
     #: Most common first: readers test them in this order.
     keys: tuple[str, ...]
-    #: The facts mode: what the compiled core needs to hand out a ``FactSpan`` instead of a
-    #: ``Span`` (the text of ``dialects/rules.json`` and the classes it builds:
-    #: ``FactSpan``, ``SpanFact``, ``DialectCall``, ``ModelCall``), given by the converter
-    #: (``convert.facts.READ_FACTS``), whose readers alone may use it. ``None``: spans. The
-    #: Python decoders read as without it.
-    facts: tuple[Any, ...] | None = None
-    #: With ``facts``: the core hands out each run of consecutive spans of one trace that it
-    #: reads the facts of as one ``TracePart`` (``convert.facts.READ_PARTS``, for the
-    #: converter's collector only). With a core that has no parts, as without it.
-    parts: bool = False
     key_set: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:

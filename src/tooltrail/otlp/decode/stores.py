@@ -30,7 +30,7 @@ import base64
 import binascii
 from typing import Any, Protocol
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, short_hex_id
 from tooltrail.otlp.decode.lazy import Where
 from tooltrail.otlp.decode.span import (

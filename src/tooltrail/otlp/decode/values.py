@@ -16,7 +16,7 @@ from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.limits import TRUNCATED_MARKER, Limits
 
 Notes = list[tuple[str, str]]

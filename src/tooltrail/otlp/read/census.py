@@ -32,7 +32,7 @@ import orjson
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from msgspec import UNSET, Meta, Raw, UnsetType
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.ids import (
     SPAN_ID_BYTES,
     SPAN_ID_HEX,

@@ -19,19 +19,20 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.jsontyped import TypedRequest
 from tooltrail.otlp.decode.lazy import Where
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.decode.logs import (
+from tooltrail.otlp.decode.log_records import (
     LogRecord,
     log_trace_ids_from_json,
     logs_from_bytes,
     logs_from_json,
 )
 from tooltrail.otlp.decode.otlpjson import parse_json, spans_from_json
+from tooltrail.otlp.decode.pb import spans_from_bytes
 from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
-from tooltrail.otlp.read.core import json_lines, traces_from_bytes
+from tooltrail.otlp.read.decoders import RecordDecoders
 from tooltrail.otlp.read.records import Record, expand_paths, file_records
 
 __all__ = [
@@ -51,9 +52,12 @@ _LOG_FIELDS = {1: 1, 2: 0, 3: 2, 5: 2, 6: 2, 7: 0, 8: 5, 9: 2, 10: 2, 11: 1, 12:
 _NOTHING = memoryview(b"")
 
 
-def spans_and_logs(interest: Interest | None) -> tuple[Any, ...]:
+def spans_and_logs(
+    interest: Interest | None, decoders: RecordDecoders | None = None
+) -> tuple[Any, ...]:
     """A ``records`` signal: each record's spans (``SpanHead`` outside ``interest``), then its
-    log records; with the compiled core, a reader of JSON lines too (``read.core``)."""
+    log records; with a caller's ``decoders`` (``read.decoders``), a reader of JSON lines
+    too, and its protobuf decoder tried before the Python one."""
 
     def from_json(doc: Any, where: Where) -> list[Any]:
         spans = spans_from_json(doc, where, lazy=True, interest=interest)
@@ -61,17 +65,27 @@ def spans_and_logs(interest: Interest | None) -> tuple[Any, ...]:
             return spans + logs_from_json(doc, where)
         return spans
 
-    traces = traces_from_bytes(interest)  # the compiled core, or the Python decoder
+    def python(data: bytes, where: Where) -> list[Any]:
+        return spans_from_bytes(data, where, lazy=True, interest=interest)
+
+    traces = python
+    if decoders is not None:
+        own = decoders.protobuf
+
+        def first_own(data: bytes, where: Where) -> list[Any]:
+            spans = own(data, where)
+            return python(data, where) if spans is None else spans
+
+        traces = first_own
 
     def from_bytes(data: bytes, where: Where) -> list[Any]:
         if is_logs_message(data):
             return list(logs_from_bytes(data, where))
         return traces(data, where)
 
-    from_json_line = json_lines(interest)
-    if from_json_line is None:
+    if decoders is None:
         return from_json, from_bytes
-    return from_json, from_bytes, from_json_line
+    return from_json, from_bytes, decoders.json_line
 
 
 def read_spans_and_logs(
@@ -80,11 +94,12 @@ def read_spans_and_logs(
     limits: Limits = DEFAULT_LIMITS,
     diagnostics: list[Diagnostic] | None = None,
     interest: Interest | None = None,
+    decoders: RecordDecoders | None = None,
 ) -> Iterator[Span | SpanHead | LogRecord]:
     """``read_spans``, with the log records of the same files among the spans."""
     files = expand_paths(paths, diagnostics)
     return read_files_spans_and_logs(
-        files, limits=limits, diagnostics=diagnostics, interest=interest
+        files, limits=limits, diagnostics=diagnostics, interest=interest, decoders=decoders
     )
 
 
@@ -94,9 +109,10 @@ def read_files_spans_and_logs(
     limits: Limits = DEFAULT_LIMITS,
     diagnostics: list[Diagnostic] | None = None,
     interest: Interest | None = None,
+    decoders: RecordDecoders | None = None,
 ) -> Iterator[Span | SpanHead | LogRecord]:
     """``read_spans_and_logs`` of files already found (``expand_paths``' ``(path, named)``)."""
-    signal = spans_and_logs(interest)
+    signal = spans_and_logs(interest, decoders)
     for path, named in files:
         for record in file_records(path, limits, diagnostics, named, signal):
             yield from record.spans
@@ -222,11 +238,12 @@ def decode_mixed_json(
     limits: Limits = DEFAULT_LIMITS,
     diagnostics: list[Diagnostic] | None = None,
     interest: Interest | None = None,
+    decoders: RecordDecoders | None = None,
 ) -> list[Any]:
-    """``decode_json_request`` (lazily), with the request's log records after its spans; the
-    compiled core reads a request in the canonical shape when it is in use (``read.core``)."""
+    """``decode_json_request`` (lazily), with the request's log records after its spans; a
+    caller's ``decoders`` read it first (``read.decoders``)."""
     _within_limit(request, limits)
-    signal = spans_and_logs(interest)
+    signal = spans_and_logs(interest, decoders)
     where = Where(origin, None, None, limits, diagnostics)
     if len(signal) > 2 and isinstance(request, bytes):
         spans: list[Any] | None = signal[2](request, where)
@@ -242,10 +259,11 @@ def decode_mixed_request(
     limits: Limits = DEFAULT_LIMITS,
     diagnostics: list[Diagnostic] | None = None,
     interest: Interest | None = None,
+    decoders: RecordDecoders | None = None,
 ) -> list[Any]:
     """``decode_request`` (lazily) of a traces or a logs request (see ``is_logs_message``)."""
     _within_limit(data, limits)
-    from_bytes = spans_and_logs(interest)[1]
+    from_bytes = spans_and_logs(interest, decoders)[1]
     return from_bytes(data, Where(origin, None, None, limits, diagnostics))  # type: ignore[no-any-return]
 
 
@@ -262,6 +280,8 @@ def iter_mixed_records(
     limits: Limits = DEFAULT_LIMITS,
     diagnostics: list[Diagnostic] | None = None,
     interest: Interest | None = None,
+    decoders: RecordDecoders | None = None,
 ) -> Iterator[Record]:
     """``iter_records``, each record's log records after its spans."""
-    return file_records(os.fspath(path), limits, diagnostics, True, spans_and_logs(interest))
+    signal = spans_and_logs(interest, decoders)
+    return file_records(os.fspath(path), limits, diagnostics, True, signal)

@@ -12,10 +12,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Literal, Protocol
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.jsonproblems import json_line_problem
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
 from tooltrail.otlp.decode.span import Diagnostic, Interest, Span, SpanHead
+from tooltrail.otlp.read.decoders import RecordDecoders
 from tooltrail.otlp.read.mixed import decode_mixed_json, iter_mixed_records, spans_and_logs
 from tooltrail.otlp.read.records import LINES_BUFFER_BYTES, framed_range, skip_blank_lines
 
@@ -67,13 +68,15 @@ def read_range(
     limits: Limits | None,
     diagnostics: list[Diagnostic],
     interest: Interest | None = None,
+    decoders: RecordDecoders | None = None,
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     """The records of ``part``, each as (where it lies, its spans). Bad records become
-    diagnostics; reading goes on."""
+    diagnostics; reading goes on. A caller's ``decoders`` read records first
+    (``read.decoders``)."""
     chunk = part
     limits = limits or DEFAULT_LIMITS
     if chunk.framing == "whole":
-        yield from _read_whole(chunk, limits, diagnostics, interest)
+        yield from _read_whole(chunk, limits, diagnostics, interest, decoders)
         return
     try:
         buffering = LINES_BUFFER_BYTES if chunk.framing == "lines" else READ_BUFFER_BYTES
@@ -84,18 +87,22 @@ def read_range(
     with stream:
         stream.seek(chunk.start)
         if chunk.framing == "lines":
-            yield from _read_lines(chunk, stream, limits, diagnostics, interest)
+            yield from _read_lines(chunk, stream, limits, diagnostics, interest, decoders)
         else:
-            yield from _read_prefixed(chunk, stream, limits, diagnostics, interest)
+            yield from _read_prefixed(chunk, stream, limits, diagnostics, interest, decoders)
 
 
 def _read_whole(
-    chunk: Range, limits: Limits, diagnostics: list[Diagnostic], interest: Interest | None
+    chunk: Range,
+    limits: Limits,
+    diagnostics: list[Diagnostic],
+    interest: Interest | None,
+    decoders: RecordDecoders | None,
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     found: list[Diagnostic] = []
     read_any = False
     for record in iter_mixed_records(
-        chunk.path, limits=limits, diagnostics=found, interest=interest
+        chunk.path, limits=limits, diagnostics=found, interest=interest, decoders=decoders
     ):
         read_any = True
         diagnostics.extend(found)
@@ -120,6 +127,7 @@ def _read_lines(
     limits: Limits,
     diagnostics: list[Diagnostic],
     interest: Interest | None,
+    decoders: RecordDecoders | None,
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
     limit = limits.max_record_bytes
     offset, line_no = chunk.start, chunk.first_line - 1
@@ -155,7 +163,12 @@ def _read_lines(
         origin = f"{chunk.path}:{line_no}"
         try:
             spans = decode_mixed_json(
-                line, origin=origin, limits=limits, diagnostics=diagnostics, interest=interest
+                line,
+                origin=origin,
+                limits=limits,
+                diagnostics=diagnostics,
+                interest=interest,
+                decoders=decoders,
             )
         except DecodeError as exc:
             message = json_line_problem(line, str(exc)) if not exc.field else str(exc)
@@ -170,8 +183,9 @@ def _read_prefixed(
     limits: Limits,
     diagnostics: list[Diagnostic],
     interest: Interest | None,
+    decoders: RecordDecoders | None,
 ) -> Iterator[tuple[Extent, Sequence[Span | SpanHead]]]:
-    signal = spans_and_logs(interest)
+    signal = spans_and_logs(interest, decoders)
     for record, end in framed_range(
         chunk.path, stream, chunk.start, chunk.end, limits, diagnostics, signal
     ):

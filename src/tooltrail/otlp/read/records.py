@@ -23,7 +23,7 @@ import orjson
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.jsonproblems import JSON_ARRAY, is_json_array, json_line_problem
 from tooltrail.otlp.decode.lazy import Where
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits

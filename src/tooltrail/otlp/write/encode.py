@@ -19,7 +19,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
-from tooltrail.otlp.decode.logs import LogRecord
+from tooltrail.otlp.decode.log_records import LogRecord
 from tooltrail.otlp.decode.span import Span
 from tooltrail.otlp.decode.values import MAX_ENCODED_DEPTH, set_any_value, set_attributes
 

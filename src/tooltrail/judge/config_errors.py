@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from tooltrail.config_error import ConfigError
 
-class JudgeConfigError(ValueError):
+
+class JudgeConfigError(ConfigError):
     """A judge's settings cannot work: an unknown provider or key, a missing SDK, a bad value."""
 
 

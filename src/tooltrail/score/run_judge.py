@@ -1,17 +1,17 @@
 """The judge of one run: built from the suite's ``judge:`` block and the command line's
 overrides, installed for the run's judge checks, totalled, and closed at the end.
 
-Layer 6 beside ``evaluate``. ``eval``, ``serve``, live inline evaluation and the pytest plugin
-call :func:`run_judge_settings` once (``None``: no judge check in the suite, so nothing is
-built and the run costs what it did without judges), then :func:`judging` around the
-evaluation. The judge is installed in context variables (``judge.use_judge`` and
+Part of ``score``, beside the runner. ``eval``, ``serve``, live inline evaluation and the
+pytest plugin call :func:`run_judge_settings` once (``None``: no judge check in the suite, so
+nothing is built and the run costs what it did without judges), then :func:`judging` around
+the evaluation. The judge is installed in context variables (``judge.use_judge`` and
 ``judge.use_model_resolver``), so two runs in one process each use their own, and threads
 that copy the context (``checks.timelimit``'s workers, :func:`parallel_map`) see it.
 
 Worker processes and Dask workers get the :class:`~tooltrail.judge.JudgeSettings` (frozen,
 picklable) and build one judge per process (:func:`process_judging`), kept for the process's
 next tasks. What judging cost is not shipped back from them: each judge score carries its
-record (``Score.judge``), and the report's summary adds those up (``evaluate.JudgeSummary``),
+record (``Score.judge``), and the report's summary adds those up (``results.JudgeSummary``),
 across processes and for reports read back alike.
 """
 
@@ -26,7 +26,7 @@ from contextvars import copy_context
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tooltrail.evaluate import asks_judge
+from tooltrail.score.needs import asks_judge
 
 if TYPE_CHECKING:
     from tooltrail.checks.registry import Registry

@@ -26,7 +26,6 @@ from serve_traces import PROTOBUF, agent_trace, body_of
 from test_serve_secrets import ForwardTarget
 
 from tooltrail.convert import to_eval_trace
-from tooltrail.evaluate import CaseResult, EvaluationReport, evaluate_trace
 from tooltrail.otlp import encode_request
 from tooltrail.otlp.write.encode import json_line
 from tooltrail.pipeline.buffer import CompletedTrace
@@ -41,6 +40,8 @@ from tooltrail.report.compare import (
 from tooltrail.report.html import render_html
 from tooltrail.report.saved import saved_report_of
 from tooltrail.report.trajectory import _RawSpan, build_trajectory, failure_marks
+from tooltrail.results import CaseResult, EvaluationReport
+from tooltrail.score import evaluate_trace
 from tooltrail.scores import EventOptions, evaluation_events
 from tooltrail.serve import ServeConfig, start_in_thread
 from tooltrail.serve.forward import tagged

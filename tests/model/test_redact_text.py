@@ -10,9 +10,9 @@ import time
 import pytest
 
 from tooltrail.checks.score import Score
-from tooltrail.evaluate import evaluate_trace
 from tooltrail.model import EvalTrace, ToolCall
 from tooltrail.redact import Redaction, redacted_explanations
+from tooltrail.score import evaluate_trace
 from tooltrail.suite import TestCase
 
 RULES = Redaction()

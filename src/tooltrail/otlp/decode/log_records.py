@@ -3,7 +3,7 @@ into small records, from protobuf or OTLP/JSON.
 
 Scores go back onto traces as ``gen_ai.evaluation.result`` log records; offline they are
 written into OTLP logs files (``write.encode.encode_logs_request``) and read back from them
-(``read.logs``: same formats, framings and compression as trace files).
+(``read.log_files``: same formats, framings and compression as trace files).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-from tooltrail.otlp.decode.errors import DecodeError
+from tooltrail.otlp.decode.decode_error import DecodeError
 from tooltrail.otlp.decode.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, json_id
 from tooltrail.otlp.decode.lazy import Where
 from tooltrail.otlp.decode.values import (

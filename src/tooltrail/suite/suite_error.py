@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from tooltrail.config_error import ConfigError
 
-class SuiteError(ValueError):
+
+class SuiteError(ConfigError):
     """A suite, case or gate is invalid. ``str()`` reads ``file:line: key.path: what to do``."""
 
     def __init__(

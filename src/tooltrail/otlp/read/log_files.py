@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import cast
 
 from tooltrail.otlp.decode.limits import DEFAULT_LIMITS, Limits
-from tooltrail.otlp.decode.logs import LOGS, LogRecord
+from tooltrail.otlp.decode.log_records import LOGS, LogRecord
 from tooltrail.otlp.decode.span import Diagnostic
 from tooltrail.otlp.read.records import expand_paths, file_records
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import orjson
 
-from tooltrail.dialects.logs import CONTENT_EVENTS, event_name
+from tooltrail.dialects.genai_logs import CONTENT_EVENTS, event_name
 from tooltrail.otlp import DecodeError, Diagnostic, Limits, encode_logs_request
 from tooltrail.otlp.decode.lazy import Where
-from tooltrail.otlp.decode.logs import LogRecord, logs_from_bytes, logs_from_json
+from tooltrail.otlp.decode.log_records import LogRecord, logs_from_bytes, logs_from_json
 from tooltrail.serve.outcome import Undecodable
 
 #: ``LogRecord.origin`` of received records (named in unjoined-record diagnostics).

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tooltrail.evaluate import evaluation_time_limit
+from tooltrail.convert.engine import Needs
 from tooltrail.origins import Origins
 from tooltrail.otlp import Limits
 from tooltrail.pipeline.buffer import DEFAULT_SINK_TIMEOUT_S, TraceBuffer, TraceSink
 from tooltrail.pipeline.evaluation_events import EvaluationEventEmitter, otlp_log_exporter
 from tooltrail.pipeline.evaluation_spans import EvaluationSpanEmitter
 from tooltrail.pipeline.spend_window import SpendState
+from tooltrail.score import evaluation_time_limit
 from tooltrail.scores import EventOptions
 from tooltrail.serve.config import LOGS_PATH, TRACES_PATH, ServeConfig
 from tooltrail.serve.confirmed import ConfirmedExporter
@@ -28,16 +29,17 @@ from tooltrail.serve.console import ServeConsole
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.forward import ForwardSink
 from tooltrail.serve.intake import TraceIntake
-from tooltrail.serve.logs import DecodedLogs, decode_logs
+from tooltrail.serve.logs_intake import DecodedLogs, decode_logs
 from tooltrail.serve.outcome import Accepted
 from tooltrail.serve.production import check_spend, spend_window
+from tooltrail.serve.received_items import ReceivedItems
 from tooltrail.serve.redaction import redaction_from_env
 from tooltrail.serve.sinks import (
     DumpSink,
     LogsSeen,
-    ReceivedTraceEvaluator,
     ReleaseSink,
     ResultsFile,
+    received_evaluator,
 )
 from tooltrail.suite import TestSuite
 
@@ -204,17 +206,20 @@ class TracePipeline:
             if config.results is not None
             else None
         )
-        self.evaluator = ReceivedTraceEvaluator(
+        #: The received spans and log records as the evaluator reads and keeps them.
+        self.received = ReceivedItems(
+            self.counters, logs=self.logs, max_kept_items=config.revision_max_spans
+        )
+        self.evaluator = received_evaluator(
             suite,
             self.counters,
+            self.received,
             results=results,
-            logs=self.logs,
             on_result=callbacks or None,
             explanations=config.explanations,
             redaction=redaction,
             revision_window_s=config.revision_window,
             max_revisions=config.max_revisions,
-            max_kept_spans=config.revision_max_spans,
             judge_overrides=config.judge_overrides(),
             judge_queue=config.judge_queue,
             # Queued traces' spans are let go by the intake: the queue bounds them instead.
@@ -253,8 +258,8 @@ class TracePipeline:
             # Without admission (a worker) nothing is refused, so nothing needs evicting.
             evict_rootless=admission,
             wire=config.keeps_wire,
-            # The core classifies the spans (its facts mode) unless a check reads content.
-            facts=not self.evaluator.content,
+            # What the suite reads decides how the engine decodes (``convert.engine``).
+            needs=Needs(usage=self.evaluator.usage, content=self.evaluator.content),
         )
 
     def ingest(self, encoding: str, body: bytes) -> Accepted:
@@ -306,7 +311,7 @@ class TracePipeline:
         stats["revision_spans_kept"] = revisions.items_kept
         stats["revision_traces_kept"] = revisions.traces_kept
         stats["revision_traces_evicted"] = revisions.traces_evicted
-        bodies = self.evaluator.bodies
+        bodies = self.received.bodies
         stats["revision_bodies_held"] = bodies.bodies_held
         stats["revision_body_bytes_held"] = bodies.bytes_held
         stats["revision_bodies_refused"] = bodies.refused
