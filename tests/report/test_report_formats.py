@@ -3,6 +3,9 @@
 import json
 import xml.etree.ElementTree as ET
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tooltrail import (
     CaseResult,
     EvaluationReport,
@@ -13,6 +16,7 @@ from tooltrail import (
     render_junit,
     render_markdown,
 )
+from tooltrail.report.markdown import escape
 
 SUITE = TestSuite("refund-agent", "1.0", [TestCase(id="refund", required_tools=["a"])])
 PASSING = CaseResult(
@@ -132,6 +136,19 @@ def test_markdown_has_a_table_per_suite_and_escapes_pipes():
     assert "a\\|b \\<x\\> & \\\\x00" in row  # the recorded text a|b <x> & \x00, escaped
     # every unescaped pipe is a cell border: 4 for a 3-column row
     assert row.replace("\\|", "").count("|") == 4
+
+
+def markdown_cell(text: str) -> str:
+    """The cell text, one character at a time: a backslash before each special, CRLF and LF
+    as <br>."""
+    text = text.replace("\r\n", "\n")
+    return "".join("<br>" if c == "\n" else "\\" + c if c in "\\`*_[]<>|#~" else c for c in text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("\\`*_[]<>|#~\r\nab é"), max_size=30) | st.text())
+def test_markdown_escapes_each_character_once(text):
+    assert escape(text) == markdown_cell(text)
 
 
 def test_markdown_lists_metrics():

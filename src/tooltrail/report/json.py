@@ -45,7 +45,10 @@ def _may_differ(text: str) -> bool:
     """Whether ``text`` may hold a float that orjson spells unlike ``repr``."""
     if _DECIMAL.search(text) is not None:
         return True
-    return any(text[m.start() - 1 : m.start()].isdigit() for m in _EXPONENT.finditer(text))
+    for match in _EXPONENT.finditer(text):
+        if text[match.start() - 1 : match.start()].isdigit():
+            return True
+    return False
 
 
 def _dumps(data: object, indent: int | str | None) -> str:
