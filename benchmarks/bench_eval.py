@@ -19,10 +19,11 @@ Goals (issue 6): one worker >= 35% of the raw parse rate; two workers >= 1.7x on
 peak memory flat from 100k to 500k spans.
 
 ``--split`` instead times one ``--workers 1`` pass per format on a ``--spans`` dump and says
-where its CPU time goes: decoding records, the converter (``TraceFacts.add`` and
-``build_eval_trace``), evaluation (matching cases and ``evaluate_cases``), the report, and
-garbage collection, and the batch pass's own work (reading, grouping, labelling, compacting
-rows: the rest; this includes freeing each decoded record, which happens in the batch loop), e.g.
+where its CPU time goes: decoding records (with the core: its reading of each record into
+trace parts), the converter (``TraceCollector.add_record`` and ``TraceCollector.build``),
+evaluation (matching cases and ``evaluate_cases``), the report, and garbage collection, and
+the batch pass's own work (reading, grouping, labelling, compacting rows: the rest; this
+includes freeing each decoded record, which happens in the batch loop), e.g.
 ``python benchmarks/bench_eval.py --split --spans 50000``.
 
 ``--cpu NAME=SRC [NAME=SRC ...]`` instead compares source trees (``src`` directories, e.g. a
@@ -129,7 +130,7 @@ def split(suite_path: str, dump: str) -> dict[str, float]:
     batch tasks call (``time.process_time``: other processes on the machine do not count)."""
     import tooltrail.batch.tasks as tasks
     from tooltrail.batch import run_batch
-    from tooltrail.convert.facts import TraceFacts
+    from tooltrail.convert.collect import TraceCollector
     from tooltrail.report import write_text
     from tooltrail.results import EvaluationReport
     from tooltrail.suite import TestSuite
@@ -176,8 +177,9 @@ def split(suite_path: str, dump: str) -> dict[str, float]:
         return wrapper
 
     tasks.read_chunk = timed_records(tasks.read_chunk)  # type: ignore[assignment]
-    TraceFacts.add = timed("convert", TraceFacts.add)  # type: ignore[method-assign]
-    tasks.build_eval_trace = timed("convert", tasks.build_eval_trace)
+    # the engine's collector: each record's spans collected, each trace built
+    TraceCollector.add_record = timed("convert", TraceCollector.add_record)  # type: ignore[method-assign]
+    TraceCollector.build = timed("convert", TraceCollector.build)  # type: ignore[method-assign]
     for name in ("evaluate_cases", "evaluate_trace"):  # the latter in trees before evaluate_cases
         if hasattr(tasks, name):
             setattr(tasks, name, timed("evaluate", getattr(tasks, name)))
