@@ -5,9 +5,10 @@ protobuf and JSON lines, and in one run times, in CPU seconds (the machine is sh
 measures the neighbours too):
 
 - ``ExportTraceServiceRequest.FromString`` of every protobuf record (the raw parse);
-- decoding alone: the core's ``Reader.traces`` and the Python path's ``spans_from_bytes`` over
-  the same records, with ``dialects.INTEREST``; and the core's ``Reader.traces`` in the facts
-  mode (``convert.facts.READ_FACTS``: each span's ``SpanFact`` built in the core);
+- decoding alone: the core engine's protobuf decoder (``Reader.traces``) and the Python path's
+  ``spans_from_bytes`` over the same records, with ``dialects.INTEREST``; and the core's
+  decoder in the facts mode (``convert.engine.READ_FACTS``: each span's ``SpanFact`` built in
+  the core);
 - ``read_traces`` on each file, through the core (in the facts mode, as ``read_traces`` reads)
   and through the Python path (in-process, ``TOOLTRAIL_CORE`` switched between runs);
 - ``tooltrail eval --workers 1`` end to end on each file, each path in a fresh process.
@@ -39,11 +40,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: 
 from tooltrail import dialects  # noqa: E402
 from tooltrail.convert import engine as core  # noqa: E402
 from tooltrail.convert import read_traces  # noqa: E402
-from tooltrail.convert.facts import READ_FACTS  # noqa: E402
+from tooltrail.convert.facts import FactSpan  # noqa: E402
 from tooltrail.otlp import Limits  # noqa: E402
 from tooltrail.otlp.decode.lazy import Where  # noqa: E402
 from tooltrail.otlp.decode.pb import spans_from_bytes  # noqa: E402
-from tooltrail.otlp.decode.span import FactSpan, Span, SpanEvent, SpanHead  # noqa: E402
 
 
 def cpu_seconds(fn: Callable[[], object], repeat: int = 3) -> float:
@@ -100,45 +100,22 @@ def main() -> None:
         )
     )
     if have_core:
-        limits = Limits()
-        reader = core.core_module().Reader(
-            Span,
-            SpanHead,
-            SpanEvent,
-            (sorted(interest.names), list(interest.name_prefixes), list(interest.keys)),
-            (
-                limits.max_attribute_value_bytes,
-                limits.max_depth,
-                limits.max_attributes,
-                limits.max_events_per_span,
-            ),
-        )
+        engine = core.CoreEngine(core.core_module())
+        plain = engine.decoders(core.SPANS).protobuf
         rows.append(
             (
                 "decode, core (Reader.traces)",
-                cpu_seconds(lambda: [reader.traces(b, "dump") for b in records]),
+                cpu_seconds(lambda: [plain(b, where) for b in records]),
             )
         )
-        facts = core.core_module().Reader(
-            Span,
-            SpanHead,
-            SpanEvent,
-            (sorted(interest.names), list(interest.name_prefixes), list(interest.keys)),
-            (
-                limits.max_attribute_value_bytes,
-                limits.max_depth,
-                limits.max_attributes,
-                limits.max_events_per_span,
-            ),
-            READ_FACTS.facts,
-        )
+        facts = engine.decoders(core.READ_FACTS).protobuf
         rows.append(
             (
                 "decode + facts, core (Reader.traces, READ_FACTS)",
-                cpu_seconds(lambda: [facts.traces(b, "dump") for b in records]),
+                cpu_seconds(lambda: [facts(b, where) for b in records]),
             )
         )
-        spans = [s for b in records for s in facts.traces(b, "dump")]
+        spans = [s for b in records for s in facts(b, where) or ()]
         covered = sum(1 for s in spans if s.__class__ is FactSpan)
         print(f"facts mode: {covered} of {len(spans)} spans read as facts by the core")
     for fmt, dump in (("protobuf", pb), ("JSON lines", jsonl)):

@@ -1,16 +1,19 @@
-"""``bench_eval.py --split`` times the batch pass by wrapping the functions it calls; a wrapper
-left on a name the code no longer calls would report that part as free. Run on a small dump,
-every part the pass goes through must have taken time."""
+"""The benchmarks reach into the package (engines, decoders, the functions a split wraps), so a
+restructuring can leave one broken, or timing nothing, without a test failing. Each is run
+here on a small dump."""
 
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).parents[2] / "benchmarks" / "bench_eval.py"
+BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
+BENCH = BENCHMARKS / "bench_eval.py"
 
 
 def test_each_part_of_the_split_is_timed(tmp_path):
+    """``bench_eval.py --split`` times the batch pass by wrapping the functions it calls: a
+    wrapper left on a name the code no longer calls would report that part as free."""
     done = subprocess.run(
         [sys.executable, str(BENCH), "--split", "--spans", "3000", "--dir", str(tmp_path)],
         capture_output=True,
@@ -31,3 +34,15 @@ def test_each_part_of_the_split_is_timed(tmp_path):
         assert parts["spans"] == 3000
         for part in ("decode", "convert", "evaluate", "report"):
             assert parts[part] > 0, (dump, part, parts)
+
+
+def test_the_core_benchmark_times_every_row(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_core.py"), "--spans", "2000"]
+        + ["--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "tooltrail eval --workers 1, JSON lines, python" in done.stdout
