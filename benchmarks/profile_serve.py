@@ -4,7 +4,9 @@ on every thread (the buffer evaluates on a thread of its own).
 
     python benchmarks/profile_serve.py [REQUESTS] [--top 30]
 
-HTTP is left out (``bench_serve.py`` measures it with the rest). Prints the functions by
+HTTP is left out (``bench_serve.py`` measures it with the rest). The garbage collector is set
+as a ``tooltrail serve`` process sets it (``serve.collector``): with CPython's defaults its
+collections, charged to whatever function allocates, would be most of the picture. Prints the functions by
 their own time, and by cumulative time, with microseconds per span. ``TOOLTRAIL_CORE=python``
 profiles the Python reading path.
 """
@@ -22,6 +24,7 @@ from typing import Any
 
 from bench_serve import SPANS_PER_TRACE, SUITE, TRACES_PER_REQUEST, build_requests
 
+from tooltrail.serve.collector import set_for_serving
 from tooltrail.serve.config import ServeConfig
 from tooltrail.serve.outcome import Throttled
 from tooltrail.serve.stages import TracePipeline
@@ -62,6 +65,7 @@ def main() -> int:
         suite = TestSuite.load(Path(tmp, "suite.yaml"))
         config = ServeConfig(grace=0.2, results=Path(tmp, "results.jsonl"))
         pipeline = TracePipeline(config, suite)
+        set_for_serving()
         main_profile = cProfile.Profile()
         if not args.no_profile:
             profiles.append(main_profile)
