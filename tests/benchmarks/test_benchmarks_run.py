@@ -46,3 +46,17 @@ def test_the_core_benchmark_times_every_row(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "tooltrail eval --workers 1, JSON lines, python" in done.stdout
+
+
+def test_the_target_board_measures_each_batch_target(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_targets.py"), "--spans", "3000"]
+        + ["--rounds", "1", "--skip", "serve,live", "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    for row in ("protobuf, JSON report", "protobuf, text report", "JSON lines, JSON report"):
+        assert row in done.stdout
+    assert "cost:" in done.stdout and "memory: driver peak" in done.stdout
