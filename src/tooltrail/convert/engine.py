@@ -210,23 +210,23 @@ class CoreEngine:
         parts = self._parts(decoding)
         without_facts = self.without_facts
 
-        def protobuf(data: bytes, where: Where) -> list[Any] | None:
-            made = reader(where.limits)
-            if made is None:
-                return None
-            if parts and id(made) not in without_facts:
-                return made.trace_parts(data, where.origin)  # type: ignore[no-any-return]
-            return made.traces(data, where.origin)  # type: ignore[no-any-return]
+        def decoder(in_parts: str, in_spans: str) -> Callable[[bytes, Where], list[Any] | None]:
+            """A record decoder calling the reader's method ``in_parts`` when it reads in
+            parts, else ``in_spans``."""
 
-        def json_line(line: bytes, where: Where) -> list[Any] | None:
-            made = reader(where.limits)
-            if made is None:
-                return None
-            if parts and id(made) not in without_facts:
-                return made.json_line_parts(line, where.origin)  # type: ignore[no-any-return]
-            return made.json_line(line, where.origin)  # type: ignore[no-any-return]
+            def decode(data: bytes, where: Where) -> list[Any] | None:
+                made = reader(where.limits)
+                if made is None:
+                    return None
+                method = in_parts if parts and id(made) not in without_facts else in_spans
+                return getattr(made, method)(data, where.origin)  # type: ignore[no-any-return]
 
-        return RecordDecoders(protobuf=protobuf, json_line=json_line)
+            return decode
+
+        return RecordDecoders(
+            protobuf=decoder("trace_parts", "traces"),
+            json_line=decoder("json_line_parts", "json_line"),
+        )
 
     def request_decoder(self, encoding: str, decoding: Decoding) -> RequestDecoder | None:
         if encoding not in ("protobuf", "json"):
