@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 import orjson
-from bench_eval import SUITE, measure, raw_parse_rate, write_dumps
+from bench_eval import SUITE, cache_bytecode, measure, raw_parse_rate, write_dumps
 
 HERE = Path(__file__).resolve().parent
 TOOLTRAIL = Path(sys.executable).parent / "tooltrail"
@@ -107,6 +107,7 @@ def main() -> int:
     directory.mkdir(parents=True, exist_ok=True)
     suite = directory / "suite.yaml"
     suite.write_text(SUITE)
+    cache_bytecode(directory)
     pb, jsonl, records = write_dumps(directory, options.spans, "big")
     small_pb, _, _ = write_dumps(directory, options.spans // 5, "small", json_lines=False)
 

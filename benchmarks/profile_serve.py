@@ -6,9 +6,9 @@ on every thread (the buffer evaluates on a thread of its own).
 
 HTTP is left out (``bench_serve.py`` measures it with the rest). The garbage collector is set
 as a ``tooltrail serve`` process sets it (``serve.collector``): with CPython's defaults its
-collections, charged to whatever function allocates, would be most of the picture. Prints the functions by
-their own time, and by cumulative time, with microseconds per span. ``TOOLTRAIL_CORE=python``
-profiles the Python reading path.
+collections, charged to whatever function allocates, would be most of the picture. Prints the
+functions by their own time, and by cumulative time, with microseconds per span.
+``TOOLTRAIL_CORE=python`` profiles the Python reading path.
 """
 
 from __future__ import annotations
