@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 use serde::Deserialize;
 
+use crate::keys;
 use crate::traces::{AnyValue, Event, Limits, Resource, Scope, Span};
 use crate::wire::{Fallback, Read};
 
@@ -510,9 +511,7 @@ fn nibble(c: u8) -> Read<u8> {
 }
 
 fn has_repeated_key(pairs: &[(&str, AnyValue<'_>)]) -> bool {
-    let mut keys: Vec<&str> = pairs.iter().map(|(k, _)| *k).collect();
-    keys.sort_unstable();
-    keys.windows(2).any(|w| w[0] == w[1])
+    keys::has_repeated_key(pairs.iter().map(|(k, _)| *k))
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub mod facts;
 pub mod ids;
 pub mod json;
 pub mod jsontext;
+pub mod keys;
 mod py;
 pub mod rules;
 pub mod tools;

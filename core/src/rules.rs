@@ -6,10 +6,11 @@
 //! Every attribute key the facts reader looks up gets a slot: a span's attributes are then
 //! indexed once (one hash per attribute, `Slots::of`), and each rule is an array lookup.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::keys::{KeyMap, KeySet};
 use crate::traces::AnyValue;
 
 /// What a span name, name prefix or marker value says a span is (`roles` of rules.json).
@@ -36,14 +37,14 @@ pub type Slot = usize;
 #[derive(Debug)]
 pub struct Rules {
     /// key -> slot, for every key below.
-    slots: HashMap<String, Slot>,
-    pub by_span_name: HashMap<String, Meaning>,
+    slots: KeyMap<String, Slot>,
+    pub by_span_name: KeyMap<String, Meaning>,
     pub name_prefix: (String, Meaning),
     /// `roles.by_marker`, in order: the first row whose value is known decides.
-    pub markers: Vec<(Slot, HashMap<String, Meaning>)>,
-    pub placeholders: HashSet<String>,
+    pub markers: Vec<(Slot, KeyMap<String, Meaning>)>,
+    pub placeholders: KeySet<String>,
     /// Names of the built-in final-answer tools of every scope (`final_tools`).
-    pub final_names: HashSet<String>,
+    pub final_names: KeySet<String>,
     pub genai: GenAiTool,
     pub openinference: OpenInferenceTool,
     pub vercel: VercelTool,
@@ -92,7 +93,7 @@ pub struct Rules {
     pub exception_event: String,
     pub exception_text: (String, String),
     pub finish_reasons: Vec<Slot>,
-    pub tool_finish: HashSet<String>,
+    pub tool_finish: KeySet<String>,
     /// `conversations.ids`: (slot, JSON-encoded twice).
     pub conversations: Vec<(Slot, bool)>,
     pub case_id: Slot,
@@ -100,7 +101,7 @@ pub struct Rules {
     pub input_tokens: Vec<Slot>,
     pub output_tokens: Vec<Slot>,
     pub usage_model: Vec<Slot>,
-    pub content_keys: HashSet<String>,
+    pub content_keys: KeySet<String>,
     pub content_prefixes: Vec<String>,
 }
 
@@ -314,7 +315,7 @@ fn meaning(role: &str) -> Got<Meaning> {
     })
 }
 
-fn table(node: &Value) -> Got<HashMap<String, Meaning>> {
+fn table(node: &Value) -> Got<KeyMap<String, Meaning>> {
     let object = node
         .as_object()
         .ok_or_else(|| RulesError("rules.json: a role table is not an object".into()))?;
@@ -492,12 +493,12 @@ impl Rules {
 
     fn empty() -> Rules {
         Rules {
-            slots: HashMap::new(),
-            by_span_name: HashMap::new(),
+            slots: KeyMap::default(),
+            by_span_name: KeyMap::default(),
             name_prefix: (String::new(), Meaning::Agent),
             markers: Vec::new(),
-            placeholders: HashSet::new(),
-            final_names: HashSet::new(),
+            placeholders: KeySet::default(),
+            final_names: KeySet::default(),
             genai: GenAiTool {
                 name: 0,
                 name_source: 0,
@@ -559,14 +560,14 @@ impl Rules {
             exception_event: String::new(),
             exception_text: (String::new(), String::new()),
             finish_reasons: Vec::new(),
-            tool_finish: HashSet::new(),
+            tool_finish: KeySet::default(),
             conversations: Vec::new(),
             case_id: 0,
             case_id_key: String::new(),
             input_tokens: Vec::new(),
             output_tokens: Vec::new(),
             usage_model: Vec::new(),
-            content_keys: HashSet::new(),
+            content_keys: KeySet::default(),
             content_prefixes: Vec::new(),
         }
     }

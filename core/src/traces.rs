@@ -5,6 +5,7 @@
 //! valid ids, UTF-8 strings, no value over a limit, no field twice where protobuf would merge
 //! or overwrite. Anything else is `Fallback`, and the Python decoder reads that record.
 
+use crate::keys::has_repeated_key;
 use crate::wire::{bytes, fixed64, once, text, varint, Fallback, Fields, Read, Value as Wire};
 
 /// The limits of `otlp/decode/limits.py` that decide whether a record reads cleanly.
@@ -234,12 +235,8 @@ fn span<'a>(data: &'a [u8], limits: &Limits) -> Read<Span<'a>> {
     }
     // A key twice: the mapped reader and the wire-order reader of the Python path disagree on
     // which value is seen; left to the Python path.
-    if out.attributes.len() > 1 {
-        let mut keys: Vec<&str> = out.attributes.iter().map(|(k, _)| *k).collect();
-        keys.sort_unstable();
-        if keys.windows(2).any(|w| w[0] == w[1]) {
-            return Err(Fallback);
-        }
+    if has_repeated_key(out.attributes.iter().map(|(k, _)| *k)) {
+        return Err(Fallback);
     }
     Ok(out)
 }

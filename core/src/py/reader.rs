@@ -4,7 +4,6 @@
 //! (`traces.rs`, `json.rs`: anything the Python path would report, or read otherwise) is
 //! `None`, for the Python decoder to read.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -18,13 +17,14 @@ use super::parts::{found_of, PartSpan, Shared, TracePart};
 use crate::facts::{self, Outcome};
 use crate::ids::id_number;
 use crate::json;
+use crate::keys::KeySet;
 use crate::traces::{self, Limits, Resource};
 
 /// Which spans the converter needs in full (`otlp.decode.span.Interest`, passed in as data).
 struct Interest {
-    names: HashSet<String>,
+    names: KeySet<String>,
     prefixes: Vec<String>,
-    keys: HashSet<String>,
+    keys: KeySet<String>,
 }
 
 /// Reads records for one set of classes, interest and limits.
