@@ -2,6 +2,9 @@
 //! of `tooltrail.model` that `convert/build.py` hands over once, the values the port only
 //! carried read back from their table (`handles.rs`).
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -54,6 +57,8 @@ pub(super) struct ModelClasses {
     turn: PyObject,
     deferred_spans: PyObject,
     agent_span: PyObject,
+    /// The interned copies of the strings its traces share.
+    shared: SharedTexts,
 }
 
 impl ModelClasses {
@@ -73,6 +78,7 @@ impl ModelClasses {
             turn,
             deferred_spans,
             agent_span,
+            shared: SharedTexts::new(),
         })
     }
 }
@@ -99,19 +105,53 @@ fn str_list<'py>(py: Python<'py>, items: &[String]) -> PyResult<Bound<'py, PyLis
     PyList::new(py, items.iter().map(|item| PyString::new(py, item)))
 }
 
-/// A string of few distinct values (a tool's name, a call's source, an agent's name, an
-/// attribute's key), as one shared object: Python's interned copy. The Python builder hands
+/// The strings of few distinct values (a tool's name, a call's source, an agent's name, an
+/// attribute's key), each one shared object: Python's interned copy. The Python builder hands
 /// on the objects it was given, which its traces share; new strings per call held traces at
-/// about 1 KB more per trace than the Python builder's (`bench_core_memory.py`). Python frees
-/// an interned string no object holds any more, so this holds nothing past the traces.
-fn shared<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
-    PyString::intern(py, text)
+/// about 1 KB more per trace than the Python builder's (`bench_core_memory.py`).
+///
+/// Interning costs a new string and a look-up in Python's table of interned strings each
+/// time (14 a trace of `bench_eval.py`'s dump: 13% of `Builder.build_core`'s instructions,
+/// callgrind), so the interned copies are also kept here, by text. The keys come from input
+/// (tool names), so the map keeps std's keyed hasher; at most `MAX_SHARED` are kept, and a
+/// full map is emptied (its strings are then interned again, each once).
+pub(super) struct SharedTexts {
+    made: Mutex<HashMap<String, Py<PyString>>>,
 }
 
-fn shared_opt<'py>(py: Python<'py>, text: Option<&str>) -> Bound<'py, PyAny> {
-    match text {
-        Some(text) => shared(py, text).into_any(),
-        None => py.None().into_bound(py),
+/// Strings `SharedTexts` keeps at most.
+const MAX_SHARED: usize = 4096;
+
+impl SharedTexts {
+    pub(super) fn new() -> Self {
+        Self {
+            made: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn get<'py>(&self, py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+        // The GIL is held: no other thread waits here, and a poisoned lock (a panic while
+        // held) only means the map is taken as it is.
+        let mut made = self
+            .made
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(known) = made.get(text) {
+            return known.bind(py).clone();
+        }
+        let string = PyString::intern(py, text);
+        if made.len() >= MAX_SHARED {
+            made.clear();
+        }
+        made.insert(text.to_owned(), string.clone().unbind());
+        string
+    }
+
+    fn get_opt<'py>(&self, py: Python<'py>, text: Option<&str>) -> Bound<'py, PyAny> {
+        match text {
+            Some(text) => self.get(py, text).into_any(),
+            None => py.None().into_bound(py),
+        }
     }
 }
 
@@ -132,7 +172,7 @@ impl ModelClasses {
                 _ => intern!(py, "unset"),
             };
             let fields = [
-                shared(py, &row.name).into_any(),
+                self.shared.get(py, &row.name).into_any(),
                 py_val(py, row.args, values),
                 py_opt(py, row.call_id.as_deref()),
                 values[row.span_id.0 as usize].clone(),
@@ -142,8 +182,8 @@ impl ModelClasses {
                 status.clone().into_any(),
                 py_val(py, row.error, values),
                 row.turn.into_pyobject(py)?.into_any(),
-                shared_opt(py, row.agent.as_deref()),
-                shared(py, &row.source).into_any(),
+                self.shared.get_opt(py, row.agent.as_deref()),
+                self.shared.get(py, &row.source).into_any(),
                 py_val(py, row.result, values),
                 values[row.span_name.0 as usize].clone(),
             ];
@@ -153,7 +193,7 @@ impl ModelClasses {
         }
         let spans = self.deferred_spans.bind(py).call1((rows,))?;
         let trace_id = PyString::new(py, &built.trace_id);
-        let metadata = metadata(py, &built.meta, values, &trace_id)?;
+        let metadata = metadata(py, &built.meta, values, &trace_id, &self.shared)?;
         let turns = PyList::empty(py);
         for turn in &built.turns {
             let fields = (
@@ -168,7 +208,7 @@ impl ModelClasses {
         for agent in &built.agents {
             let fields = (
                 values[agent.span_id.0 as usize].clone(),
-                shared_opt(py, agent.name.as_deref()),
+                self.shared.get_opt(py, agent.name.as_deref()),
                 py_val(py, agent.parent_span_id, values),
                 py_val(py, agent.tool_span_id, values),
                 agent.start_ns,
@@ -199,18 +239,19 @@ fn metadata<'py>(
     meta: &build::Meta,
     values: &[Bound<'py, PyAny>],
     trace_id: &Bound<'py, PyString>,
+    shared: &SharedTexts,
 ) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item(intern!(py, "turn_count"), meta.turn_count)?;
     if let Some(service) = &meta.service_name {
-        dict.set_item(intern!(py, "service.name"), shared(py, service))?;
+        dict.set_item(intern!(py, "service.name"), shared.get(py, service))?;
     }
     if let Some((name, span_id)) = &meta.root {
         dict.set_item(intern!(py, "root_span_name"), &values[name.0 as usize])?;
         dict.set_item(intern!(py, "root_span_id"), span_id)?;
     }
     if let Some(agent) = &meta.agent_name {
-        dict.set_item(intern!(py, "agent_name"), shared(py, agent))?;
+        dict.set_item(intern!(py, "agent_name"), shared.get(py, agent))?;
     }
     let trace_ids = PyList::new(
         py,
@@ -228,7 +269,7 @@ fn metadata<'py>(
     }
     let attributes = PyDict::new(py);
     for (key, value) in &meta.attributes {
-        attributes.set_item(shared(py, key), &values[value.0 as usize])?;
+        attributes.set_item(shared.get(py, key), &values[value.0 as usize])?;
     }
     dict.set_item(intern!(py, "attributes"), attributes)?;
     if let Some(latency) = meta.total_latency_ms {
@@ -255,7 +296,7 @@ fn metadata<'py>(
                 let entry = PyDict::new(py);
                 entry.set_item(intern!(py, "input_tokens"), tokens_in)?;
                 entry.set_item(intern!(py, "output_tokens"), tokens_out)?;
-                by_model.set_item(shared(py, model), entry)?;
+                by_model.set_item(shared.get(py, model), entry)?;
             }
             let token_usage = PyDict::new(py);
             token_usage.set_item(intern!(py, "input_tokens"), tokens.input)?;
