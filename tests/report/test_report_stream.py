@@ -8,6 +8,7 @@ import tracemalloc
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from seed_report import SEED_REPORT
@@ -296,8 +297,22 @@ def test_writing_a_large_report_holds_one_chunk_not_the_document(tmp_path):
     assert (tmp_path / "junit.xml").read_text(encoding="utf-8") == render_junit(report)
 
 
-def test_json_rows_come_one_piece_each():
-    report = big_report(6)
+def test_json_rows_come_a_bounded_number_a_piece():
+    report = big_report(200)
     pieces = list(iter_json(report))
-    assert len(pieces) == 1 + 6 + 1
-    assert json.loads("".join(pieces))["summary"]["total_cases"] == 6
+    assert len(pieces) == 1 + 4 + 1  # the head, 64 + 64 + 64 + 8 rows, the end
+    assert [piece.count('"case_id"') for piece in pieces[1:-1]] == [64, 64, 64, 8]
+    assert json.loads("".join(pieces))["summary"]["total_cases"] == 200
+
+
+@pytest.mark.parametrize("odd_row", [0, 63, 64, 130, 199])
+def test_json_rows_of_a_piece_orjson_may_spell_otherwise_are_written_as_json_writes_them(
+    odd_row,
+):
+    # One row with a float orjson spells unlike ``repr`` (2.5e-05) sends its piece's rows to
+    # the standard library one by one; the pieces before and after it stay orjson's.
+    report = big_report(200)
+    small = Score("tool_call_precision", "tool_call_precision", 2.5e-05, False, "1/40000 ...")
+    report.cases[odd_row] = CaseResult("refund", False, [small], "5bd8bb8e0e0d1a1e", "odd")
+    expected = json.dumps(report.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
+    assert "".join(iter_json(report)) == expected + "\n"
