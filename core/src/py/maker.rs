@@ -3,7 +3,7 @@
 //! carried read back from their table (`handles.rs`).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -130,12 +130,15 @@ impl SharedTexts {
     }
 
     fn get<'py>(&self, py: Python<'py>, text: &str) -> Bound<'py, PyString> {
-        // The GIL is held: no other thread waits here, and a poisoned lock (a panic while
-        // held) only means the map is taken as it is.
-        let mut made = self
-            .made
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The GIL is held, so the lock is free unless this thread holds it already (Python
+        // code run by the collector while a string is made here, building a trace in turn):
+        // then the string is interned without the map, never waited for. A poisoned lock (a
+        // panic while held) only means the map is taken as it is.
+        let mut made = match self.made.try_lock() {
+            Ok(made) => made,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return PyString::intern(py, text),
+        };
         if let Some(known) = made.get(text) {
             return known.bind(py).clone();
         }
