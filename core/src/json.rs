@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 use serde::Deserialize;
 
-use crate::keys;
+use crate::keys::has_repeated_key;
 use crate::traces::{AnyValue, Event, Limits, Resource, Scope, Span};
 use crate::wire::{Fallback, Read};
 
@@ -360,7 +360,9 @@ fn read_span<'a>(
         None => Vec::new(),
         Some(pairs) => key_values(pairs, limits, 0)?,
     };
-    if attributes.len() > limits.max_attributes || has_repeated_key(&attributes) {
+    if attributes.len() > limits.max_attributes
+        || has_repeated_key(attributes.iter().map(|(k, _)| *k))
+    {
         return Err(Fallback);
     }
     let mut events = Vec::new();
@@ -508,10 +510,6 @@ fn nibble(c: u8) -> Read<u8> {
         b'A'..=b'F' => Ok(c - b'A' + 10),
         _ => Err(Fallback),
     }
-}
-
-fn has_repeated_key(pairs: &[(&str, AnyValue<'_>)]) -> bool {
-    keys::has_repeated_key(pairs.iter().map(|(k, _)| *k))
 }
 
 #[cfg(test)]

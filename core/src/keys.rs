@@ -35,31 +35,19 @@ impl Hasher for KeyHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
         let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let mut eight = [0u8; 8];
-            eight.copy_from_slice(word);
-            self.add(u64::from_le_bytes(eight));
+        for eight in &mut words {
+            self.add(word(eight));
         }
         let rest = words.remainder();
         if !rest.is_empty() {
-            // Byte by byte (at most 7): a copy of a slice of variable length is a call to
-            // `memcpy` for every key. The length in the top byte: "ab" and "ab\0" differ.
-            let mut word = (rest.len() as u64) << 56;
-            for (at, byte) in rest.iter().enumerate() {
-                word ^= u64::from(*byte) << (8 * at);
-            }
-            self.add(word);
+            // The length in the top byte: "ab" and "ab\0" differ.
+            self.add(short_word(rest) ^ ((rest.len() as u64) << 56));
         }
     }
 
     #[inline]
     fn write_u8(&mut self, byte: u8) {
         self.add(u64::from(byte));
-    }
-
-    #[inline]
-    fn write_usize(&mut self, value: usize) {
-        self.add(value as u64);
     }
 
     #[inline]
@@ -86,6 +74,17 @@ fn word(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(eight)
 }
 
+/// Up to 7 bytes as a number, byte by byte: a copy of a slice of variable length would be a
+/// call to `memcpy` for every key.
+#[inline]
+fn short_word(bytes: &[u8]) -> u64 {
+    let mut word = 0u64;
+    for (at, byte) in bytes.iter().enumerate() {
+        word ^= u64::from(*byte) << (8 * at);
+    }
+    word
+}
+
 /// A number that tells most keys apart at the cost of two loads: the length, the first and
 /// the last 8 bytes (a short key's bytes one by one). Keys with equal numbers are told apart
 /// by their texts, so it needs to be fast, not distinct.
@@ -96,11 +95,7 @@ fn sort_key(key: &str) -> u64 {
     let (head, tail) = if n >= 8 {
         (word(&bytes[..8]), word(&bytes[n - 8..]))
     } else {
-        let mut head = 0u64;
-        for (at, byte) in bytes.iter().enumerate() {
-            head ^= u64::from(*byte) << (8 * at);
-        }
-        (head, 0)
+        (short_word(bytes), 0)
     };
     head ^ tail.rotate_left(23) ^ ((n as u64) << 40)
 }

@@ -78,7 +78,7 @@ impl ModelClasses {
             turn,
             deferred_spans,
             agent_span,
-            shared: SharedTexts::new(),
+            shared: SharedTexts::default(),
         })
     }
 }
@@ -115,6 +115,7 @@ fn str_list<'py>(py: Python<'py>, items: &[String]) -> PyResult<Bound<'py, PyLis
 /// callgrind), so the interned copies are also kept here, by text. The keys come from input
 /// (tool names), so the map keeps std's keyed hasher; at most `MAX_SHARED` are kept, and a
 /// full map is emptied (its strings are then interned again, each once).
+#[derive(Default)]
 pub(super) struct SharedTexts {
     made: Mutex<HashMap<String, Py<PyString>>>,
 }
@@ -123,12 +124,6 @@ pub(super) struct SharedTexts {
 const MAX_SHARED: usize = 4096;
 
 impl SharedTexts {
-    pub(super) fn new() -> Self {
-        Self {
-            made: Mutex::new(HashMap::new()),
-        }
-    }
-
     fn get<'py>(&self, py: Python<'py>, text: &str) -> Bound<'py, PyString> {
         // The GIL is held, so the lock is free unless this thread holds it already (Python
         // code run by the collector while a string is made here, building a trace in turn):

@@ -66,14 +66,20 @@ def _dumps(data: object, indent: int | str | None) -> str:
     value but small floats, and refuses what it cannot write alike (integers past 64 bits,
     keys that are not strings, lone surrogates), so both go to the standard library."""
     if indent == 2:
-        try:
-            text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
-        except TypeError:  # orjson.JSONEncodeError is a TypeError
-            pass
-        else:
-            if not _may_differ(text):
-                return text
+        text = _orjson_text(data)
+        if text is not None:
+            return text
     return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def _orjson_text(data: object) -> str | None:
+    """orjson's text of ``data`` with two-space indentation, or ``None`` where it may differ
+    from the standard library's or orjson refuses the data (``_dumps``)."""
+    try:
+        text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return None
+    return None if _may_differ(text) else text
 
 
 def _head(
@@ -118,19 +124,18 @@ def iter_json(
         step = " " * indent if isinstance(indent, int) else indent
         margin = "\n" + step * 2  # rows sit two levels deep: report > cases > row
         first, between, close = margin, "," + margin, "\n" + step + "]"
-    n = 0
     batch: list[dict[str, Any]] = []
-    for row in report.cases:
+    at_start = True
+    for n, row in enumerate(report.cases):
         data = row.to_dict()
         if trajectories and n in trajectories:
             data["trajectory"] = trajectories[n].to_dict()
         batch.append(data)
-        n += 1
         if len(batch) == _BATCH_ROWS:
-            yield _rows_text(batch, n == _BATCH_ROWS, indent, first, between, margin)
-            batch = []
+            yield _rows_text(batch, at_start, indent, first, between, margin)
+            batch, at_start = [], False
     if batch:
-        yield _rows_text(batch, n <= _BATCH_ROWS, indent, first, between, margin)
+        yield _rows_text(batch, at_start, indent, first, between, margin)
     yield close + empty[at + 1 :] + "\n"
 
 
@@ -156,14 +161,10 @@ def _rows_text(
     the default indentation, one orjson call for all of them; rows it may spell unlike the
     standard library (``_dumps``) are written one by one, as ``_dumps`` writes each."""
     if indent == 2:
-        try:
-            text = orjson.dumps({"c": batch}, option=orjson.OPT_INDENT_2).decode()
-        except TypeError:  # orjson.JSONEncodeError is a TypeError
-            pass
-        else:
-            if not _may_differ(text):
-                rows = text[_WRAP_HEAD:-_WRAP_TAIL]  # starts with the margin: ``first``
-                return rows if at_start else "," + rows
+        text = _orjson_text({"c": batch})
+        if text is not None:
+            rows = text[_WRAP_HEAD:-_WRAP_TAIL]  # starts with the margin: ``first``
+            return rows if at_start else "," + rows
     pieces = []
     for k, data in enumerate(batch):
         row = _dumps(data, indent)
