@@ -104,6 +104,23 @@ def test_the_original_argument_attribute_is_redacted_as_well_as_tool_args() -> N
     assert json.loads(span.attributes["tool_args"]) == {"password": "[REDACTED]", "user": "ann"}
 
 
+def test_an_event_holding_a_secret_is_redacted_and_the_events_before_it_are_kept() -> None:
+    rec = Recorder()
+    tracer = provider_with(ToolArgsProcessor(rec)).get_tracer("t")
+    span = tracer.start_span("execute_tool t", attributes=_genai('{"user": "ann"}'))
+    span.add_event("progress", {"step": 1})
+    span.add_event("progress", {"step": 2})
+    span.add_event("input", {"payload": '{"password": "hunter2"}'})
+    span.end()
+    (ended,) = rec.ended
+    assert [(e.name, dict(e.attributes or {})) for e in ended.events] == [
+        ("progress", {"step": 1}),
+        ("progress", {"step": 2}),
+        ("input", {"payload": '{"password":"[REDACTED]"}'}),
+    ]
+    assert ended.attributes["tool_name"] == "t"
+
+
 def test_structured_argument_attributes_are_redacted() -> None:
     span = _tag(_genai({"password": "hunter2", "user": "ann"}))
     assert dict(span.attributes["gen_ai.tool.call.arguments"]) == {

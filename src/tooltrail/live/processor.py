@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -222,8 +223,9 @@ class ToolArgsProcessor(SpanProcessor):
             if attributes.get(key, _MISSING) != value:
                 attributes[key] = value
                 changed = True
-        original_events = span.events
-        events = self._clean_events(original_events) if original_events else None
+        # the span's own sequence of events (``span.events`` builds a tuple of it: 0.6 us)
+        original_events = self._spans.events(span)
+        events = self._clean_events(original_events) if len(original_events) else None
         if not changed and events is None:
             return span
         return copy_span(
@@ -322,7 +324,7 @@ class ToolArgsProcessor(SpanProcessor):
                         cleaned_attributes = dict(attributes)
                     cleaned_attributes[key] = cleaned
             if cleaned_attributes is not None and out is None:
-                out = list(events[:i])
+                out = list(islice(events, i))  # the SDK's ``BoundedList`` has no slices
             if out is not None:
                 if cleaned_attributes is None:
                     out.append(event)

@@ -61,6 +61,7 @@ SPAN_FIELDS = frozenset(
         "_status",
     }
 )
+_FIELD_COUNT = len(SPAN_FIELDS)
 
 
 # -- readers of the SDK's fields (the fast path) ---------------------------------------------
@@ -118,13 +119,21 @@ def _fields_copy(
     properties read back), with ``attributes`` and ``events``; ``None`` when ``original`` does
     not hold them all."""
     fields = getattr(original, "__dict__", None)
-    if fields is None or not SPAN_FIELDS <= fields.keys():
+    if fields is None:
         return None
-    state = {key: fields[key] for key in SPAN_FIELDS}
+    if type(original) is ReadableSpan and len(fields) == _FIELD_COUNT:
+        # What the SDK hands ``on_end``: the probe found its constructor storing exactly
+        # ``SPAN_FIELDS``, so its dict is copied whole (0.6 us, against 1.8 us picking the
+        # fields one by one: a tenth of a deferred tool span's work).
+        state = fields.copy()
+    elif SPAN_FIELDS <= fields.keys():
+        state = {key: fields[key] for key in SPAN_FIELDS}
+    else:
+        return None
     state["_attributes"] = attributes
     state["_events"] = events
     copy = into.__new__(into)
-    copy.__dict__.update(state)
+    copy.__dict__ = state
     return copy
 
 
