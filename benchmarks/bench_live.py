@@ -150,9 +150,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=("sdk", "tooltrail"), help="run one pipeline once")
     parser.add_argument("--workload", choices=("non-tool", "tool"), default="non-tool")
     parser.add_argument("--defer", choices=("on", "off"), default="on", help="tool span ends")
+    parser.add_argument(
+        "--steady",
+        action="store_true",
+        help="with --only: threads switch only where the loop waits (for a counter)",
+    )
     args = parser.parse_args(argv)
     ours_make = partial(with_tooltrail, args.defer == "on")
     if args.only:
+        if args.steady:
+            # The interpreter hands its lock to another thread only when this one waits (the
+            # workers then run in ``wait_for_workers``): counts do not depend on interleaving.
+            sys.setswitchinterval(1000)
         make = baseline if args.only == "sdk" else ours_make
         work = plain_traces if args.workload == "non-tool" else tool_traces
         provider = make()

@@ -17,8 +17,9 @@
 Each eval round runs every command once, in a fresh process, CPU seconds (user + system: other
 jobs on the machine count less than in wall time), with the limits measured in the same round;
 medians of ``--rounds``. ``valgrind --tool=callgrind`` counts, the steadier figure, come from
-the benchmarks that make them (``bench_rows.py --callgrind``, ``serve_path.py``,
-``bench_live.py --only``; docs/eval.md, docs/serve.md).
+``bench_instructions.py`` (the same targets, each against its limit counted the same way) and
+the benchmarks that count one step (``bench_rows.py --callgrind``, ``bench_build.py``;
+docs/eval.md, docs/serve.md).
 """
 
 from __future__ import annotations

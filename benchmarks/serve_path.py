@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bench_serve import SUITE, build_requests
 
+from tooltrail.convert.engine import Needs
 from tooltrail.pipeline.buffer import CompletedTrace
 from tooltrail.serve.counters import ReceiverCounters
 from tooltrail.serve.intake import Received, TraceIntake
@@ -64,6 +65,8 @@ def main() -> int:
                 max_buffered_spans=unbounded,
                 max_traces=unbounded,
                 retry_after=1,
+                # as ``serve.stages`` decodes: for what the suite reads (the facts mode here)
+                needs=Needs(usage=evaluator.usage, content=evaluator.content),
             )
             intake("protobuf", body)
             traces: dict[int, list[Received]] = {}

@@ -60,3 +60,40 @@ def test_the_target_board_measures_each_batch_target(tmp_path):
     for row in ("protobuf, JSON report", "protobuf, text report", "JSON lines, JSON report"):
         assert row in done.stdout
     assert "cost:" in done.stdout and "memory: driver peak" in done.stdout
+
+
+def test_the_instruction_board_runs_each_program_it_counts(tmp_path):
+    """``bench_instructions.py`` counts programs under valgrind (minutes, so not here): each
+    program it counts must run, the limits' parse over a dump ``bench_eval`` writes among them."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        from bench_eval import write_dumps
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    pb, jsonl, records = write_dumps(tmp_path, 300, "small")
+    me = BENCHMARKS / "bench_instructions.py"
+    for kind, dump in (("protobuf", pb), ("json", jsonl)):
+        done = subprocess.run(
+            [sys.executable, str(me), "--parse", kind, str(dump)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+    live = [sys.executable, str(BENCHMARKS / "bench_live.py"), "--traces", "3", "--steady"]
+    for pipeline in ("sdk", "tooltrail"):
+        done = subprocess.run(
+            [*live, "--only", pipeline, "--workload", "tool"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "serve_path.py"), "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=BENCHMARKS,
+    )
+    assert done.returncode == 0, done.stderr
