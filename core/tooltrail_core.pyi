@@ -117,3 +117,22 @@ class Builder:
         """The `EvalTrace` of a sequence of `CoreTrace`s, or `None` for the Python builder."""
     def counts(self) -> tuple[int, int, int, int]:
         """`(built, declined for a field's shape, for a comparison that raised, for no trace)`."""
+
+@final
+class Screen:
+    """Redaction's first look: whether a text surely holds nothing to hide.
+
+    `names`: the normalized key names; `anchors`: `(anchor, allowed, count)` per anchor of the
+    credential shapes; `cards`: card numbers are looked for; `shortest`: the shortest credential.
+    `ValueError` for a name or anchor beyond ASCII.
+    """
+
+    def __new__(
+        cls,
+        names: Sequence[str],
+        anchors: Sequence[tuple[str, str, int]],
+        cards: bool,
+        shortest: int,
+    ) -> Screen: ...
+    def clear(self, text: str) -> bool:
+        """`True` only when `text` holds no key name, escape or credential; `False`: maybe."""

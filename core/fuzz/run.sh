@@ -7,7 +7,7 @@ set -euo pipefail
 seconds=${1:-60}
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
-targets=(${TARGETS:-protobuf_traces json_lines facts json_text collect})
+targets=(${TARGETS:-protobuf_traces json_lines facts json_text collect screen})
 # A seed's name: its path under tests/data with "/" as "_" (the corpora hold many files of one
 # name, e.g. a_refund_ok.otlp.pb per framework, which a basename would let overwrite each other).
 seed_name() { local rel=${1#"$root/tests/data/"}; echo "${rel//\//_}"; }

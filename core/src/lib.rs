@@ -23,6 +23,7 @@ pub mod jsontext;
 pub mod keys;
 mod py;
 pub mod rules;
+pub mod screen;
 pub mod tools;
 pub mod traces;
 pub mod values;

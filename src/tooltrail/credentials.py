@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -294,13 +295,25 @@ _SHORTEST = 10
 #: What must follow an anchor for any alternative of its group to match, tested once for the
 #: group (``re`` would test each alternative's look-behind in turn): a snake_case name's
 #: ``_id`` or a range's ``5-7`` fails here at once.
-_GUARDS = {
-    "_": r"(?=[A-Za-z0-9_+/=]{10})",  # gh?_, github_pat_, [sr]k_live_, whsec_, hf_ bodies
-    "-": r"(?=[A-Za-z0-9_.-]{9})",  # sk-, sk-ant-, glpat-, xox?- bodies; ----BEGIN
-    "A": r"(?=[A-Za-z0-9_-]{19})",  # AIza and 35, AKIA and 16
-    "B": r"(?=[eEaA])",  # Bearer, BEARER, Basic, BASIC
-    "b": r"(?=[ea])",  # bearer, basic
+#: Each guard is the characters allowed and how many must follow: data, so that the compiled
+#: core's first look (``tooltrail.redact``) tests the same.
+_ALNUM = string.ascii_letters + string.digits
+_GUARDS: dict[str, tuple[str, int]] = {
+    "_": (_ALNUM + "_+/=", 10),  # gh?_, github_pat_, [sr]k_live_, whsec_, hf_ bodies
+    "-": (_ALNUM + "_.-", 9),  # sk-, sk-ant-, glpat-, xox?- bodies; ----BEGIN
+    "A": (_ALNUM + "_-", 19),  # AIza and 35, AKIA and 16
+    "B": ("eEaA", 1),  # Bearer, BEARER, Basic, BASIC
+    "b": ("ea", 1),  # bearer, basic
 }
+
+
+def _guard(anchor: str) -> str:
+    """The look-ahead of ``anchor``'s guard (empty without one)."""
+    if anchor not in _GUARDS:
+        return ""
+    allowed, count = _GUARDS[anchor]
+    return f"(?=[{''.join(map(re.escape, allowed))}]{{{count}}})"
+
 
 _Secret = Callable[[str], "tuple[int, int] | None"]
 
@@ -338,7 +351,7 @@ class CredentialFinder:
         self._groups = tuple(
             (
                 anchor,
-                re.compile(f"{re.escape(anchor)}{_GUARDS.get(anchor, '')}(?:{'|'.join(rest)})"),
+                re.compile(f"{re.escape(anchor)}{_guard(anchor)}(?:{'|'.join(rest)})"),
             )
             for anchor, rest in by_anchor.items()
         )
@@ -346,6 +359,13 @@ class CredentialFinder:
 
     def __bool__(self) -> bool:
         return bool(self._groups) or self._cards is not None
+
+    def first_look(self) -> tuple[tuple[tuple[str, str, int], ...], bool, int]:
+        """What a text must hold for this finder to find anything in it: ``(anchor, allowed,
+        count)`` per anchor (its guard: ``count`` characters of ``allowed`` after it; none,
+        ``("", 0)``), whether card numbers are looked for, and the shortest credential."""
+        anchors = tuple((anchor, *_GUARDS.get(anchor, ("", 0))) for anchor, _ in self._groups)
+        return anchors, self._cards is not None, _SHORTEST
 
     def _patterns(self, text: str) -> list[re.Pattern[str]]:
         """The expressions worth running on ``text``: those whose anchor it holds (an ``in``

@@ -62,6 +62,25 @@ DEFAULT_KEYS: tuple[str, ...] = (
 #: The credential shapes redacted when the user names none: every one tooltrail knows
 #: (``tooltrail.credentials.SHAPES``, listed in docs/live.md).
 DEFAULT_CREDENTIALS: tuple[str, ...] = SHAPE_NAMES
+
+#: Makes a compiled first look for a redaction's screen from its rules: ``(names, anchors,
+#: cards, shortest)`` (``CredentialFinder.first_look``) to an object whose ``clear(text)`` is
+#: ``True`` only where the screen would find nothing (the compiled core's ``Screen``).
+FirstLookMaker = Callable[[tuple[str, ...], tuple[tuple[str, str, int], ...], bool, int], Any]
+#: The maker in use (at most one) and how many times one was installed: a redaction made
+#: before an install asks again.
+_first_look: list[FirstLookMaker] = []
+_installs = [0]
+
+
+def install_first_look(make: FirstLookMaker | None) -> None:
+    """Screen text with ``make``'s first look before the Python screen, from now on, in every
+    redaction (``convert.engine`` installs the compiled core's); ``None``: the Python screen
+    alone."""
+    _first_look[:] = [] if make is None else [make]
+    _installs[0] += 1
+
+
 DEFAULT_MAX_VALUE_CHARS = 4096
 DEFAULT_MAX_ARGS_BYTES = 65536
 #: Python reprs longer than this are not parsed for redaction (they are redacted whole).
@@ -97,6 +116,10 @@ _UNCHANGED = "\x00unchanged"
 def normalize_key(key: str) -> str:
     """The form keys are compared in: lower case, without ``_`` and ``-``."""
     return key.lower().replace("_", "").replace("-", "")
+
+
+#: A redaction's first look before one is made: none, made at no install.
+_NO_LOOK: tuple[int, Any] = (-1, None)
 
 
 def truncation_marker(dropped: int) -> str:
@@ -135,6 +158,9 @@ class Redaction:
     _cards: bool = field(init=False, repr=False, compare=False)
     #: Free texts seen recently and what they became: explanations repeat from trace to trace.
     _texts: dict[str, str] = field(init=False, repr=False, compare=False)
+    #: ``(installs, first look)``: the compiled first look (``install_first_look``) made for
+    #: these rules at that many installs, or ``None``.
+    _look: tuple[int, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.max_value_chars < 16 or self.max_args_bytes < 64:
@@ -151,6 +177,16 @@ class Redaction:
         object.__setattr__(self, "_finds", bool(self._finder))
         object.__setattr__(self, "_cards", "card_number" in self.credentials)
         object.__setattr__(self, "_texts", {})
+        object.__setattr__(self, "_look", _NO_LOOK)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its compiled first look (another process makes its own)."""
+        state = dict(self.__dict__)
+        state["_look"] = _NO_LOOK
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     def needs_no_cleaning(self, text: str) -> bool:
         """A fast, conservative test on (JSON) text: ``True`` only when it names no configured
@@ -175,11 +211,31 @@ class Redaction:
         """Whether ``text`` surely holds nothing to hide, whatever its length."""
         if self._key_re is not None or self._value_re is not None:
             return False
+        installs, look = self._look
+        if installs != _installs[0]:
+            look = self._make_first_look()
+        if look is not None and look.clear(text):
+            return True
         if "\\" in text and _ESCAPE.search(text) is not None:  # escapes can spell a key
             return False
         if self._names_in(text):
             return False
         return not self._finds or not self._finder.holds_any(text)
+
+    def _make_first_look(self) -> Any:
+        """The installed maker's first look for these rules (``None``: none installed, or it
+        declines them), kept until another maker is installed. The Python screen stays the
+        reference: the first look answers only ``clear``, and anything else goes on to it
+        (``tests/model/test_redact_first_look.py`` holds the two to that)."""
+        installs, look = _installs[0], None
+        if _first_look:
+            anchors, cards, shortest = self._finder.first_look() if self._finds else ((), False, 0)
+            try:
+                look = _first_look[0](self._name_list, anchors, cards, shortest)
+            except ValueError:  # names or anchors it cannot test (beyond ASCII)
+                look = None
+        object.__setattr__(self, "_look", (installs, look))
+        return look
 
     def _names_in(self, text: str) -> bool:
         """Whether a configured key name occurs anywhere in ``text`` (normalized). One ``in``

@@ -10,7 +10,8 @@
 //! - `builder.rs`: `Builder`, `EvalTrace`s built by the port (`loader.rs` reads `TraceFacts`
 //!   in, `maker.rs` makes the `EvalTrace`, `handles.rs` holds the values only carried);
 //! - `mode.rs`, `classes.rs`, `objects.rs`: the facts mode's rules and classes, the check of
-//!   the classes' fields, the Python objects of decoded values.
+//!   the classes' fields, the Python objects of decoded values;
+//! - `screen.rs`: `Screen`, redaction's first look (`crate::screen`).
 
 mod builder;
 mod classes;
@@ -22,6 +23,7 @@ mod mode;
 mod objects;
 mod parts;
 mod reader;
+mod screen;
 
 use pyo3::prelude::*;
 
@@ -32,6 +34,7 @@ fn tooltrail_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<builder::Builder>()?;
     m.add_class::<parts::TracePart>()?;
     m.add_class::<coretrace::CoreTrace>()?;
+    m.add_class::<screen::Screen>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // What `Reader` takes: 1, its `facts` argument; 2, and it reads in parts (`trace_parts`,
     // `CoreTrace`, `Builder.build_core`). `otlp/read/core.py` asks, so that a core built

@@ -49,6 +49,7 @@ from tooltrail.otlp.decode.lazy import Where
 from tooltrail.otlp.decode.limits import Limits
 from tooltrail.otlp.decode.span import Interest, Span, SpanEvent, SpanHead
 from tooltrail.otlp.read.decoders import RecordDecoders
+from tooltrail.redact import install_first_look
 
 #: The switch: ``python`` reads with the Python engine even when the core is installed.
 CORE_ENV = "TOOLTRAIL_CORE"
@@ -373,7 +374,29 @@ def core_module() -> Any:
                 _said.append(True)
                 _log.warning(NOT_INSTALLED)
     _state["module"] = module
+    _redact_with(module)
     return module
+
+
+def _redact_with(module: Any) -> None:
+    """Redaction's first look (``tooltrail.redact.install_first_look``): the core's ``Screen``
+    when ``module`` has one (a core from before it has not), else the Python screen alone."""
+    install_first_look(getattr(module, "Screen", None) if module is not None else None)
+
+
+def use_compiled_redaction() -> None:
+    """Give redaction the core's first look in a process that reads no records (the live
+    processor), which would not import the core otherwise: when it is installed and not
+    switched off, quietly (nothing is read, so nothing is said when it is missing)."""
+    if "module" in _state:
+        return  # ``core_module`` chose, and installed what it found
+    module = None
+    if os.environ.get(CORE_ENV, "").strip().lower() != PYTHON:
+        try:
+            module = importlib.import_module("tooltrail_core")
+        except ImportError:
+            module = None
+    _redact_with(module)
 
 
 def reading_path() -> str:

@@ -83,6 +83,12 @@ class ToolArgsProcessor(SpanProcessor):
         self._read_name_and_attributes = self._spans.name_and_attributes
         self._read_attributes = self._spans.attributes
         self.redaction = redaction if redaction is not None else Redaction()
+        # The core's first look screens tool spans' strings. Imported here, not with this
+        # module: the engine's imports cost 45 ms, which an agent that only tags spans pays
+        # once it builds a processor (one that evaluates traces loads the engine anyway).
+        from tooltrail.convert.engine import use_compiled_redaction
+
+        use_compiled_redaction()
         self._read = read_call if read_call is not None else read_tool_call
         #: Tag tool spans when they start (so wrapped processors' ``on_start`` sees the tags),
         #: not only at the end. Default: when a wrapped processor looks at spans at start
