@@ -122,15 +122,15 @@ class Builder:
 class Screen:
     """Redaction's first look: whether a text surely holds nothing to hide.
 
-    `names`: the normalized key names; `anchors`: `(anchor, allowed, count)` per anchor of the
-    credential shapes; `cards`: card numbers are looked for; `shortest`: the shortest credential.
-    `ValueError` for a name or anchor beyond ASCII.
+    `names`: the normalized key names; `anchors`: `(anchor, allowed, count, words, behind)` per
+    anchor of the credential shapes (`credentials.Guard`); `cards`: card numbers are looked for;
+    `shortest`: the shortest credential. `ValueError` for a name or anchor beyond ASCII.
     """
 
     def __new__(
         cls,
         names: Sequence[str],
-        anchors: Sequence[tuple[str, str, int]],
+        anchors: Sequence[tuple[str, str, int, Sequence[str], str]],
         cards: bool,
         shortest: int,
     ) -> Screen: ...

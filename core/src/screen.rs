@@ -11,23 +11,34 @@
 //! an ASCII name of other letters), an escape that could spell a letter, a digit run long
 //! enough for a card number.
 //! What it tests comes from Python as data: the normalized key names, and per anchor of the
-//! credential shapes the characters and count its guard requires after it
-//! (`credentials._GUARDS`), so the rules stay written once.
+//! credential shapes what its guard requires around it (`credentials.Guard`: characters
+//! after it, a word after it, text before it), which the Python expressions are built from
+//! too, so the rules stay written once.
 
-/// What must follow an anchor byte: `count` bytes of `allowed` (no guard: `count` 0).
+/// What must surround an anchor byte (`credentials.Guard`): `count` bytes of `allowed` after
+/// it, one of `words` right after it (none given: any), `behind` right before it.
 struct Guard {
     allowed: [bool; 128],
     count: usize,
+    words: Vec<Box<[u8]>>,
+    behind: Box<[u8]>,
 }
 
 impl Guard {
-    fn passes(&self, after: &[u8]) -> bool {
-        after.len() >= self.count
+    /// Whether the anchor at `at` of `bytes` has what this guard requires around it.
+    fn passes(&self, bytes: &[u8], at: usize) -> bool {
+        let after = &bytes[at + 1..];
+        bytes[..at].ends_with(&self.behind)
+            && after.len() >= self.count
             && after[..self.count]
                 .iter()
                 .all(|&next| self.allowed[usize::from(next)])
+            && (self.words.is_empty() || self.words.iter().any(|word| after.starts_with(word)))
     }
 }
+
+/// An anchor as Python hands it over: `(anchor, allowed, count, words, behind)`.
+pub type Anchor = (char, String, usize, Vec<String>, String);
 
 /// The compiled first look of one `Redaction`.
 pub struct Screen {
@@ -57,10 +68,10 @@ pub struct NotAscii;
 const CARD_DIGITS: usize = 13;
 
 impl Screen {
-    /// `anchors`: `(anchor, allowed, count)` per anchor character of the chosen shapes.
+    /// `anchors`: each anchor character of the chosen shapes with its guard.
     pub fn new(
         names: &[String],
-        anchors: &[(char, String, usize)],
+        anchors: &[Anchor],
         cards: bool,
         shortest: usize,
     ) -> Result<Screen, NotAscii> {
@@ -69,8 +80,12 @@ impl Screen {
         }
         let mut guard_of = [0u8; 128];
         let mut guards = Vec::with_capacity(anchors.len());
-        for (anchor, allowed, count) in anchors {
-            if !anchor.is_ascii() || !allowed.is_ascii() {
+        for (anchor, allowed, count, words, behind) in anchors {
+            if !anchor.is_ascii()
+                || !allowed.is_ascii()
+                || !behind.is_ascii()
+                || !words.iter().all(|word| word.is_ascii())
+            {
                 return Err(NotAscii);
             }
             let mut set = [false; 128];
@@ -80,6 +95,8 @@ impl Screen {
             guards.push(Guard {
                 allowed: set,
                 count: *count,
+                words: words.iter().map(|word| word.as_bytes().into()).collect(),
+                behind: behind.as_bytes().into(),
             });
             guard_of[*anchor as usize] = u8::try_from(guards.len()).map_err(|_| NotAscii)?;
         }
@@ -143,7 +160,7 @@ impl Screen {
         let mut digits = 0;
         for (at, &byte) in bytes.iter().enumerate() {
             let guard = self.guard_of[usize::from(byte)];
-            if guard != 0 && self.guards[usize::from(guard - 1)].passes(&bytes[at + 1..]) {
+            if guard != 0 && self.guards[usize::from(guard - 1)].passes(bytes, at) {
                 return true;
             }
             if byte.is_ascii_digit() {
@@ -173,15 +190,21 @@ fn spells_by_escape(bytes: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    fn none() -> String {
+        String::new()
+    }
+
     fn screen() -> Screen {
         let alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        let words = vec!["earer".to_string(), "asic".to_string()];
         Screen::new(
             &["password".to_string(), "apikey".to_string()],
             &[
-                ('_', format!("{alnum}_+/="), 10),
-                ('-', format!("{alnum}_.-"), 9),
-                ('B', "eEaA".to_string(), 1),
-                ('J', String::new(), 0),
+                ('_', format!("{alnum}_+/="), 10, vec![], none()),
+                ('-', format!("{alnum}_.-"), 9, vec![], none()),
+                ('B', none(), 0, words, none()),
+                ('J', none(), 0, vec![], "ey".to_string()),
+                ('Q', none(), 0, vec![], none()),
             ],
             true,
             10,
@@ -215,15 +238,18 @@ mod tests {
         assert!(!s.clear("token sk-abcdefghij rest"));
         assert!(s.clear("a range 5-7 and order_id"));
         assert!(!s.clear("Authorization: Bearer xyz"));
-        assert!(s.clear("Bob and Bill were here"));
+        assert!(!s.clear("header: Basic dXNlcjpwYXNz"));
+        assert!(s.clear("Bob and Bill were here, But not Ben"));
+        assert!(!s.clear("token eyJhbGciOi rest"));
         assert!(
-            !s.clear("a Jay walked in"),
-            "an anchor without a guard always counts"
+            s.clear("a Jay walked in, eyes open"),
+            "J without ey before it"
         );
-        assert!(s.clear("a Jay"), "shorter than any credential");
+        assert!(!s.clear("a Quiet one walked in"), "no guard: always counts");
+        assert!(s.clear("a Quiet"), "shorter than any credential");
         assert!(
             s.clear("ends with an anchor -"),
-            "a guard past the end does not pass"
+            "a guard past the end fails"
         );
     }
 
@@ -244,14 +270,17 @@ mod tests {
 
     #[test]
     fn names_or_anchors_beyond_ascii_make_no_screen() {
-        assert_eq!(
-            Screen::new(&["stra\u{df}e".to_string()], &[], false, 10).err(),
-            Some(NotAscii)
+        let wide = Screen::new(&["stra\u{df}e".to_string()], &[], false, 10);
+        assert_eq!(wide.err(), Some(NotAscii));
+        let anchor = Screen::new(&[], &[('\u{e9}', none(), 0, vec![], none())], false, 10);
+        assert_eq!(anchor.err(), Some(NotAscii));
+        let word = Screen::new(
+            &[],
+            &[('B', none(), 0, vec!["\u{e9}".into()], none())],
+            false,
+            10,
         );
-        assert_eq!(
-            Screen::new(&[], &[('\u{e9}', String::new(), 0)], false, 10).err(),
-            Some(NotAscii)
-        );
+        assert_eq!(word.err(), Some(NotAscii));
     }
 
     #[test]

@@ -292,27 +292,43 @@ def may_hold_card(text: str) -> bool:
 
 #: No credential of any shape is shorter (``Basic`` and 4 characters of base64 is 10).
 _SHORTEST = 10
-#: What must follow an anchor for any alternative of its group to match, tested once for the
-#: group (``re`` would test each alternative's look-behind in turn): a snake_case name's
-#: ``_id`` or a range's ``5-7`` fails here at once.
-#: Each guard is the characters allowed and how many must follow: data, so that the compiled
-#: core's first look (``tooltrail.redact``) tests the same.
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """What must surround an anchor for any alternative of its group to match, tested once for
+    the group (``re`` would test each alternative's look-behind in turn): ``count``
+    characters of ``allowed`` after it, one of ``words`` right after it (when given), and
+    ``behind`` right before it. A snake_case name's ``_id``, a range's ``5-7`` or a sentence's
+    ``But`` fails here at once. Data, so that the compiled core's first look
+    (``tooltrail.redact``) tests what the group's expression tests."""
+
+    allowed: str = ""
+    count: int = 0
+    words: tuple[str, ...] = ()
+    behind: str = ""
+
+    def pattern(self, anchor: str) -> str:
+        """The look-behind and look-aheads that follow ``anchor`` in its group's expression."""
+        parts = [f"(?<={re.escape(self.behind + anchor)})"] if self.behind else []
+        if self.count:
+            parts.append(f"(?=[{''.join(map(re.escape, self.allowed))}]{{{self.count}}})")
+        if self.words:
+            parts.append(f"(?={'|'.join(map(re.escape, self.words))})")
+        return "".join(parts)
+
+
 _ALNUM = string.ascii_letters + string.digits
-_GUARDS: dict[str, tuple[str, int]] = {
-    "_": (_ALNUM + "_+/=", 10),  # gh?_, github_pat_, [sr]k_live_, whsec_, hf_ bodies
-    "-": (_ALNUM + "_.-", 9),  # sk-, sk-ant-, glpat-, xox?- bodies; ----BEGIN
-    "A": (_ALNUM + "_-", 19),  # AIza and 35, AKIA and 16
-    "B": ("eEaA", 1),  # Bearer, BEARER, Basic, BASIC
-    "b": ("ea", 1),  # bearer, basic
+_GUARDS: dict[str, Guard] = {
+    "_": Guard(_ALNUM + "_+/=", 10),  # gh?_, github_pat_, [sr]k_live_, whsec_, hf_ bodies
+    "-": Guard(_ALNUM + "_.-", 9),  # sk-, sk-ant-, glpat-, xox?- bodies; ----BEGIN
+    "A": Guard(_ALNUM + "_-", 19),  # AIza and 35, AKIA and 16
+    "B": Guard(words=("earer", "EARER", "asic", "ASIC")),  # Bearer, BEARER, Basic, BASIC
+    "b": Guard(words=("earer", "asic")),  # bearer, basic
+    "J": Guard(behind="ey"),  # eyJ: a JSON Web Token's header
 }
-
-
-def _guard(anchor: str) -> str:
-    """The look-ahead of ``anchor``'s guard (empty without one)."""
-    if anchor not in _GUARDS:
-        return ""
-    allowed, count = _GUARDS[anchor]
-    return f"(?=[{''.join(map(re.escape, allowed))}]{{{count}}})"
+#: An anchor without a row: nothing is required around it.
+_NO_GUARD = Guard()
 
 
 _Secret = Callable[[str], "tuple[int, int] | None"]
@@ -351,7 +367,10 @@ class CredentialFinder:
         self._groups = tuple(
             (
                 anchor,
-                re.compile(f"{re.escape(anchor)}{_guard(anchor)}(?:{'|'.join(rest)})"),
+                re.compile(
+                    f"{re.escape(anchor)}{_GUARDS.get(anchor, _NO_GUARD).pattern(anchor)}"
+                    f"(?:{'|'.join(rest)})"
+                ),
             )
             for anchor, rest in by_anchor.items()
         )
@@ -360,11 +379,10 @@ class CredentialFinder:
     def __bool__(self) -> bool:
         return bool(self._groups) or self._cards is not None
 
-    def first_look(self) -> tuple[tuple[tuple[str, str, int], ...], bool, int]:
-        """What a text must hold for this finder to find anything in it: ``(anchor, allowed,
-        count)`` per anchor (its guard: ``count`` characters of ``allowed`` after it; none,
-        ``("", 0)``), whether card numbers are looked for, and the shortest credential."""
-        anchors = tuple((anchor, *_GUARDS.get(anchor, ("", 0))) for anchor, _ in self._groups)
+    def first_look(self) -> tuple[tuple[tuple[str, Guard], ...], bool, int]:
+        """What a text must hold for this finder to find anything in it: each anchor with its
+        guard (``Guard``), whether card numbers are looked for, and the shortest credential."""
+        anchors = tuple((anchor, _GUARDS.get(anchor, _NO_GUARD)) for anchor, _ in self._groups)
         return anchors, self._cards is not None, _SHORTEST
 
     def _patterns(self, text: str) -> list[re.Pattern[str]]:

@@ -64,9 +64,11 @@ DEFAULT_KEYS: tuple[str, ...] = (
 DEFAULT_CREDENTIALS: tuple[str, ...] = SHAPE_NAMES
 
 #: Makes a compiled first look for a redaction's screen from its rules: ``(names, anchors,
-#: cards, shortest)`` (``CredentialFinder.first_look``) to an object whose ``clear(text)`` is
-#: ``True`` only where the screen would find nothing (the compiled core's ``Screen``).
-FirstLookMaker = Callable[[tuple[str, ...], tuple[tuple[str, str, int], ...], bool, int], Any]
+#: cards, shortest)``, each anchor ``(anchor, allowed, count, words, behind)`` (its
+#: ``credentials.Guard``; ``CredentialFinder.first_look``), to an object whose ``clear(text)``
+#: is ``True`` only where the screen would find nothing (the compiled core's ``Screen``).
+FirstLook = tuple[str, str, int, tuple[str, ...], str]
+FirstLookMaker = Callable[[tuple[str, ...], tuple[FirstLook, ...], bool, int], Any]
 #: The maker in use (at most one) and how many times one was installed: a redaction made
 #: before an install asks again.
 _first_look: list[FirstLookMaker] = []
@@ -229,7 +231,11 @@ class Redaction:
         (``tests/model/test_redact_first_look.py`` holds the two to that)."""
         installs, look = _installs[0], None
         if _first_look:
-            anchors, cards, shortest = self._finder.first_look() if self._finds else ((), False, 0)
+            guards, cards, shortest = self._finder.first_look() if self._finds else ((), False, 0)
+            anchors = tuple(
+                (anchor, guard.allowed, guard.count, guard.words, guard.behind)
+                for anchor, guard in guards
+            )
             try:
                 look = _first_look[0](self._name_list, anchors, cards, shortest)
             except ValueError:  # names or anchors it cannot test (beyond ASCII)

@@ -12,13 +12,14 @@ pub(super) struct Screen {
 
 #[pymethods]
 impl Screen {
-    /// `names`: the normalized key names; `anchors`: `(anchor, allowed, count)` per anchor of
-    /// the credential shapes; `cards`: card numbers are looked for; `shortest`: the shortest
-    /// credential. `ValueError` for a name or anchor beyond ASCII.
+    /// `names`: the normalized key names; `anchors`: `(anchor, allowed, count, words, behind)`
+    /// per anchor of the credential shapes (`credentials.Guard`); `cards`: card numbers are
+    /// looked for; `shortest`: the shortest credential. `ValueError` for a name or anchor
+    /// beyond ASCII.
     #[new]
     fn new(
         names: Vec<String>,
-        anchors: Vec<(char, String, usize)>,
+        anchors: Vec<crate::screen::Anchor>,
         cards: bool,
         shortest: usize,
     ) -> PyResult<Self> {
