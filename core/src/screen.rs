@@ -75,7 +75,7 @@ impl Screen {
         cards: bool,
         shortest: usize,
     ) -> Result<Screen, NotAscii> {
-        if !names.iter().all(|name| name.is_ascii()) || anchors.len() > 254 {
+        if !names.iter().all(|name| name.is_ascii()) {
             return Err(NotAscii);
         }
         let mut guard_of = [0u8; 128];
@@ -130,15 +130,12 @@ impl Screen {
 
     /// Whether a name occurs in `bytes` as keys are compared: lower case, `_` and `-` left out.
     fn names_any(&self, bytes: &[u8]) -> bool {
-        // Without branches (every byte written, the length moved on only for those kept): a
-        // quarter of the time of pushing the kept ones.
-        let mut normalized = vec![0u8; bytes.len()];
-        let mut kept = 0;
+        let mut normalized = Vec::with_capacity(bytes.len());
         for &byte in bytes {
-            normalized[kept] = byte.to_ascii_lowercase();
-            kept += usize::from(byte != b'_' && byte != b'-');
+            if byte != b'_' && byte != b'-' {
+                normalized.push(byte.to_ascii_lowercase());
+            }
         }
-        normalized.truncate(kept);
         (0..normalized.len()).any(|at| {
             let first = usize::from(normalized[at]);
             // past the end a name of one byte may still match: every bit is set for it

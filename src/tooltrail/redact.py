@@ -62,27 +62,6 @@ DEFAULT_KEYS: tuple[str, ...] = (
 #: The credential shapes redacted when the user names none: every one tooltrail knows
 #: (``tooltrail.credentials.SHAPES``, listed in docs/live.md).
 DEFAULT_CREDENTIALS: tuple[str, ...] = SHAPE_NAMES
-
-#: Makes a compiled first look for a redaction's screen from its rules: ``(names, anchors,
-#: cards, shortest)``, each anchor ``(anchor, allowed, count, words, behind)`` (its
-#: ``credentials.Guard``; ``CredentialFinder.first_look``), to an object whose ``clear(text)``
-#: is ``True`` only where the screen would find nothing (the compiled core's ``Screen``).
-FirstLook = tuple[str, str, int, tuple[str, ...], str]
-FirstLookMaker = Callable[[tuple[str, ...], tuple[FirstLook, ...], bool, int], Any]
-#: The maker in use (at most one) and how many times one was installed: a redaction made
-#: before an install asks again.
-_first_look: list[FirstLookMaker] = []
-_installs = [0]
-
-
-def install_first_look(make: FirstLookMaker | None) -> None:
-    """Screen text with ``make``'s first look before the Python screen, from now on, in every
-    redaction (``convert.engine`` installs the compiled core's); ``None``: the Python screen
-    alone."""
-    _first_look[:] = [] if make is None else [make]
-    _installs[0] += 1
-
-
 DEFAULT_MAX_VALUE_CHARS = 4096
 DEFAULT_MAX_ARGS_BYTES = 65536
 #: Python reprs longer than this are not parsed for redaction (they are redacted whole).
@@ -120,13 +99,33 @@ def normalize_key(key: str) -> str:
     return key.lower().replace("_", "").replace("-", "")
 
 
-#: A redaction's first look before one is made: none, made at no install.
-_NO_LOOK: tuple[int, Any] = (-1, None)
-
-
 def truncation_marker(dropped: int) -> str:
     """Appended to a string that was cut; says how many characters were dropped."""
     return f"...[truncated {dropped} chars]"
+
+
+#: Makes a compiled first look for a redaction's screen from its rules: ``(names, anchors,
+#: cards, shortest)``, each anchor ``(anchor, allowed, count, words, behind)`` (its
+#: ``credentials.Guard``; ``CredentialFinder.first_look``), to an object whose ``clear(text)``
+#: is ``True`` only where the screen would find nothing (the compiled core's ``Screen``).
+FirstLook = tuple[str, str, int, tuple[str, ...], str]
+FirstLookMaker = Callable[[tuple[str, ...], tuple[FirstLook, ...], bool, int], Any]
+#: The maker in use (at most one) and how many times one was installed: a redaction made
+#: before an install asks again.
+_first_look: list[FirstLookMaker] = []
+_installs = [0]
+
+
+def install_first_look(make: FirstLookMaker | None) -> None:
+    """Screen text with ``make``'s first look before the Python screen, from now on, in every
+    redaction (``convert.engine`` installs the compiled core's); ``None``: the Python screen
+    alone."""
+    _first_look[:] = [] if make is None else [make]
+    _installs[0] += 1
+
+
+#: A redaction's first look before one is made: none, made at no install.
+_NO_LOOK: tuple[int, Any] = (-1, None)
 
 
 @dataclass(frozen=True)

@@ -363,19 +363,25 @@ def core_module() -> Any:
     not installed: then said once)."""
     if "module" in _state:
         return _state["module"]
-    module: Any = None
-    _state["missing"] = False
-    if os.environ.get(CORE_ENV, "").strip().lower() != PYTHON:
-        try:
-            module = importlib.import_module("tooltrail_core")
-        except ImportError:
-            _state["missing"] = True
-            if not _said:
-                _said.append(True)
-                _log.warning(NOT_INSTALLED)
+    module, missing = _imported_core()
+    _state["missing"] = missing
+    if missing and not _said:
+        _said.append(True)
+        _log.warning(NOT_INSTALLED)
     _state["module"] = module
     _redact_with(module)
     return module
+
+
+def _imported_core() -> tuple[Any, bool]:
+    """``(tooltrail_core or None, whether it is wanted but not installed)``: ``None`` too when
+    the switch says ``python``."""
+    if os.environ.get(CORE_ENV, "").strip().lower() == PYTHON:
+        return None, False
+    try:
+        return importlib.import_module("tooltrail_core"), False
+    except ImportError:
+        return None, True
 
 
 def _redact_with(module: Any) -> None:
@@ -390,13 +396,7 @@ def use_compiled_redaction() -> None:
     switched off, quietly (nothing is read, so nothing is said when it is missing)."""
     if "module" in _state:
         return  # ``core_module`` chose, and installed what it found
-    module = None
-    if os.environ.get(CORE_ENV, "").strip().lower() != PYTHON:
-        try:
-            module = importlib.import_module("tooltrail_core")
-        except ImportError:
-            module = None
-    _redact_with(module)
+    _redact_with(_imported_core()[0])
 
 
 def reading_path() -> str:
