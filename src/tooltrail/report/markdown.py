@@ -20,6 +20,7 @@ from tooltrail.report.agreement import (
     plural,
     verdict_word,
 )
+from tooltrail.report.memo import text_memo
 from tooltrail.report.stream import TextSink, write_pieces
 from tooltrail.report.trials import by_k, figures_of
 from tooltrail.results import EvaluationReport
@@ -61,8 +62,9 @@ def iter_markdown(report: EvaluationReport, *, agreement: Agreement | None = Non
     yield "\n"
     yield "| Case | Result | Failed scores |\n"
     yield "|---|---|---|\n"
+    cell = text_memo(escape)  # the rows' names and explanations repeat: each escaped once
     for row in report.cases:
-        failed = "<br>".join(f"{escape(s.name)}: {escape(s.explanation)}" for s in row.failures)
+        failed = "<br>".join(f"{cell(s.name)}: {cell(s.explanation)}" for s in row.failures)
         result = "PASS" if row.passed else "**FAIL**"
         yield f"| {escape(row.label)} | {result} | {failed} |\n"
     if summary.metrics:
