@@ -1,5 +1,5 @@
-"""Writers that escape each distinct text once per walk (``report.memo``): the same documents
-as escaping every cell, and the escape asked once for a text that repeats."""
+"""Writers that escape each distinct text once per document (``functools.lru_cache``): the
+same documents as escaping every cell, and the escape asked once for a text that repeats."""
 
 import io
 
@@ -10,7 +10,6 @@ from test_report_stream import SUITE, junit_reference
 import tooltrail.report.junit as junit
 import tooltrail.report.markdown as markdown
 from tooltrail import CaseResult, EvaluationReport, Score, write_junit, write_markdown
-from tooltrail.report.memo import text_memo
 
 # Texts a report must escape, and repeats of them, as a run's rows repeat a check's texts.
 texts = st.sampled_from(["", "a&b", "<x>", '"q"', "a\r\nb", "\x00\x1b", "|*_", "ok", "é"])
@@ -119,18 +118,3 @@ def test_junit_escapes_a_repeated_explanation_once(monkeypatch):
     text = written(write_junit, failing_rows(50))
     assert text.count("contains:x: Output is missing 'x' &lt;b&gt;.") == 50
     assert asked["Output is missing 'x' <b>."] == 1
-
-
-def test_a_memo_spells_each_distinct_text_once_and_stays_within_its_limit():
-    asked: list[str] = []
-
-    def spell(text: str) -> str:
-        asked.append(text)
-        return text.upper()
-
-    memo = text_memo(spell, limit=2)
-    assert [memo(t) for t in ["a", "b", "a", "b"]] == ["A", "B", "A", "B"]
-    assert asked == ["a", "b"]
-    assert memo("c") == "C"  # past the limit: it starts again, and still answers right
-    assert [memo(t) for t in ["c", "a"]] == ["C", "A"]
-    assert asked == ["a", "b", "c", "a"]

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 from tooltrail.report.agreement import render_agreement_text
-from tooltrail.report.memo import text_memo
-from tooltrail.report.stream import TextSink, write_pieces
+from tooltrail.report.stream import REMEMBERED_TEXTS, TextSink, write_pieces
 from tooltrail.report.trials import junit_properties, repeated
 from tooltrail.results import CaseResult, EvaluationReport
 
@@ -89,9 +88,15 @@ def iter_junit(report: EvaluationReport, *, agreement: Agreement | None = None) 
             )
             + "\n    </properties>"
         )
-    escaped = _Escapes(attribute=text_memo(_attr), text=text_memo(_text))
+    # A failing row's message and text are made of its scores' names and explanations, which
+    # repeat from row to row: each distinct one is escaped once for the document (half of this
+    # writer's time was ``re.sub`` and the escapes of the same texts).
+    attribute, text = (
+        lru_cache(maxsize=REMEMBERED_TEXTS)(_attr),
+        lru_cache(maxsize=REMEMBERED_TEXTS)(_text),
+    )
     for row in rows:
-        yield "\n    " + _testcase(row, suite_name, escaped)
+        yield "\n    " + _testcase(row, suite_name, attribute, text)
     if agreement is not None:
         yield f"\n    <system-out>{_text(render_agreement_text(agreement))}</system-out>"
     yield "\n  </testsuite>\n</testsuites>\n"
@@ -146,25 +151,19 @@ def _value(value: object) -> str:
     return ",".join(value) if isinstance(value, list) else str(value)
 
 
-@dataclass(frozen=True, slots=True)
-class _Escapes:
-    """``_attr`` and ``_text`` remembered for one document (``report.memo``): a failing
-    row's message and text are made of its scores' names and explanations, which repeat from
-    row to row. Both escapes change one character at a time, so the escape of joined pieces
-    is the join of the pieces' escapes."""
-
-    attribute: Callable[[str], str]
-    text: Callable[[str], str]
-
-
-def _testcase(row: CaseResult, classname: str, escaped: _Escapes) -> str:
-    """One ``testcase`` element, indented for its place in the document (no leading space)."""
+def _testcase(
+    row: CaseResult, classname: str, attribute: Callable[[str], str], text: Callable[[str], str]
+) -> str:
+    """One ``testcase`` element, indented for its place in the document (no leading space).
+    ``attribute`` and ``text`` are ``_attr`` and ``_text`` (remembered for the document); both
+    change one character at a time, so the escape of joined pieces is the join of the pieces'
+    escapes."""
     children = []
     if row.trace_id:
         children.append(
             "<properties>"
             f'\n        <property name="trace_id" value="{_attr(row.trace_id)}" />'
-            f'\n        <property name="case_id" value="{escaped.attribute(row.case_id)}" />'
+            f'\n        <property name="case_id" value="{attribute(row.case_id)}" />'
             "\n      </properties>"
         )
     failed = row.failures
@@ -172,9 +171,7 @@ def _testcase(row: CaseResult, classname: str, escaped: _Escapes) -> str:
         broken = [s for s in failed if s.error]
         tag = "error" if broken else "failure"
         kind = broken[0].error if broken else "tooltrail.ScoreFailed"
-        attribute, text = escaped.attribute, escaped.text
         names = ", ".join([attribute(s.name) for s in failed])
-        # (the count's words need no escape)
         message = f"{len(failed)} of {len(row.scores)} scores failed: {names}"
         head = f'<{tag} message="{message}" type="{attribute(kind or "error")}"'
         lines = "\n".join([f"{text(s.name)}: {text(s.explanation)}" for s in failed])

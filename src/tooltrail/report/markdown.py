@@ -9,6 +9,7 @@ the figures, then per check its confusion matrix and its disagreeing runs.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from tooltrail.report.agreement import (
@@ -20,8 +21,7 @@ from tooltrail.report.agreement import (
     plural,
     verdict_word,
 )
-from tooltrail.report.memo import text_memo
-from tooltrail.report.stream import TextSink, write_pieces
+from tooltrail.report.stream import REMEMBERED_TEXTS, TextSink, write_pieces
 from tooltrail.report.trials import by_k, figures_of
 from tooltrail.results import EvaluationReport
 
@@ -62,7 +62,10 @@ def iter_markdown(report: EvaluationReport, *, agreement: Agreement | None = Non
     yield "\n"
     yield "| Case | Result | Failed scores |\n"
     yield "|---|---|---|\n"
-    cell = text_memo(escape)  # the rows' names and explanations repeat: each escaped once
+    # A run's rows repeat their scores' names and explanations (the checks spell them once, the
+    # ``RowCompactor`` shares them): each distinct one is escaped once for the document, which
+    # was two thirds of this writer's time. (Labels are trace ids, distinct: not remembered.)
+    cell = lru_cache(maxsize=REMEMBERED_TEXTS)(escape)
     for row in report.cases:
         failed = "<br>".join(f"{cell(s.name)}: {cell(s.explanation)}" for s in row.failures)
         result = "PASS" if row.passed else "**FAIL**"

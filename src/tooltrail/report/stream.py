@@ -12,6 +12,9 @@ from typing import Protocol
 
 #: Characters gathered before one ``write`` call.
 CHUNK_CHARS = 1 << 16
+#: Distinct texts a writer remembers escaped for one document (``functools.lru_cache``): a
+#: run's rows repeat their scores' names and explanations.
+REMEMBERED_TEXTS = 1 << 16
 
 
 class TextSink(Protocol):
