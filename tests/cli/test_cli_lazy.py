@@ -8,9 +8,11 @@ import sys
 
 import click
 import pytest
+from fixtures import ROOT
 
 from tooltrail.cli import COMMANDS, main
 
+EXAMPLE = ROOT / "examples" / "refund"
 PIPELINE = ("tooltrail.score", "tooltrail.otlp", "tooltrail.convert", "tooltrail.serve")
 
 
@@ -59,3 +61,49 @@ def test_import_tooltrail_live_loads_its_pieces_on_first_use() -> None:
     pipeline; ``tooltrail.live.install`` loads it."""
     assert _loaded_after("import tooltrail.live") == []
     assert "tooltrail.convert" in _loaded_after("import tooltrail.live\ntooltrail.live.install")
+
+
+#: What a run whose suite asks no judge and writes one report format need not load: the judge
+#: tier's engine, the peers' async evaluators, the labels' agreement and the other writers.
+NOT_FOR_A_PLAIN_RUN = (
+    "asyncio",
+    "tooltrail.judge.runner",
+    "tooltrail.checks.judge_shapes",
+    "tooltrail.checks.peer_protocol",
+    "tooltrail.agreement",
+    "tooltrail.report.junit",
+    "tooltrail.report.markdown",
+    "tooltrail.report.html",
+)
+
+
+def test_eval_without_a_judge_loads_no_judge_engine_and_one_writer() -> None:
+    """``tooltrail eval`` of the README's example with the JSON report: none of
+    ``NOT_FOR_A_PLAIN_RUN`` is imported (they were a fifth of its start-up)."""
+    code = (
+        "from click.testing import CliRunner\n"
+        "from tooltrail.cli import main\n"
+        f"result = CliRunner().invoke(main, ['eval', {str(EXAMPLE / 'suite.yaml')!r}, "
+        f"{str(EXAMPLE)!r}, '--format', 'json'])\n"
+        "assert result.exit_code in (0, 1) and '\"cases\"' in result.output, result.output\n"
+        "import sys\n"
+        f"print(' '.join(m for m in {NOT_FOR_A_PLAIN_RUN!r} if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
+
+
+def test_the_lazy_packages_still_give_every_public_name() -> None:
+    """``tooltrail.checks``, ``tooltrail.judge`` and ``tooltrail.report`` load their names on
+    first use; each name of ``__all__`` is there, and ``dir`` lists it."""
+    import tooltrail.checks
+    import tooltrail.judge
+    import tooltrail.report
+
+    for package in (tooltrail.checks, tooltrail.judge, tooltrail.report):
+        for name in package.__all__:
+            assert getattr(package, name) is not None, (package.__name__, name)
+            assert name in dir(package)
+    with pytest.raises(AttributeError, match="no_such_check"):
+        tooltrail.checks.no_such_check  # noqa: B018

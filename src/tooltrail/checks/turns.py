@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from tooltrail.checks.argmatch import describe, matches
 from tooltrail.checks.budgets import TurnMaxLatency
 from tooltrail.checks.judges import LlmJudge, ToolArgsJudge
-from tooltrail.checks.peer_protocol import turn_check
 from tooltrail.checks.protocol import Check, CheckContext
 from tooltrail.checks.registry import ConfiguredCheck
 from tooltrail.checks.score import Score
@@ -26,7 +25,7 @@ from tooltrail.suite.argrules import CompareArgs
 from tooltrail.suite.vocabulary import TURN_TERMS, is_set
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
 
     from tooltrail.suite.case import ArgsMode, Expect, ToolCallArgs
 
@@ -212,10 +211,21 @@ _BUILD: dict[str, Callable[[Expect, Any], Iterable[Check]]] = {
     "judge": lambda expect, judge: [
         LlmJudge(rubric=judge.rubric, model=judge.model, judge=judge.judge)
     ],
-    "evaluators": lambda expect, evaluators: [
+    "evaluators": lambda expect, evaluators: _evaluator_checks(evaluators),
+}
+
+
+def _evaluator_checks(evaluators: Sequence[Any]) -> list[Check]:
+    """A turn's ``evaluators:`` as checks. ``peer_protocol`` is imported here, not with this
+    module: it loads asyncio (10 ms of ``tooltrail eval``'s start-up), which only a turn that
+    names evaluators needs."""
+    from tooltrail.checks.peer_protocol import turn_check
+
+    return [
         ConfiguredCheck(name=_evaluator_name(evaluator), check=turn_check(evaluator))
         for evaluator in evaluators
-    ],
-}
+    ]
+
+
 #: The builders in the table's order (a key without a builder is an import error here).
 TURN_BUILDERS = tuple((term.key, _BUILD[term.key]) for term in TURN_TERMS)

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
-from tooltrail.agreement import Agreement, measure
 from tooltrail.batch import (
     BatchResult,
     DaskUnavailableError,
@@ -53,6 +52,7 @@ from tooltrail.settings import redaction_from_env
 from tooltrail.suite import SuiteError, TestSuite
 
 if TYPE_CHECKING:
+    from tooltrail.agreement import Agreement
     from tooltrail.report.trajectory import Trajectory
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
@@ -331,6 +331,8 @@ def gate_command(report_path: str, gate_path: str | None, config_path: str | Non
         gate = load_gate(gate_path)
     except SuiteError as exc:
         fail("gate", str(exc))
+    from tooltrail.agreement import Agreement
+
     try:
         agreement = Agreement.from_dict(data["agreement"]) if "agreement" in data else None
     except ValueError as exc:
@@ -425,6 +427,9 @@ def _agreement(batch: BatchResult, labels: LabelSet | None) -> Agreement | None:
     ``--labels``), the labels' notes redacted with the report's rules."""
     if labels is None:
         return None
+    # Imported only with --labels: the agreement's module loads the judge checks' names.
+    from tooltrail.agreement import measure
+
     return measure(batch.results, labels, redaction=redaction_from_env())
 
 

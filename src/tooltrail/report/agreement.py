@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tooltrail.agreement import Agreement, CheckAgreement, Disagreement
+if TYPE_CHECKING:  # (types only: a report without labels does not load the agreement)
+    from tooltrail.agreement import Agreement, CheckAgreement, Disagreement
 
 #: Disagreeing runs listed per check in the text, Markdown, HTML and JUnit reports.
 MAX_LISTED_DISAGREEMENTS = 50
