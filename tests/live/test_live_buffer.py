@@ -366,3 +366,39 @@ def test_the_oldest_rootless_trace_old_enough_can_be_handed_on_now() -> None:
     assert buffer.stats().partial_by_reason["evicted"] == 1
     assert buffer.stats().traces_held == 2
     buffer.shutdown()
+
+
+class IdleAware(Collect):
+    """A sink that also says when the buffer told it nothing more is ready (``idle``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[str] = []
+
+    def export_trace(self, trace: CompletedTrace) -> None:
+        super().export_trace(trace)
+        self.events.append("trace")
+
+    def idle(self) -> None:
+        self.events.append("idle")
+
+
+def test_a_sink_is_told_idle_after_each_burst_it_was_given() -> None:
+    """After delivering what was ready, the buffer calls a sink's ``idle`` once (never before
+    a first trace, never twice in a row), so a sink holding writes for a burst writes them."""
+    sink = IdleAware()
+    buffer = TraceBuffer(sink, grace_s=0.0)
+    provider = TracerProvider()
+    provider.add_span_processor(buffer)
+    tracer = provider.get_tracer("t")
+    time.sleep(0.2)  # the delivery thread idle before any trace: no call yet
+    assert sink.events == []
+    for _ in range(20):
+        one_trace(tracer)
+    wait_for(lambda: sink.events.count("trace") == 20 and sink.events[-1] == "idle")
+    one_trace(tracer)  # a second burst, later
+    wait_for(lambda: sink.events.count("trace") == 21 and sink.events[-1] == "idle")
+    buffer.shutdown()
+    assert sink.events[0] == "trace"
+    assert all(a != b or a == "trace" for a, b in zip(sink.events, sink.events[1:], strict=False))
+    assert 2 <= sink.events.count("idle") <= 21

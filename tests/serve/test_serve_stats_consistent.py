@@ -170,7 +170,9 @@ def test_stats_count_every_trace_whose_spans_they_count_released(
 def test_a_trace_counted_evaluated_has_its_results_line_written(tmp_path: Any) -> None:
     """Before: the receiver counted a trace evaluated, then wrote its results line. A reader
     who polled ``/stats`` until the trace was evaluated (or revised) and then read the results
-    file (``--workers``: a worker publishes its counters every 0.1 s) could miss the line."""
+    file (``--workers``: a worker publishes its counters every 0.1 s) could miss the line.
+    The file holds lines for a burst of traces; a reader reads as ``TracePipeline.stats``
+    does: the counters, then the held lines written, then the file."""
     from tooltrail.serve.sinks import ResultsFile
 
     path = tmp_path / "results.jsonl"
@@ -179,7 +181,9 @@ def test_a_trace_counted_evaluated_has_its_results_line_written(tmp_path: Any) -
     class LineCheckingCounters(ReceiverCounters):
         def add(self, **deltas: int) -> None:
             ReceiverCounters.add(self, **deltas)
-            lines_when.append((self.snapshot(), len(path.read_bytes().splitlines())))
+            snapshot = self.snapshot()
+            judge.flush_lines()
+            lines_when.append((snapshot, len(path.read_bytes().splitlines())))
 
     counters = LineCheckingCounters()
     judge = received_evaluator(SUITE, counters, results=ResultsFile(path))
@@ -373,6 +377,9 @@ class FullDisk:
 
     def append(self, data: bytes) -> None:
         raise OSError(28, "No space left on device")
+
+    def flush(self) -> None:
+        pass
 
     def close(self) -> None:
         pass

@@ -160,7 +160,9 @@ class TraceSink(Protocol):
     """Receives complete traces. Called from one thread at a time; must not block for long.
 
     A sink may also have ``export_dropped(trace)``: it is then told of every trace the buffer
-    gave up (a ``CompletedTrace`` without spans, ``reason == "dropped"``).
+    gave up (a ``CompletedTrace`` without spans, ``reason == "dropped"``); and ``idle()``:
+    called once the buffer has delivered what was ready and nothing more waits, so that a
+    sink holding writes for a burst of traces (results lines) writes them then.
     """
 
     def export_trace(self, trace: CompletedTrace[Any]) -> None: ...
@@ -660,9 +662,13 @@ class TraceBuffer(SpanProcessor):
         """Give each waiting trace to every sink in order, until ``stop`` or replaced."""
         if resume is not None and not self._deliver_one(delivery, generation, *resume):
             return
+        delivered = resume is not None
         while True:
             trace = self._take()
             if trace is None:
+                if delivered:
+                    self._sinks_idle()
+                    delivered = False
                 if delivery.stop:
                     return
                 delivery.ready.wait(_TICK_S)
@@ -670,6 +676,23 @@ class TraceBuffer(SpanProcessor):
                 continue
             if not self._deliver_one(delivery, generation, trace, 0):
                 return
+            delivered = True
+
+    def _sinks_idle(self) -> None:
+        """Tell the sinks with ``idle`` (``TraceSink``) that nothing more is ready."""
+        for sink in self.sinks:
+            idle = getattr(sink, "idle", None)
+            if idle is None:
+                continue
+            try:
+                idle()
+            except Exception:  # noqa: BLE001 - a sink must not stop the others
+                self._sink_errors += 1
+                self._warn.warn(
+                    f"sink:{type(sink).__name__}",
+                    "tooltrail: sink %s failed on a trace",
+                    type(sink).__name__,
+                )
 
     def _deliver_one(
         self, delivery: _Delivery, generation: int, trace: CompletedTrace, start: int

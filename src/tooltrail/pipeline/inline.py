@@ -380,7 +380,7 @@ class InlineEvaluator:
             if spend is not None:
                 context.run(self._judging.enter_context, use_spend_account(spend))
             self.judge_queue = JudgeQueue(
-                self._evaluate_now,
+                self._judge_worker_trace,
                 context=context,
                 workers=workers_of(context.run(active_judge)),
                 max_queued=judge_queue,
@@ -409,6 +409,28 @@ class InlineEvaluator:
             self.judge_queue.submit(trace)
         else:
             self._evaluate_now(trace)
+
+    def idle(self) -> None:
+        """The trace buffer has nothing more ready (``TraceSink.idle``): the results lines
+        held are written now."""
+        self.flush_lines()
+
+    def flush_lines(self) -> None:
+        """Write the results lines ``results`` holds (``ResultLines.flush``); never raises (a
+        failed write counts as an error, as a failed line does). ``serve`` calls it after
+        reading its counters, so a reader that sees a trace counted finds its line."""
+        if self._results is None:
+            return
+        try:
+            self._results.flush()
+        except OSError as exc:
+            self._line_failed(exc)
+
+    def _judge_worker_trace(self, trace: CompletedTrace) -> None:
+        """One trace on a judge worker, its results line written at once (judged traces come
+        one by one, seconds apart: nothing to batch, and the buffer's ``idle`` came before)."""
+        self._evaluate_now(trace)
+        self.flush_lines()
 
     def _evaluate_now(self, trace: CompletedTrace) -> None:
         later = trace.continued or trace.reason == LATE
@@ -589,14 +611,12 @@ class InlineEvaluator:
             test_traffic=test,
         )
         # The line first, then the counts: a reader of the counters that sees the trace
-        # evaluated (or revised) finds its line in the results file.
+        # evaluated (or revised) finds its line in the results file (when ``results`` holds
+        # lines, once it flushes them: ``serve`` flushes after reading its counters).
         try:
             self._write_line(line)
         except OSError as exc:  # the trace was judged: a sink error, not an evaluation error
-            self._count(errors=1)
-            self._warn.warn(
-                "results-line", "tooltrail: could not write a results line (%s)", type(exc).__name__
-            )
+            self._line_failed(exc)
         # One locked update per trace, its results with it.
         if revision > 0:
             self._count(
@@ -725,6 +745,12 @@ class InlineEvaluator:
             stats["judge_cost_usd"] = round(totals.cost_usd, 6)
         return stats
 
+    def _line_failed(self, exc: OSError) -> None:
+        self._count(errors=1)
+        self._warn.warn(
+            "results-line", "tooltrail: could not write a results line (%s)", type(exc).__name__
+        )
+
     def _write_file(self, data: bytes) -> None:
         """A results line to this evaluator's own file (``results_path``), if it has one."""
         if self._file is None:
@@ -737,6 +763,7 @@ class InlineEvaluator:
         ok = True
         if self.judge_queue is not None:  # what is queued is judged first, within the time
             ok = self.judge_queue.drain(timeout_millis / 1000)
+        self.flush_lines()
         with self._file_lock:
             if self._file is not None:
                 self._file.flush()
@@ -765,4 +792,7 @@ class InlineEvaluator:
                 except Exception:  # noqa: BLE001
                     self._count(errors=1)
         if self._results is not None:
-            self._results.close()
+            try:
+                self._results.close()
+            except OSError as exc:
+                self._line_failed(exc)

@@ -44,8 +44,13 @@ class EvaluationObserver(Protocol):
 
 class ResultLines(Protocol):
     """Where results lines go: each ``append`` one whole line (``result_line`` and the notices
-    of ``pipeline.inline``); ``close`` once, when the evaluator shuts down."""
+    of ``pipeline.inline``), which may be held and written later; ``flush`` writes what is
+    held (the evaluator calls it when the trace buffer has nothing more ready, after each
+    judge worker's trace, and in ``force_flush``); ``close`` once, when the evaluator shuts
+    down, writing what is held first. Each may raise ``OSError``."""
 
     def append(self, data: bytes) -> None: ...
+
+    def flush(self) -> None: ...
 
     def close(self) -> None: ...

@@ -289,9 +289,12 @@ class TracePipeline:
         """Counters since start, plus what is held now. The spans released are read first:
         a trace's spans are released after its counts are added, so every trace they count
         done is counted in the snapshot read after (read the other way round, a reader saw
-        every span released and a revision not yet counted)."""
+        every span released and a revision not yet counted). The results lines held are
+        written after the snapshot: every trace it counts evaluated has its line in the file
+        (``ResultsFile`` holds lines for a burst of traces)."""
         released = self.intake.released_spans
         stats: dict[str, Any] = self.counters.snapshot()
+        self.evaluator.flush_lines()
         # What the exporter confirmed; events it could not build or send are failed.
         stats["scores_sent"] = self.scores.sent if self.scores is not None else 0
         stats["scores_failed"] = (
