@@ -679,20 +679,21 @@ class TraceBuffer(SpanProcessor):
             delivered = True
 
     def _sinks_idle(self) -> None:
-        """Tell the sinks with ``idle`` (``TraceSink``) that nothing more is ready."""
-        for sink in self.sinks:
+        """Tell the sinks with ``idle`` (``TraceSink``) that nothing more is ready; a sink
+        reported stuck is left alone until it returns."""
+        for index, sink in enumerate(self.sinks):
             idle = getattr(sink, "idle", None)
-            if idle is None:
+            if idle is None or index in self._delivery.stuck:
                 continue
             try:
                 idle()
             except Exception:  # noqa: BLE001 - a sink must not stop the others
-                self._sink_errors += 1
-                self._warn.warn(
-                    f"sink:{type(sink).__name__}",
-                    "tooltrail: sink %s failed on a trace",
-                    type(sink).__name__,
-                )
+                self._sink_failed(sink, "when told nothing more is ready")
+
+    def _sink_failed(self, sink: TraceSink, when: str) -> None:
+        self._sink_errors += 1
+        name = type(sink).__name__
+        self._warn.warn(f"sink:{name}", "tooltrail: sink %s failed %s", name, when)
 
     def _deliver_one(
         self, delivery: _Delivery, generation: int, trace: CompletedTrace, start: int
@@ -713,12 +714,7 @@ class TraceBuffer(SpanProcessor):
             try:
                 method(trace)
             except Exception:  # noqa: BLE001 - a sink must not stop the others
-                self._sink_errors += 1
-                self._warn.warn(
-                    f"sink:{type(sink).__name__}",
-                    "tooltrail: sink %s failed on a trace",
-                    type(sink).__name__,
-                )
+                self._sink_failed(sink, "on a trace")
             with delivery.lock:
                 if delivery.generation != generation:
                     delivery.stuck.discard(index)
