@@ -243,3 +243,32 @@ def test_the_judge_flags_reach_the_judge_and_a_bad_one_stops_serve_before_it_lis
     assert done.returncode == 2
     assert "judge model 'opnai:judge-model': unknown provider 'opnai'" in done.stderr
     assert "listening" not in done.stderr
+
+
+def test_a_judged_traces_line_is_on_file_without_a_stats_read(
+    tmp_path: Path, judge_env: JudgeServer
+) -> None:
+    """The results file holds lines for a burst of traces; a judge worker's trace comes
+    after the buffer went idle, so its line is written when the worker is done with it (no
+    ``/stats`` read, no shutdown here until the line is there)."""
+    results = tmp_path / "results.jsonl"
+    receiver = start_in_thread(
+        ServeConfig(  # type: ignore[call-arg]
+            suite=write_suite(tmp_path, SUITE),
+            grpc_port=None,
+            http_port=0,
+            grace=0.05,
+            results=results,
+            judge_model="openai:judge-model",
+            judge_cache=False,
+        )
+    )
+    try:
+        port = receiver.http_port
+        assert port is not None
+        assert post(port, refund_trace(EVEN[0]), PROTOBUF)[0] == 200
+        wait_until(lambda: len(lines(results)) == 1, "the judged trace's results line")
+    finally:
+        receiver.stop()
+    (score,) = judged_scores(lines(results)[0])
+    assert score["judge"]["model"] == "openai:judge-model"
