@@ -375,3 +375,27 @@ def test_a_trace_that_cannot_be_judged_is_told_failed() -> None:
 def test_results_go_to_one_place() -> None:
     with pytest.raises(ValueError, match="not both"):
         InlineEvaluator(SUITE, results_path="results.jsonl", results=Recorder())
+
+
+class AppendOnly:
+    """A ``ResultLines`` written before ``flush`` existed: ``append`` and ``close`` only."""
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+
+    def append(self, data: bytes) -> None:
+        self.lines.append(data)
+
+    def close(self) -> None:
+        pass
+
+
+def test_results_lines_without_flush_are_taken_as_written_at_once() -> None:
+    spans = sdk_trace(("lookup",))
+    results = AppendOnly()
+    evaluator = InlineEvaluator(SUITE, results=results)  # type: ignore[arg-type]
+    evaluator.export_trace(CompletedTrace(trace_id_of(spans), spans))
+    evaluator.idle()  # what the trace buffer calls once nothing more is ready
+    assert evaluator.force_flush()
+    evaluator.shutdown()
+    assert len(results.lines) == 1 and evaluator.errors == 0

@@ -329,6 +329,8 @@ class InlineEvaluator:
         #: The host's results lines (``results``), else this evaluator's own file.
         self._results = results
         self._write_line = results.append if results is not None else self._write_file
+        #: ``results.flush``; a ``ResultLines`` of before ``flush`` existed writes at once.
+        self._flush_results = getattr(results, "flush", None)
         self._warn = ThrottledWarning(_log)
         self.revisions = RevisionStore(
             window_s=revision_window_s,
@@ -419,10 +421,10 @@ class InlineEvaluator:
         """Write the results lines ``results`` holds (``ResultLines.flush``); never raises (a
         failed write counts as an error, as a failed line does). ``serve`` calls it after
         reading its counters, so a reader that sees a trace counted finds its line."""
-        if self._results is None:
+        if self._flush_results is None:
             return
         try:
-            self._results.flush()
+            self._flush_results()
         except OSError as exc:
             self._line_failed(exc)
 

@@ -47,7 +47,8 @@ class ResultLines(Protocol):
     of ``pipeline.inline``), which may be held and written later; ``flush`` writes what is
     held (the evaluator calls it when the trace buffer has nothing more ready, after each
     judge worker's trace, and in ``force_flush``); ``close`` once, when the evaluator shuts
-    down, writing what is held first. Each may raise ``OSError``."""
+    down, writing what is held first. Each may raise ``OSError``. One without ``flush``
+    (written before it existed) is taken to write each line at once."""
 
     def append(self, data: bytes) -> None: ...
 
