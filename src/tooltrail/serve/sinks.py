@@ -68,9 +68,10 @@ class ResultsFile:
     Lines are held and written together, whole, in one ``write`` (so several processes can
     share the file without interleaving their lines): when ``HELD_LINES`` or ``HELD_BYTES``
     are held, and at ``flush`` (the evaluator's, once the trace buffer has nothing more ready
-    and before ``/stats`` answers; ``pipeline.inline``). A ``write`` a line released the
-    interpreter's lock, and the receiver's other threads took it: a line a write cost serve a
-    sixth of its CPU time and most of its p99 latency (docs/serve.md, Results file)."""
+    and before ``/stats`` answers; ``pipeline.inline``). One ``write`` a line let go of the
+    interpreter's lock each time, and the receiver's other threads took it: that cost serve
+    about an eighth of its CPU time and most of its p99 latency (docs/serve.md, "Where the
+    server's CPU time goes")."""
 
     def __init__(self, path: str | os.PathLike[str], *, explanations: bool = False) -> None:
         directory = os.path.dirname(os.fspath(path))
