@@ -15,7 +15,7 @@ impl Screen {
     /// `names`: the normalized key names; `anchors`: `(anchor, allowed, count, words, behind)`
     /// per anchor of the credential shapes (`credentials.Guard`); `cards`: card numbers are
     /// looked for; `shortest`: the shortest credential. `ValueError` for a name or anchor
-    /// beyond ASCII.
+    /// beyond ASCII, or more than it holds.
     #[new]
     fn new(
         names: Vec<String>,
@@ -25,7 +25,12 @@ impl Screen {
     ) -> PyResult<Self> {
         crate::screen::Screen::new(&names, &anchors, cards, shortest)
             .map(|inner| Self { inner })
-            .map_err(|_| PyValueError::new_err("a name or anchor beyond ASCII"))
+            .map_err(|why| {
+                PyValueError::new_err(match why {
+                    crate::screen::Unscreenable::NotAscii => "a name or anchor beyond ASCII",
+                    crate::screen::Unscreenable::TooLarge => "more names or anchors than it holds",
+                })
+            })
     }
 
     /// `True` when `text` surely holds no key name, escape or credential; `False`: maybe
