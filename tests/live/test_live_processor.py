@@ -259,3 +259,65 @@ def test_tags_go_on_at_start_only_when_a_wrapped_processor_looks_at_starting_spa
     finally:
         batch.shutdown()
         buffer.shutdown()
+
+
+def test_span_names_are_remembered_up_to_a_bound_and_tested_past_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tooltrail.live import processor as live_processor
+
+    monkeypatch.setattr(live_processor, "_MAX_NAMES", 3)
+    rec = Recorder()
+    processor = ToolArgsProcessor(rec, tag_on_start=False)
+    tracer = provider_with(processor).get_tracer("t")
+    for name in ["GET /a", "GET /b", "GET /c", "GET /d", "GET /e"]:
+        tracer.start_span(name).end()
+    assert len(processor._names) == 3  # bounded: a name past the bound is not kept
+    # a tool span whose name comes after the bound is still told from its name
+    tracer.start_span(
+        "execute_tool lookup_order", attributes={"gen_ai.tool.call.arguments": '{"order_id": 1}'}
+    ).end()
+    assert "execute_tool lookup_order" not in processor._names
+    tagged = [s for s in rec.ended if "tool_name" in s.attributes]
+    assert [(s.attributes["tool_name"], s.attributes["tool_args"]) for s in tagged] == [
+        ("lookup_order", '{"order_id":1}')
+    ]
+    # a name remembered as not a tool's still lets the span's marker attributes speak
+    tracer.start_span(
+        "GET /a",
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "refund",
+            "gen_ai.tool.call.arguments": "{}",
+        },
+    ).end()
+    assert rec.ended[-1].attributes["tool_name"] == "refund"
+
+
+def test_a_buffer_alone_at_start_is_called_straight_and_anything_else_through_the_guard() -> None:
+    from tooltrail.live import TraceBuffer
+
+    class EndsOnly(SpanProcessor):  # nothing to do as spans start
+        def on_end(self, span: ReadableSpan) -> None:
+            pass
+
+    buffer = TraceBuffer()
+    try:
+        straight = ToolArgsProcessor(EndsOnly(), buffer)
+        assert straight.on_start == buffer.on_start
+        tracer = provider_with(straight).get_tracer("t")
+        with tracer.start_as_current_span("root"):
+            tracer.start_span("child").end()
+        assert buffer.force_flush(5000)
+        stats = buffer.stats()
+        assert (stats.spans_delivered, stats.traces_complete, stats.traces_partial) == (2, 1, 0)
+        # a processor of the user's at start keeps the guard: its failure is counted, not raised
+        guarded = ToolArgsProcessor(Exploding(), buffer, tag_on_start=False)
+        assert guarded.on_start != buffer.on_start
+        provider_with(guarded).get_tracer("t").start_span("work").end()
+        assert guarded.errors == 2
+        # tagging at start keeps ``on_start`` its own
+        tagging = ToolArgsProcessor(buffer, tag_on_start=True)
+        assert tagging.on_start != buffer.on_start
+    finally:
+        buffer.shutdown()

@@ -28,10 +28,9 @@ from tooltrail.pipeline import sdk
 from tooltrail.pipeline.buffer import TraceBuffer
 from tooltrail.pipeline.calls import (
     MARKER_KEYS,
-    SPAN_NAMES,
-    TOOL_NAME_PREFIX,
     SpanView,
     may_be_tool_call,
+    name_may_be_tool_call,
     read_tool_call,
 )
 from tooltrail.pipeline.throttle import ThrottledWarning
@@ -48,6 +47,9 @@ _MISSING = object()
 #: Spans tagged at start whose end is still awaited; beyond this the oldest are forgotten
 #: (their end then takes the slower, copying path: nothing is lost).
 _MAX_PENDING = 1 << 16
+#: Span names whose half of the first look is remembered; a name past them is tested each
+#: time (span names are few in a healthy application, but nothing promises it).
+_MAX_NAMES = 4096
 
 
 class ToolArgsProcessor(SpanProcessor):
@@ -101,8 +103,19 @@ class ToolArgsProcessor(SpanProcessor):
         )
         #: span id -> attribute values right after on_start tagged it.
         self._tagged: dict[int, tuple[Any, ...]] = {}
+        #: span name -> ``name_may_be_tool_call(name)``: every span of the application is looked
+        #: at, and one look-up costs a third of the name's two tests (13 against 54 ns).
+        self._names: dict[str, bool] = {}
         self._warn = ThrottledWarning(_log)
         self.errors = 0
+        if not self.tag_on_start and len(self._starters) == 1:
+            starter = self._starters[0]
+            if isinstance(starter, TraceBuffer):
+                # Nothing of ours to do as a span starts, and a buffer's ``on_start`` only
+                # queues the span and cannot raise: the SDK calls it straight (an attribute
+                # of the instance is found before the class's method), one frame fewer on
+                # every span's start (121 -> 76 ns).
+                self.on_start = starter.on_start  # type: ignore[method-assign]
         if defer is None:
             defer = bool(processors) and all(delivers_later(p) for p in processors)
         #: The queue of tool spans whose end is finished off the application's threads, or
@@ -126,16 +139,21 @@ class ToolArgsProcessor(SpanProcessor):
         try:
             read = self._read_name_and_attributes  # every span passes here: see ``pipeline.sdk``
             name, raw = read(span)
-            if (
-                name in SPAN_NAMES
-                or not MARKER_KEYS.isdisjoint(raw)
-                or name.startswith(TOOL_NAME_PREFIX)
-            ):
+            named = self._names.get(name)
+            if named is None:
+                named = self._learn_name(name)
+            if named or not MARKER_KEYS.isdisjoint(raw):
                 call = self._read(SpanView(span, raw))
                 if call is not None:
                     self._tag_started(span, raw, call)
         except Exception:  # noqa: BLE001 - never break the host application
             self._failed("tag a started span")
+
+    def _learn_name(self, name: str) -> bool:
+        named = name_may_be_tool_call(name)
+        if len(self._names) < _MAX_NAMES:
+            self._names[name] = named
+        return named
 
     def _on_ending(self, span: Span) -> None:
         """The SDK's hook between a span's end time and ``on_end`` (see
@@ -147,19 +165,32 @@ class ToolArgsProcessor(SpanProcessor):
                 self._failed(f"run {type(processor).__name__}._on_ending")
 
     def on_end(self, span: ReadableSpan) -> None:
-        out = span
         try:
             read = self._read_name_and_attributes
             name, raw = read(span)
-            if (
-                name in SPAN_NAMES
-                or not MARKER_KEYS.isdisjoint(raw)
-                or name.startswith(TOOL_NAME_PREFIX)
-            ):
-                deferred = self.deferred
-                if deferred is not None and deferred.put(span):
-                    return
-                out = self._tagged_end(span, raw)
+            named = self._names.get(name)
+            if named is None:
+                named = self._learn_name(name)
+            if named or not MARKER_KEYS.isdisjoint(raw):
+                self._tool_end(span, raw)
+                return
+        except Exception:  # noqa: BLE001
+            self._failed("tag an ended span")
+        # ``_pass_on`` written out: most spans are not tools, and every one passes here
+        for processor in self.processors:
+            try:
+                processor.on_end(span)
+            except Exception:  # noqa: BLE001
+                self._failed(f"run {type(processor).__name__}.on_end")
+
+    def _tool_end(self, span: ReadableSpan, raw: Mapping[str, Any]) -> None:
+        """A span the first look kept: queued for the worker (``deferred``), or tagged here."""
+        out = span
+        try:
+            deferred = self.deferred
+            if deferred is not None and deferred.put(span):
+                return
+            out = self._tagged_end(span, raw)
         except Exception:  # noqa: BLE001
             self._failed("tag an ended span")
         self._pass_on(out)

@@ -42,8 +42,10 @@ TOOL_NAME_PREFIX = dialects.EXECUTE_TOOL_PREFIX
 def may_be_tool_call(name: str, attributes: Mapping[str, Any]) -> bool:
     """False only for spans the dialect readers would turn away: a cheap first look built from
     their own tables (span names, marker attribute keys, the ``execute_tool`` prefix)."""
-    return (
-        name in SPAN_NAMES
-        or not MARKER_KEYS.isdisjoint(attributes)
-        or name.startswith(TOOL_NAME_PREFIX)
-    )
+    return name_may_be_tool_call(name) or not MARKER_KEYS.isdisjoint(attributes)
+
+
+def name_may_be_tool_call(name: str) -> bool:
+    """The span-name half of ``may_be_tool_call``: a name a dialect reader takes up by itself.
+    It depends on the name alone, so a caller that sees many spans may remember it per name."""
+    return name in SPAN_NAMES or name.startswith(TOOL_NAME_PREFIX)
