@@ -41,3 +41,14 @@ def test_turn_count_must_be_a_positive_int():
     assert EvalTrace("t", metadata={"turn_count": 2}).turn_count == 2
     assert EvalTrace("t", metadata={"turn_count": True}).turn_count is None
     assert EvalTrace("t", metadata={"turn_count": 0}).turn_count is None
+
+
+def test_integers_beyond_64_bits_stay_exact_however_many_digits_are_around_them():
+    # 19 digits in all, one run of them: beyond the signed 64 bits orjson turns into a float
+    assert parse_args('{"n": -9999999999999999999}') == {"n": -9999999999999999999}
+    assert parse_args('{"n": 18446744073709551616, "m": 1}') == {"n": 2**64, "m": 1}
+    # more than 19 digits, no run of 19: orjson's reading, exact
+    assert parse_args('{"ids": [1234567890, 1234567890], "s": "12345"}') == {
+        "ids": [1234567890, 1234567890],
+        "s": "12345",
+    }
