@@ -208,13 +208,37 @@ class Redaction:
             return False
         return self._names_nothing("\x00".join(texts))
 
+    def strings_need_no_cleaning(
+        self, values: Mapping[str, Any], skip: frozenset[str], extra: str | None = None
+    ) -> bool:
+        """``texts_need_no_cleaning`` of the string values of ``values`` (but those under a
+        key of ``skip``) and of ``extra``, when every other value is an ``int``, a ``float``
+        or a ``bool``; ``False`` when one is not (a structured value) or there is no text at
+        all. The first look screens a dict's values in one call when it can; what it does not
+        clear is asked of the Python screen, as before."""
+        look = self._first_look()
+        clear_strings = getattr(look, "clear_strings", None)
+        if clear_strings is not None and type(values) is dict:
+            strings = clear_strings(values, skip, self.max_value_chars, extra)
+            if strings is not None:
+                return strings > 0
+        texts: list[str] = []
+        for key, value in values.items():
+            kind = type(value)
+            if kind is str:
+                if key not in skip:
+                    texts.append(value)
+            elif kind is not int and kind is not float and kind is not bool:
+                return False
+        if extra is not None:
+            texts.append(extra)
+        return bool(texts) and self.texts_need_no_cleaning(texts)
+
     def _names_nothing(self, text: str) -> bool:
         """Whether ``text`` surely holds nothing to hide, whatever its length."""
         if self._key_re is not None or self._value_re is not None:
             return False
-        installs, look = self._look
-        if installs != _installs[0]:
-            look = self._make_first_look()
+        look = self._first_look()
         if look is not None and look.clear(text):
             return True
         if "\\" in text and _ESCAPE.search(text) is not None:  # escapes can spell a key
@@ -222,6 +246,16 @@ class Redaction:
         if self._names_in(text):
             return False
         return not self._finds or not self._finder.holds_any(text)
+
+    def _first_look(self) -> Any:
+        """The installed maker's first look for these rules (``None``: none, or the user's own
+        key or value patterns, which it cannot answer for)."""
+        if self._key_re is not None or self._value_re is not None:
+            return None
+        installs, look = self._look
+        if installs != _installs[0]:
+            look = self._make_first_look()
+        return look
 
     def _make_first_look(self) -> Any:
         """The installed maker's first look for these rules (``None``: none installed, or it

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from credential_examples import CREDENTIALS
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from test_live_helpers import (
     CORPUS,
@@ -321,3 +322,50 @@ def test_a_buffer_alone_at_start_is_called_straight_and_anything_else_through_th
         assert tagging.on_start != buffer.on_start
     finally:
         buffer.shutdown()
+
+
+def test_tool_spans_leave_tagged_alike_with_the_core_s_screen_and_with_the_python_screen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tooltrail.convert import engine
+
+    def secrets() -> list[dict[str, Any]]:
+        rec = Recorder()
+        tracer = provider_with(ToolArgsProcessor(rec)).get_tracer("t")
+        for note, args in [
+            ("plain", '{"password": "hunter2", "order_id": "ORD-1"}'),
+            (f"see {CREDENTIALS[0].text}", '{"order_id": "ORD-1"}'),
+            ("Bearer", '{"n": 1}'),
+            ("caf\u00e9 au lait", '{"api_key": "k"}'),
+        ]:
+            tracer.start_span(
+                "execute_tool refund",
+                attributes={"note": note, "gen_ai.tool.call.arguments": args, "n": 2},
+            ).end()
+        return [dict(s.attributes) for s in rec.ended]
+
+    def tagged() -> list[list[dict[str, Any]]]:
+        return [
+            [dict(s.attributes) for s in _run(folder, scenario, False).ended]
+            for folder in FRAMEWORKS
+            for scenario in SCENARIOS
+        ] + [secrets()]
+
+    engine.reset()
+    if engine.core_module() is None:
+        pytest.skip("the compiled core is not installed")
+    with_core = tagged()
+    monkeypatch.setenv(engine.CORE_ENV, engine.PYTHON)
+    engine.reset()
+    engine.core_module()
+    try:
+        assert ToolArgsProcessor().redaction._first_look() is None
+        with_python = tagged()
+    finally:
+        monkeypatch.delenv(engine.CORE_ENV)
+        engine.reset()
+        engine.core_module()
+    assert with_core == with_python
+    assert sum(len(spans) for spans in with_core) > 300
+    hidden = with_core[-1]
+    assert "hunter2" not in str(hidden[0]) and CREDENTIALS[0].text not in str(hidden[1])

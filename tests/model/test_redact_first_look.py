@@ -155,3 +155,64 @@ def test_a_redaction_pickles_without_its_first_look_and_makes_it_again():
     assert copy == rules
     assert not copy._names_nothing('{"order_id": 1}')
     assert copy._make_first_look() is not None
+
+
+#: Attribute values of the kinds a tool span holds: the texts above, numbers, flags, and the
+#: structured values that send a span to the full path.
+values = texts | st.integers() | st.floats(allow_nan=False) | st.booleans() | st.just(["a", 1])
+attribute_maps = st.dictionaries(
+    st.sampled_from(["tool_name", "tool_args", "gen_ai.tool.name", "input", "n", "k", "password"]),
+    values,
+    max_size=5,
+)
+OWN = frozenset({"tool_name", "tool_args"})
+
+
+def python_strings_screen(rules: Redaction, attributes: dict, extra: str | None) -> bool:
+    """``strings_need_no_cleaning`` with the first look left out."""
+    saved = redact._first_look[:]
+    install_first_look(None)
+    try:
+        fresh = Redaction(keys=rules.keys, credentials=rules.credentials)
+        return fresh.strings_need_no_cleaning(attributes, OWN, extra)
+    finally:
+        install_first_look(saved[0] if saved else None)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rules, attributes=attribute_maps, extra=st.none() | texts)
+def test_a_span_s_strings_screened_in_one_call_are_clear_only_where_each_is(
+    rules, attributes, extra
+):
+    if rules.strings_need_no_cleaning(attributes, OWN, extra):
+        # every string (but the skipped keys') needs no cleaning by the Python screen alone,
+        # screened one by one as the full path redacts them
+        for key, value in attributes.items():
+            if type(value) is str and key not in OWN:
+                assert python_screen(rules, value) and len(value) <= rules.max_value_chars
+            else:
+                assert type(value) in (str, int, float, bool), value
+        if extra is not None:
+            assert python_screen(rules, extra)
+        assert extra is not None or any(
+            type(v) is str and k not in OWN for k, v in attributes.items()
+        )
+
+
+def test_the_one_call_screen_says_what_it_saw():
+    rules = Redaction()
+    look = rules._first_look()
+    plain = {"gen_ai.tool.name": "lookup_order", "n": 3, "ok": True, "x": 1.5}
+    assert look.clear_strings(plain, OWN, rules.max_value_chars) == 1
+    assert look.clear_strings(plain, OWN, rules.max_value_chars, '{"a": 1}') == 2
+    assert look.clear_strings({"tool_args": "password"}, OWN, 100) == 0  # skipped
+    assert look.clear_strings({"note": "password=1"}, OWN, 100) is None
+    assert look.clear_strings({"list": ["a"]}, OWN, 100) is None  # structured: full path
+    assert look.clear_strings({"long": "a" * 101}, OWN, 100) is None
+    assert look.clear_strings({}, OWN, 100, "x" * 101) is None
+    assert rules.strings_need_no_cleaning(plain, OWN)
+    assert not rules.strings_need_no_cleaning({"n": 1}, OWN)  # no text at all
+    for credential in CREDENTIALS:
+        found = {"n": 1, "k": f"the value is {credential.text} here"}
+        assert not rules.strings_need_no_cleaning(found, OWN), credential.shape
+    assert not rules.strings_need_no_cleaning(plain, OWN, '{"api_key": "x"}')

@@ -283,36 +283,22 @@ class ToolArgsProcessor(SpanProcessor):
     def _updates(self, attributes: Mapping[str, Any], call: Any) -> dict[str, Any]:
         """What a tool span's attributes must become: ``tool_name``, ``tool_args`` and the
         redacted values. Common case first: the arguments' canonical JSON and every plain
-        string attribute screened together in one pass show nothing to hide."""
+        string attribute screened together show nothing to hide (one call into the core's
+        first look when it is installed: ``Redaction.strings_need_no_cleaning``)."""
         rules = self.redaction
-        texts: list[str] = []
-        for key, value in attributes.items():
-            kind = type(value)
-            if kind is str:
-                if key not in _OWN_KEYS:
-                    texts.append(value)
-            elif kind is not int and kind is not float and kind is not bool:
-                break  # structured values: the full path
-        else:
-            args_text = None
-            if call.args is not None:
-                try:
-                    args_text = orjson.dumps(call.args, option=_CANONICAL).decode()
-                except TypeError:  # integers beyond 64 bits: the full path
-                    texts = []
-                else:
-                    texts.append(args_text)
-            if (
-                texts
-                and (
-                    args_text is None
-                    or ("null" not in args_text and len(args_text) <= rules.max_args_bytes)
-                )
-                and rules.texts_need_no_cleaning(texts)
-            ):
-                if args_text is None:
-                    return {TOOL_NAME: call.name}
-                return {TOOL_NAME: call.name, TOOL_ARGS: args_text}
+        args_text = None
+        plain = True
+        if call.args is not None:
+            try:
+                args_text = orjson.dumps(call.args, option=_CANONICAL).decode()
+            except TypeError:  # integers beyond 64 bits: the full path
+                plain = False
+            else:
+                plain = "null" not in args_text and len(args_text) <= rules.max_args_bytes
+        if plain and rules.strings_need_no_cleaning(attributes, _OWN_KEYS, args_text):
+            if args_text is None:
+                return {TOOL_NAME: call.name}
+            return {TOOL_NAME: call.name, TOOL_ARGS: args_text}
         updates = self._redacted(attributes)
         updates.update(self._tool_attributes(call))
         return updates
