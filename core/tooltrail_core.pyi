@@ -124,7 +124,8 @@ class Screen:
 
     `names`: the normalized key names; `anchors`: `(anchor, allowed, count, words, behind)` per
     anchor of the credential shapes (`credentials.Guard`); `cards`: card numbers are looked for;
-    `shortest`: the shortest credential. `ValueError` for a name or anchor beyond ASCII.
+    `shortest`: the shortest credential. `ValueError` for a name or anchor beyond ASCII,
+    or more names or anchors than it holds.
     """
 
     def __new__(
@@ -136,3 +137,13 @@ class Screen:
     ) -> Screen: ...
     def clear(self, text: str) -> bool:
         """`True` only when `text` holds no key name, escape or credential; `False`: maybe."""
+    def clear_strings(
+        self,
+        values: dict[str, object],
+        skip: frozenset[str],
+        max_chars: int,
+        extra: str | None = None,
+    ) -> int | None:
+        """How many strings there are (`extra` and the values not under a key of `skip`) when
+        each is at most `max_chars` long and `clear`, and every other value is an `int`, a
+        `float` or a `bool`; `None` for anything else."""
