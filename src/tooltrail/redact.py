@@ -216,8 +216,9 @@ class Redaction:
         or a ``bool``; ``False`` when one is not (a structured value) or there is no text at
         all. The first look screens a dict's values in one call when it can; what it does not
         clear is asked of the Python screen, as before."""
-        look = self._first_look()
-        clear_strings = getattr(look, "clear_strings", None)
+        if self._key_re is not None or self._value_re is not None:
+            return False  # what ``_names_nothing`` answers with the user's own patterns
+        clear_strings = getattr(self._first_look(), "clear_strings", None)
         if clear_strings is not None and type(values) is dict:
             strings = clear_strings(values, skip, self.max_value_chars, extra)
             if strings is not None:
@@ -248,10 +249,9 @@ class Redaction:
         return not self._finds or not self._finder.holds_any(text)
 
     def _first_look(self) -> Any:
-        """The installed maker's first look for these rules (``None``: none, or the user's own
-        key or value patterns, which it cannot answer for)."""
-        if self._key_re is not None or self._value_re is not None:
-            return None
+        """The installed maker's first look for these rules (``None``: none). Its callers
+        first turn away rules with the user's own key or value patterns, which it cannot
+        answer for."""
         installs, look = self._look
         if installs != _installs[0]:
             look = self._make_first_look()

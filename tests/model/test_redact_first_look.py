@@ -212,6 +212,7 @@ def test_the_one_call_screen_says_what_it_saw():
     assert look.clear_strings({}, OWN, 100, "x" * 101) is None
     assert rules.strings_need_no_cleaning(plain, OWN)
     assert not rules.strings_need_no_cleaning({"n": 1}, OWN)  # no text at all
+    assert not Redaction(key_patterns=("x",)).strings_need_no_cleaning(plain, OWN)
     for credential in CREDENTIALS:
         found = {"n": 1, "k": f"the value is {credential.text} here"}
         assert not rules.strings_need_no_cleaning(found, OWN), credential.shape
