@@ -392,3 +392,43 @@ def test_two_passes_with_a_log_record_the_reader_rejects_still_emit_the_trace(
         assert [d.message.split(":")[0] for d in diagnostics] == [
             "resourceLogs[0].scopeLogs[0].logRecords[5].body"
         ]
+
+
+def _plain(value: dict[str, Any]) -> Any:
+    """An OTLP/JSON ``AnyValue`` as the plain value it stands for."""
+    ((kind, inner),) = value.items()
+    if kind == "kvlistValue":
+        return {kv["key"]: _plain(kv["value"]) for kv in inner.get("values", [])}
+    if kind == "arrayValue":
+        return [_plain(v) for v in inner.get("values", [])]
+    return int(inner) if kind == "intValue" else inner
+
+
+def test_a_body_that_is_the_json_text_of_an_object_is_read_as_that_object(
+    tmp_path: Path,
+) -> None:
+    """A logging bridge (Python's ``logging`` through OpenTelemetry's ``LoggingHandler``, as
+    Semantic Kernel sends its GenAI events) makes every body a string, the event's name an
+    ``event.name`` attribute: the JSON text of the body's object is read as the object."""
+    doc = _doc()
+    for record in _records(doc):
+        body = json.dumps(_plain(record["body"]))
+        record["body"] = {"stringValue": body}
+        name = record.pop("eventName")
+        record["attributes"] = [{"key": "event.name", "value": {"stringValue": name}}]
+    for content in (False, True):
+        [trace] = list(read_traces(str(_write(tmp_path, doc)), content=content))
+        assert _calls(trace) == CALLS
+        assert trace.output == REPLY
+    assert trace.turns[0].input == "Weather in Oslo and Bergen?"
+    assert trace.tool_calls[0].result == {"temp_c": 7, "sky": "rain"}
+
+
+def test_a_body_of_plain_text_is_no_object(tmp_path: Path) -> None:
+    """Text that is not a JSON object stays the record's ``body``: nothing is read from it."""
+    doc = _doc()
+    for record in _records(doc):
+        if record["eventName"] == "gen_ai.choice":
+            record["body"] = {"stringValue": "{not json: the reply was Oslo rain"}
+    [trace] = list(read_traces(str(_write(tmp_path, doc))))
+    assert trace.tool_calls == [] and trace.output is None

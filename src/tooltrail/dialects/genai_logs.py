@@ -69,12 +69,24 @@ def as_span_event(
     if name not in CONTENT_EVENTS and not (content and name in PROMPT_EVENTS):
         return None
     merged = dict(attributes)
-    if isinstance(body, Mapping):
-        for key, value in body.items():
+    members = body if isinstance(body, Mapping) else _object_text(body)
+    if members is not None:
+        for key, value in members.items():
             merged.setdefault(key, value)
     elif body is not None:
         merged.setdefault("body", body)
     return SpanEvent(name=name, time_ns=time_ns, attributes=merged)
+
+
+def _object_text(body: Any) -> Mapping[str, Any] | None:
+    """A body that is the JSON text of an object, as that object. A record made by a logging
+    bridge (Python's ``logging`` through OpenTelemetry's ``LoggingHandler``, as Semantic Kernel
+    sends its GenAI events) has the formatted message as its body, always a string: an
+    instrumentation that logs ``json.dumps`` of the event's body gives its members as text."""
+    if not isinstance(body, str) or not body.startswith("{"):
+        return None
+    parsed = json_value(body)
+    return parsed if isinstance(parsed, Mapping) else None
 
 
 def content_of(events: Sequence[SpanEvent]) -> tuple[list[ModelCall], str | None]:
