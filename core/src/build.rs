@@ -450,8 +450,9 @@ fn record(trace: &Trace, index: usize, at: usize) -> Record {
     } else {
         "unset"
     };
-    let agent = or(fact.agent.clone(), || {
-        nearest.and_then(|n| trace.facts[n].agent.clone())
+    // `calls._agent_of`: the nearest agent span's name, else the tool span's own.
+    let agent = or(nearest.and_then(|n| trace.facts[n].agent.clone()), || {
+        fact.agent.clone()
     });
     Record {
         trace: index,

@@ -1,7 +1,7 @@
 """The frameworks recorded in ``tests/data/recorded`` (``recordings/``: LiteLLM's otel callback,
 Agno, DSPy, Haystack, smolagents, LlamaIndex and LangGraph via OpenInference, Microsoft Agent
-Framework, AutoGen and Semantic Kernel by their own telemetry, a plain OpenAI loop under
-OpenLIT), read by ``tooltrail convert`` and ``convert --content`` on both reading paths and
+Framework, AutoGen and Semantic Kernel by their own telemetry, the OpenAI Agents SDK by the
+OpenTelemetry contrib instrumentation, a plain OpenAI loop under OpenLIT), read by ``tooltrail convert`` and ``convert --content`` on both reading paths and
 both formats, against the truth their recording scripts wrote: every call, argument, result,
 user message and reply the telemetry holds (``telemetry_holds``) is read, and no redaction
 marker is ever a value.
@@ -20,6 +20,7 @@ from fixtures import DATA, RECORDED_GAPS
 
 from tooltrail.cli import main
 from tooltrail.convert import engine as core
+from tooltrail.convert import read_traces
 from tooltrail.dialects.values import PLACEHOLDERS
 
 RECORDED = DATA / "recorded"
@@ -74,7 +75,7 @@ def test_every_recorded_framework_is_here() -> None:
     assert frameworks == {
         *("litellm", "agno", "agent-framework", "dspy", "haystack"),
         *("smolagents", "llamaindex", "langgraph", "autogen", "openlit"),
-        "semantic-kernel",
+        *("semantic-kernel", "openai-agents"),
     }
     scenarios = {json.loads(p.read_text())["scenario"] for p in SCENARIOS}
     assert scenarios == {"a_refund_ok", "f_tool_error_retry", "g_parallel_calls", "e_two_turns"}
@@ -130,3 +131,21 @@ def test_hidden_inputs_take_the_arguments_recorded_beside_them() -> None:
     assert [c["source"] for c in trace["tool_calls"]] == ["openinference:tool.parameters"] * 3
     assert trace["turns"][0]["input"] is None
     assert "content_missing" not in trace
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_call_belongs_to_the_agent_span_above_it_not_to_a_default_name_on_every_span(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The OpenTelemetry contrib instrumentation of the OpenAI Agents SDK writes its default
+    ``gen_ai.agent.name`` (``OpenAI Agent``) on every tool and model span; the agent that ran
+    is the one its ``invoke_agent assistant`` span names, and a suite matches it by that name."""
+    truth_path = RECORDED / "openai-agents-otel" / "a_refund_ok.truth.json"
+    raw = Path(_inputs(truth_path, "jsonl")[0]).read_text()
+    assert raw.count('"OpenAI Agent"') > 3 and '"invoke_agent assistant"' in raw
+    (printed,) = _convert(monkeypatch, path, _inputs(truth_path, "jsonl"))
+    assert printed["metadata"]["agent_name"] == "assistant"
+    with reading_with(monkeypatch, path):
+        (trace,) = read_traces(_inputs(truth_path, "pb"))
+    assert trace.metadata["agent_name"] == "assistant"
+    assert [call.agent for call in trace.tool_calls] == ["assistant"] * 3
