@@ -34,6 +34,9 @@ RECORDED_GAPS = {
     "with one empty turn",
     "autogen-native-nocontent": "AutoGen's `create_agent` span, a trace of its own, is read "
     "as a run with one empty turn",
+    "crewai-openinference": "CrewAI's user message is its task's templated prompt (`Current "
+    "Task: ...` inside CrewAI's instructions); the task's own description (the TaskOutput of the "
+    "AGENT span's `output.value`, `crew_tasks` on the root) is not read as the turn's input",
 }
 #: The project's shared folder beside the checkout (read, never copied here): its corpus of
 #: recorded runs (``SHARED_CORPUS``) and the peers' fixtures (``EXTERNAL``); tests that read

@@ -1,10 +1,10 @@
 """The frameworks recorded in ``tests/data/recorded`` (``recordings/``: LiteLLM's otel callback,
-Agno, DSPy, Haystack, smolagents, LlamaIndex and LangGraph via OpenInference, Microsoft Agent
-Framework, AutoGen and Semantic Kernel by their own telemetry, the OpenAI Agents SDK by the
-OpenTelemetry contrib instrumentation, a plain OpenAI loop under OpenLIT), read by ``tooltrail convert`` and ``convert --content`` on both reading paths and
-both formats, against the truth their recording scripts wrote: every call, argument, result,
-user message and reply the telemetry holds (``telemetry_holds``) is read, and no redaction
-marker is ever a value.
+Agno, DSPy, Haystack, smolagents, LlamaIndex, LangGraph and CrewAI via OpenInference, Microsoft
+Agent Framework, AutoGen and Semantic Kernel by their own telemetry, the OpenAI Agents SDK by
+the OpenTelemetry contrib instrumentation, a plain OpenAI loop under OpenLIT), read by
+``tooltrail convert`` and ``convert --content`` on both reading paths and both formats, against
+the truth their recording scripts wrote: every call, argument, result, user message and reply
+the telemetry holds (``telemetry_holds``) is read, and no redaction marker is ever a value.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_every_recorded_framework_is_here() -> None:
     assert frameworks == {
         *("litellm", "agno", "agent-framework", "dspy", "haystack"),
         *("smolagents", "llamaindex", "langgraph", "autogen", "openlit"),
-        *("semantic-kernel", "openai-agents"),
+        *("semantic-kernel", "openai-agents", "crewai"),
     }
     scenarios = {json.loads(p.read_text())["scenario"] for p in SCENARIOS}
     assert scenarios == {"a_refund_ok", "f_tool_error_retry", "g_parallel_calls", "e_two_turns"}
