@@ -432,3 +432,27 @@ def test_a_body_of_plain_text_is_no_object(tmp_path: Path) -> None:
             record["body"] = {"stringValue": "{not json: the reply was Oslo rain"}
     [trace] = list(read_traces(str(_write(tmp_path, doc))))
     assert trace.tool_calls == [] and trace.output is None
+
+
+def test_a_log_record_read_twice_counts_once(tmp_path: Path) -> None:
+    """A record sent twice (an exporter retrying a request that did arrive, a logs file given
+    twice) is one record, as a span read twice is one span: its model response asks for its
+    calls once. Records that differ in anything stay apart."""
+    doc = _doc()
+    records = _records(doc)
+    records.extend(copy.deepcopy(records))
+    path = _write(tmp_path, doc)
+    traces, diagnostics = _read(path)
+    [trace] = traces
+    assert _calls(trace) == CALLS and trace.output == REPLY and diagnostics == []
+    logs_only = copy.deepcopy(_doc())
+    del logs_only["resourceSpans"]
+    logs = _write(tmp_path, logs_only, "logs.json")
+    [again], _ = _read(FIXTURE, logs, logs)
+    assert _calls(again) == CALLS
+    later = copy.deepcopy(_doc())
+    choice = next(r for r in _records(later) if r["eventName"] == "gen_ai.choice")
+    choice["timeUnixNano"] = str(int(choice["timeUnixNano"]) + 1)  # another response
+    del later["resourceSpans"]
+    [other], _ = _read(FIXTURE, _write(tmp_path, later, "later.json"))
+    assert len(other.tool_calls) == len(CALLS) + 2  # its calls are asked for a second time

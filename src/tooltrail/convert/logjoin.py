@@ -61,7 +61,7 @@ def join_logs(trace: TraceFacts) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     by_span: dict[str, list[SpanEvent]] = {}
     models: list[str] | None = None
-    for span_id, event, origin in pending:
+    for span_id, event, origin in _first_copies(pending):
         if event.name == TOOL_MESSAGE:  # matched to its call by id, wherever it was sent
             found = tool_message(event.attributes)
             if found is not None:
@@ -100,6 +100,27 @@ def join_logs(trace: TraceFacts) -> list[tuple[str, str]]:
         if reply and not fact.reply:
             fact.reply = reply
     return problems
+
+
+def _first_copies(
+    pending: list[tuple[str, SpanEvent, str]],
+) -> list[tuple[str, SpanEvent, str]]:
+    """``pending`` without the records equal to one before them (same span, event, time and
+    attributes), as spans keep the first copy of a span id: a record sent twice (an exporter
+    retrying a request that did arrive, a file given twice) is one record, not a second
+    model response asking for the same calls again."""
+    if len(pending) < 2:
+        return pending
+    seen: dict[tuple[str, str, int], list[SpanEvent]] = {}
+    kept = []
+    for item in pending:
+        span_id, event, _ = item
+        alike = seen.setdefault((span_id, event.name, event.time_ns), [])
+        if any(other.attributes == event.attributes for other in alike):
+            continue
+        alike.append(event)
+        kept.append(item)
+    return kept
 
 
 def _ownerless(trace_id: str, event: str, candidates: int) -> str:
