@@ -126,7 +126,10 @@ def _truth_verdicts(truth: dict[str, Any]) -> tuple[int, bool]:
 
 
 #: The recordings a gap of reading (``fixtures.RECORDED_GAPS``) gives more than one run.
-SPLIT_RUNS = {"autogen-native", "autogen-native-nocontent"}
+SPLIT_RUNS = {
+    *("autogen-native", "autogen-native-nocontent"),
+    *("langchain-openllmetry", "langchain-openllmetry-events"),
+}
 
 
 def _truth_param(path: Path) -> Any:

@@ -456,3 +456,39 @@ def test_a_log_record_read_twice_counts_once(tmp_path: Path) -> None:
     del later["resourceSpans"]
     [other], _ = _read(FIXTURE, _write(tmp_path, later, "later.json"))
     assert len(other.tool_calls) == len(CALLS) + 2  # its calls are asked for a second time
+
+
+def _wrapped(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with a plain span around each model span (as LangGraph's ``execute_task model``
+    node span is around its model call), the log records naming the span around theirs."""
+    spans = _spans(doc)
+    for n, model in enumerate([s for s in spans if s["name"].startswith("chat ")]):
+        wrapper = copy.deepcopy(model)
+        wrapper.update(name=f"node {n}", spanId=f"aaaa0000000000{n:02d}", attributes=[])
+        wrapper.pop("events", None)
+        spans.append(wrapper)
+        for record in _records(doc):
+            if record["spanId"] == model["spanId"]:
+                record["spanId"] = wrapper["spanId"]
+        model["parentSpanId"] = wrapper["spanId"]
+    return doc
+
+
+def test_a_record_of_the_span_around_one_model_call_joins_that_call(tmp_path: Path) -> None:
+    [trace] = list(read_traces(str(_write(tmp_path, _wrapped(_doc()))), content=True))
+    assert _calls(trace) == CALLS and trace.output == REPLY
+    assert trace.turns[0].input == "Weather in Oslo and Bergen?"
+
+
+def test_a_record_of_a_span_around_two_model_calls_is_not_guessed(tmp_path: Path) -> None:
+    doc = _wrapped(_doc())
+    spans = _spans(doc)
+    first, second = (s for s in spans if s["name"].startswith("chat "))
+    second["parentSpanId"] = first["parentSpanId"]  # both under one span: either could own it
+    for record in _records(doc):
+        if record["spanId"] != first["parentSpanId"]:
+            record["spanId"] = first["parentSpanId"]
+    traces, diagnostics = _read(_write(tmp_path, doc))
+    [trace] = traces
+    assert trace.tool_calls == [] and trace.output is None
+    assert diagnostics and all("not a model or agent span" in d.message for d in diagnostics)

@@ -1,7 +1,8 @@
 """The frameworks recorded in ``tests/data/recorded`` (``recordings/``: LiteLLM's otel callback,
 Agno, DSPy, Haystack, smolagents, LlamaIndex, LangGraph and CrewAI via OpenInference, Microsoft
 Agent Framework, AutoGen and Semantic Kernel by their own telemetry, the OpenAI Agents SDK by
-the OpenTelemetry contrib instrumentation, a plain OpenAI loop under OpenLIT), read by
+the OpenTelemetry contrib instrumentation, LangChain agents by OpenLLMetry, a plain OpenAI loop
+under OpenLIT), read by
 ``tooltrail convert`` and ``convert --content`` on both reading paths and both formats, against
 the truth their recording scripts wrote: every call, argument, result, user message and reply
 the telemetry holds (``telemetry_holds``) is read, and no redaction marker is ever a value.
@@ -75,7 +76,7 @@ def test_every_recorded_framework_is_here() -> None:
     assert frameworks == {
         *("litellm", "agno", "agent-framework", "dspy", "haystack"),
         *("smolagents", "llamaindex", "langgraph", "autogen", "openlit"),
-        *("semantic-kernel", "openai-agents", "crewai"),
+        *("semantic-kernel", "openai-agents", "crewai", "langchain"),
     }
     scenarios = {json.loads(p.read_text())["scenario"] for p in SCENARIOS}
     assert scenarios == {"a_refund_ok", "f_tool_error_retry", "g_parallel_calls", "e_two_turns"}
@@ -149,3 +150,21 @@ def test_a_call_belongs_to_the_agent_span_above_it_not_to_a_default_name_on_ever
         (trace,) = read_traces(_inputs(truth_path, "pb"))
     assert trace.metadata["agent_name"] == "assistant"
     assert [call.agent for call in trace.tool_calls] == ["assistant"] * 3
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_langchain_tool_error_handled_into_a_tool_message_is_the_calls_failure(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LangChain turns a tool's handled exception into a ``ToolMessage`` with ``status:
+    "error"``; the tool span itself ends without an error status. OpenLLMetry records that
+    message as the span's ``gen_ai.tool.call.result``: the call failed, with its text."""
+    truth_path = RECORDED / "langchain-openllmetry" / "f_tool_error_retry.truth.json"
+    truth = json.loads(truth_path.read_text())
+    with reading_with(monkeypatch, path):
+        runs = [t for t in read_traces(_inputs(truth_path, "pb"), content=True) if t.tool_calls]
+    (run,) = runs
+    assert [c.status for c in run.tool_calls] == ["unset", "unset", "error", "unset"]
+    failed = run.tool_calls[2]
+    assert failed.error == truth["calls"][2]["error"] == failed.result
+    assert [c.result for c in run.tool_calls[:2]] == [c["result"] for c in truth["calls"][:2]]

@@ -61,6 +61,7 @@ def join_logs(trace: TraceFacts) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     by_span: dict[str, list[SpanEvent]] = {}
     models: list[str] | None = None
+    wrapped: dict[str, str] | None = None
     for span_id, event, origin in _first_copies(pending):
         if event.name == TOOL_MESSAGE:  # matched to its call by id, wherever it was sent
             found = tool_message(event.attributes)
@@ -75,6 +76,12 @@ def join_logs(trace: TraceFacts) -> list[tuple[str, str]]:
                 continue
             span_id = models[0]
         fact = trace.facts.get(span_id)
+        if fact is None or fact.role not in (ROLE_MODEL, ROLE_AGENT):
+            if wrapped is None:
+                wrapped = _wrapped_models(trace)
+            inner = wrapped.get(span_id)
+            if inner is not None:  # a span around one model call: the record is that call's
+                span_id, fact = inner, trace.facts[inner]
         if fact is None or fact.role not in (ROLE_MODEL, ROLE_AGENT):
             read = span_id in trace.parents
             problems.append((origin, _unowned(trace.trace_id, span_id, event.name, read)))
@@ -100,6 +107,20 @@ def join_logs(trace: TraceFacts) -> list[tuple[str, str]]:
         if reply and not fact.reply:
             fact.reply = reply
     return problems
+
+
+def _wrapped_models(trace: TraceFacts) -> dict[str, str]:
+    """Span id -> the one model span right below it, for the spans with exactly one model span
+    among their children. An instrumentation may emit a model call's message events in the
+    context of the span around it (OpenLLMetry's LangChain instrumentation, with content as
+    events: LangGraph's ``execute_task model`` node span around ``ChatOpenAI.chat``)."""
+    below: dict[str, list[str]] = {}
+    for fact in trace.facts.values():
+        if fact.role == ROLE_MODEL:
+            parent = trace.parents.get(fact.span_id)
+            if parent:
+                below.setdefault(parent, []).append(fact.span_id)
+    return {parent: models[0] for parent, models in below.items() if len(models) == 1}
 
 
 def _first_copies(

@@ -576,6 +576,23 @@ def tool_payload(value: Any) -> Any:
     return value
 
 
+def tool_message_failure(value: Any) -> str | None:
+    """What a recorded result that is a tool message marked failed says (LangChain's
+    ``ToolMessage`` with ``status: "error"``, serialized or dumped, inside a framework's
+    tool-output object or not): its content, ``"error"`` when it has none; ``None`` for any
+    other value. LangChain turns a tool's handled exception into such a message, so the
+    tool's span itself ends without an error status."""
+    if isinstance(value, dict) and _ENVELOPES:
+        value = _unenveloped(value)
+    if not isinstance(value, dict) or not _MESSAGE_BODIES & value.keys():
+        return None
+    found = _message(value, 0)
+    if found is None or found.role != TOOL or not found.results or not found.results[0].error:
+        return None
+    said = found.results[0].value
+    return said if isinstance(said, str) and said else "error"
+
+
 def _result(raw: Any) -> Any:
     if not isinstance(raw, str):
         return raw

@@ -8,11 +8,13 @@ ADK ``(merged tools)`` wrapper, a Pydantic AI output function or deferred call).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tooltrail.dialects import rules
+from tooltrail.dialects.messages import tool_message_failure
 from tooltrail.dialects.values import (
     PLACEHOLDERS,
     args_from,
@@ -137,12 +139,15 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     raw = attrs.get(_GENAI_ARGS)
     if raw is not None:  # the common case: the call made with its arguments at once
         args = args_from(raw)
+        failure = None
         if args is not None and _TRACELOOP_KIND in attrs and attrs.get(_TRACELOOP_KIND) == _TOOL:
             args = unwrap_langchain_envelope(args)
             source = _LANGCHAIN_SOURCE
+            failure = _langchain_failure(attrs.get(_RESULT_KEY))
         else:
             source = _GENAI_SOURCE
         call = DialectCall(name, args, call_id, source)
+        call.failure = failure
     else:
         call = DialectCall(name, None, call_id, _GENAI_NAME_SOURCE)
         _genai_args_elsewhere(call, attrs, span)
@@ -155,6 +160,20 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     ):
         call.failure = _genai_failure(attrs, span)
     return call
+
+
+#: How a LangChain tool message marked failed spells its status (``json.dumps``, spaced or not).
+_LANGCHAIN_FAILED = re.compile(r'"status"\s*:\s*"error"')
+
+
+def _langchain_failure(result: Any) -> str | None:
+    """OpenLLMetry's LangChain tool span: a result that is LangChain's tool message marked
+    ``status: "error"`` (a handled tool error: the span's own status stays unset) is the
+    call's failure, its text the message's content. JSON text is parsed only when it names
+    the status."""
+    if not isinstance(result, str) or _LANGCHAIN_FAILED.search(result) is None:
+        return None
+    return tool_message_failure(json_value(result))
 
 
 def _genai_args_elsewhere(call: DialectCall, attrs: Mapping[str, Any], span: SpanLike) -> None:
