@@ -30,15 +30,8 @@ CORPUS = DATA / "corpus"
 RECORDED_GAPS = {
     "langgraph-openinference": "LangGraph's `agent` node span, once per model request, is "
     "read as a turn; the parallel calls' tool spans carry no call id and are paired by order",
-    "autogen-native": "AutoGen's `create_agent` span, a trace of its own, is read as a run "
-    "with one empty turn",
-    "autogen-native-nocontent": "AutoGen's `create_agent` span, a trace of its own, is read "
-    "as a run with one empty turn",
-    "langchain-openllmetry": "LangChain's `create_agent` span, made when the agent is built, is "
-    "a trace of its own and is read as a run with one empty turn",
-    "langchain-openllmetry-events": "LangChain's `create_agent` span, a trace of its own, is read "
-    "as a run with one empty turn; with content as events the tool messages carry no call id, "
-    "so the results are not joined to their calls and a handled failure is not read",
+    "langchain-openllmetry-events": "With content as events, LangChain's tool messages carry no "
+    "call id: the results are not joined to their calls and a handled failure is not read",
     "crewai-openinference": "CrewAI's user message is its task's templated prompt (`Current "
     "Task: ...` inside CrewAI's instructions); the task's own description (the TaskOutput of the "
     "AGENT span's `output.value`, `crew_tasks` on the root) is not read as the turn's input",

@@ -501,9 +501,17 @@ def build_replay(
         for step in steps
     ]
     plan(steps, timing)
+    for step in steps:  # a trace no case selects (one that only builds an agent) gets no verdict
+        step.after_verdict = {t for t in step.after_verdict if _selected(traces[t], live)}
     replay = Replay(key=key, schedule=schedule, recordings=list(recs), steps=steps, traces=traces)
     replay.late_matters = late_matters(replay, live=live)
     return replay
+
+
+def _selected(trace: tuple[Recording, str], live: bool) -> bool:
+    """Whether a case selects the trace, as the file reads it: a receiver gives it a verdict."""
+    rec, old = trace
+    return bool((rec.expected_spans_only if live else rec.expected)[old].rows)
 
 
 def plan(steps: list[Step], timing: Timing) -> None:
@@ -987,6 +995,10 @@ def judge(target: Any, replay: Replay) -> list[Problem]:
             revision = revision_of(line)
             if revision is not None:
                 judged.append((revision, line))
+        if not want.rows:  # no case selects it (a trace that only builds an agent): no verdict
+            if judged:
+                problem("difference", trace_id, "a verdict for a trace no case selects")
+            continue
         if not judged:
             problem("lost", trace_id, f"no verdict ({len(lines.get(trace_id, []))} other lines)")
             continue

@@ -167,6 +167,10 @@ class EvalSpan:
     status: Status = "unset"
 
 
+#: ``EvalTrace.metadata`` of a trace that records no run (``convert.runs``): why not.
+NOT_A_RUN = "not_a_run"
+
+
 @dataclass(slots=True)
 class EvalTrace:
     """One trajectory: a trace (or, grouped by conversation, several turns of one conversation).
@@ -216,6 +220,12 @@ class EvalTrace:
         if not starts or not ends:
             return 0.0
         return (max(ends) - min(starts)) / 1e6
+
+    @property
+    def records_a_run(self) -> bool:
+        """False for a trace that only creates an agent (``convert.runs``): it has no turn,
+        and no policy of a suite selects it."""
+        return NOT_A_RUN not in self.metadata
 
     @property
     def turn_count(self) -> int | None:

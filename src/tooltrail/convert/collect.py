@@ -30,6 +30,7 @@ from tooltrail.convert.facts import (
     as_trace_facts,
 )
 from tooltrail.convert.logjoin import join_logs, keep_log, log_event
+from tooltrail.convert.runs import mark_if_not_a_run
 from tooltrail.model import EvalTrace
 from tooltrail.otlp.decode.log_records import LogRecord
 from tooltrail.otlp.decode.span import Diagnostic, Span, SpanHead
@@ -187,7 +188,9 @@ class TraceCollector:
             if isinstance(trace, TraceFacts) and trace.log_events:  # (a core's trace has none)
                 for origin, message in join_logs(trace):
                     self.report(origin, message, diagnostics)
-        return build_eval_trace(traces)
+        built = build_eval_trace(traces)
+        mark_if_not_a_run(built)
+        return built
 
     def take_all(self) -> list[OpenTrace]:
         """Every open trace that has spans, in order of first arrival; the log content of the

@@ -83,7 +83,10 @@ class TestSuite:
 
     def cases_for(self, trace: EvalTrace) -> list[TestCase]:
         """The cases that apply to ``trace``: policies whose ``match`` selects it, and the case
-        named by its ``metadata["case_id"]`` (a ``tooltrail.case_id`` attribute)."""
+        named by its ``metadata["case_id"]`` (a ``tooltrail.case_id`` attribute). None for a
+        trace that records no run (``EvalTrace.records_a_run``: an agent built, not run)."""
+        if not trace.records_a_run:
+            return []
         tagged = trace.metadata.get("case_id")
         return [
             case
