@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import dump  # noqa: E402
 from harness.model_server import ScriptedModel  # noqa: E402
+from harness.raw import attrs_of, json_values, spans_of  # noqa: E402
 from harness.scenarios import SCENARIOS, Execution, Scenario, truth  # noqa: E402
 
 FRAMEWORK = "crewai"
@@ -100,60 +101,15 @@ def _run_scenario(scenario: Scenario) -> list[Execution]:
     return _in_script_order(scenario, box.executions)
 
 
-def _spans(folder: Path, scenario: str) -> list[dict]:
-    spans = []
-    for line in (folder / f"{scenario}.otlp.jsonl").read_text("utf-8").splitlines():
-        for rs in json.loads(line).get("resourceSpans", []):
-            for ss in rs.get("scopeSpans", []):
-                spans.extend(ss.get("spans", []))
-    return spans
-
-
-def _attrs(item: dict) -> dict[str, Any]:
-    out = {}
-    for kv in item.get("attributes", []):
-        value = kv.get("value", {})
-        out[kv["key"]] = next(iter(value.values()), None) if value else None
-    return out
-
-
-def _json_values(blob: Any) -> list[Any]:
-    """Every value in a JSON text, recursively decoding JSON strings inside it."""
-    if not isinstance(blob, str) or not blob:
-        return []
-    try:
-        root = json.loads(blob)
-    except ValueError:
-        return []
-    found: list[Any] = []
-
-    def walk(node: Any) -> None:
-        found.append(node)
-        if isinstance(node, dict):
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-        elif isinstance(node, str) and node[:1] in "{[":
-            try:
-                walk(json.loads(node))
-            except ValueError:
-                pass
-
-    walk(root)
-    return found
-
-
 def _check_holds(folder: Path, t: dict) -> dict[str, bool]:
     """What the raw file holds, read as OTLP/JSON (never tooltrail)."""
-    spans = _spans(folder, t["scenario"])
-    named = [(s["name"], _attrs(s)) for s in spans]
+    spans = spans_of(folder, t["scenario"])
+    named = [(s["name"], attrs_of(s)) for s in spans]
     everything = json.dumps([a for _, a in named], ensure_ascii=False)
     tools = [a for _, a in named if a.get("openinference.span.kind") == "TOOL"]
     calls = [a.get("tool.name") for a in tools] == [c["tool"] for c in t["calls"]]
     blobs = [a.get("input.value") for a in tools]
-    args = all(any(c["args"] in _json_values(b) for b in blobs) for c in t["calls"])
+    args = all(any(c["args"] in json_values(b) for b in blobs) for c in t["calls"])
     outputs = " ".join(str(a.get("output.value")) for a in tools)
     results = all(
         c["error"] in everything

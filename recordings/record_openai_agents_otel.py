@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import dump  # noqa: E402
 from harness.model_server import ScriptedModel  # noqa: E402
+from harness.raw import attrs_of, spans_of  # noqa: E402
 from harness.scenarios import SCENARIOS, Scenario, truth  # noqa: E402
 
 FRAMEWORK = "openai-agents"
@@ -84,30 +85,13 @@ def _run_scenario(scenario: Scenario) -> list[Any]:
     return box.executions
 
 
-def _spans(folder: Path, scenario: str) -> list[dict]:
-    spans = []
-    for line in (folder / f"{scenario}.otlp.jsonl").read_text("utf-8").splitlines():
-        for rs in json.loads(line).get("resourceSpans", []):
-            for ss in rs.get("scopeSpans", []):
-                spans.extend(ss.get("spans", []))
-    return spans
-
-
-def _attrs(item: dict) -> dict[str, Any]:
-    out = {}
-    for kv in item.get("attributes", []):
-        value = kv.get("value", {})
-        out[kv["key"]] = next(iter(value.values()), None) if value else None
-    return out
-
-
 def _check_holds(folder: Path, t: dict) -> dict[str, bool]:
     """What the raw file holds, read as OTLP/JSON (never tooltrail)."""
-    spans = _spans(folder, t["scenario"])
-    named = [(s["name"], _attrs(s)) for s in spans]
+    spans = spans_of(folder, t["scenario"])
+    named = [(s["name"], attrs_of(s)) for s in spans]
     everything = json.dumps(
         [a for _, a in named]
-        + [[_attrs(e) for e in s.get("events", [])] + [s.get("status", {})] for s in spans],
+        + [[attrs_of(e) for e in s.get("events", [])] + [s.get("status", {})] for s in spans],
         ensure_ascii=False,
     )
     tools = [a for _, a in named if a.get("gen_ai.operation.name") == "execute_tool"]

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import dump  # noqa: E402
 from harness.model_server import Call, Calls, ScriptedModel, Step  # noqa: E402
+from harness.raw import attrs_of, logs_of, spans_of  # noqa: E402
 from harness.scenarios import SCENARIOS, Scenario, truth  # noqa: E402
 
 FRAMEWORK = "semantic-kernel"
@@ -126,37 +127,13 @@ def _renamed(t: dict[str, Any]) -> dict[str, Any]:
     return t
 
 
-def _spans_and_logs(folder: Path, scenario: str) -> tuple[list[dict], list[dict]]:
-    spans = []
-    for line in (folder / f"{scenario}.otlp.jsonl").read_text("utf-8").splitlines():
-        for rs in json.loads(line).get("resourceSpans", []):
-            for ss in rs.get("scopeSpans", []):
-                spans.extend(ss.get("spans", []))
-    logs = []
-    path = folder / f"{scenario}.logs.otlp.jsonl"
-    if path.exists():
-        for line in path.read_text("utf-8").splitlines():
-            for rl in json.loads(line).get("resourceLogs", []):
-                for sl in rl.get("scopeLogs", []):
-                    logs.extend(sl.get("logRecords", []))
-    return spans, logs
-
-
-def _attrs(item: dict) -> dict[str, Any]:
-    out = {}
-    for kv in item.get("attributes", []):
-        value = kv.get("value", {})
-        out[kv["key"]] = next(iter(value.values()), None) if value else None
-    return out
-
-
 def _check_holds(folder: Path, scenario: Scenario, t: dict) -> dict[str, bool]:
     """What the raw files hold, each fact looked for where the notes say it is."""
-    spans, logs = _spans_and_logs(folder, scenario.name)
-    span_attrs = [(s["name"], _attrs(s)) for s in spans]
+    spans, logs = spans_of(folder, scenario.name), logs_of(folder, scenario.name)
+    span_attrs = [(s["name"], attrs_of(s)) for s in spans]
     everything = json.dumps(
         [a for _, a in span_attrs]
-        + [[_attrs(e) for e in s.get("events", [])] + [s.get("status", {})] for s in spans]
+        + [[attrs_of(e) for e in s.get("events", [])] + [s.get("status", {})] for s in spans]
         + logs,
         ensure_ascii=False,
     )
