@@ -450,7 +450,7 @@ fn record(trace: &Trace, index: usize, at: usize) -> Record {
     } else {
         "unset"
     };
-    // `calls._agent_of`: the nearest agent span's name, else the tool span's own.
+    // `calls._record`: the nearest agent span's name, else the tool span's own.
     let agent = or(nearest.and_then(|n| trace.facts[n].agent.clone()), || {
         fact.agent.clone()
     });

@@ -199,17 +199,6 @@ def placement(trace: TraceFacts, span_id: str) -> tuple[SpanFact | None, SpanFac
     return nearest, top, len(chain)
 
 
-def _agent_of(fact: SpanFact, nearest: SpanFact | None) -> str | None:
-    """The agent of a call: the name of the nearest agent span above its tool span (the span
-    the GenAI conventions give the agent's identity to), else the agent the tool span names
-    itself. An instrumentation may stamp one default agent name on every span it makes (the
-    OpenTelemetry contrib instrumentation of the OpenAI Agents SDK writes ``OpenAI Agent``
-    on each tool and model span under ``invoke_agent assistant``)."""
-    if nearest is not None and nearest.agent:
-        return nearest.agent
-    return fact.agent
-
-
 def tool_calls(trace: TraceFacts, kept: Kinds | None = None) -> list[CallRecord]:
     """Every call of ``trace``: tool spans (collapsed), then model-only calls; unordered.
     ``kept``: ``kinds(trace)`` when the caller has it."""
@@ -274,7 +263,10 @@ def _record(trace: TraceFacts, fact: SpanFact) -> CallRecord:
         call.source,
         status,
         fact.error,
-        _agent_of(fact, nearest),
+        # the agent: the nearest agent span's (the span the GenAI conventions give an agent's
+        # identity to), else the tool span's own; an instrumentation may stamp one default
+        # name on every span (the contrib OpenAI Agents instrumentation: "OpenAI Agent")
+        nearest.agent if nearest is not None and nearest.agent else fact.agent,
         fact.start_ns,
         fact.end_ns,
         len(chain),  # depth

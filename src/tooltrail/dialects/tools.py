@@ -139,15 +139,11 @@ def read_genai(span: SpanLike, attrs: Mapping[str, Any]) -> DialectCall | None:
     raw = attrs.get(_GENAI_ARGS)
     if raw is not None:  # the common case: the call made with its arguments at once
         args = args_from(raw)
-        failure = None
         if args is not None and _TRACELOOP_KIND in attrs and attrs.get(_TRACELOOP_KIND) == _TOOL:
-            args = unwrap_langchain_envelope(args)
-            source = _LANGCHAIN_SOURCE
-            failure = _langchain_failure(attrs.get(_RESULT_KEY))
+            call = DialectCall(name, unwrap_langchain_envelope(args), call_id, _LANGCHAIN_SOURCE)
+            call.failure = _langchain_failure(attrs.get(_RESULT_KEY))
         else:
-            source = _GENAI_SOURCE
-        call = DialectCall(name, args, call_id, source)
-        call.failure = failure
+            call = DialectCall(name, args, call_id, _GENAI_SOURCE)
     else:
         call = DialectCall(name, None, call_id, _GENAI_NAME_SOURCE)
         _genai_args_elsewhere(call, attrs, span)
